@@ -1,0 +1,76 @@
+//! The backend abstraction (DESIGN.md section 4): a backend uploads an index (part) and runs
+//! batches of prepared queries on it, returning per-query top-k in the contract order. The CPU
+//! backend is the reference; the CUDA backend must return identical results.
+
+mod cpu;
+mod cuda;
+mod device;
+
+pub use cpu::CpuBackend;
+pub use cuda::{cuda_probe, CudaBackend};
+pub use device::{select_backend, DeviceChoice};
+
+use crate::error::Result;
+use crate::index::{InvertedIndex, PreparedQuery};
+use crate::model::Hit;
+use std::sync::Arc;
+
+/// How counts are kept and the top-k selected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Method {
+    /// The Count Priority Queue (bitmap counter + Gate + hash table).
+    #[default]
+    Cpq,
+    /// The count-table baseline (full count array + k-selection).
+    CountTable,
+}
+
+/// Parameters of a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchParams {
+    /// Hits per query (0 gives empty results).
+    pub k: u32,
+    /// The counting structure.
+    pub method: Method,
+    /// Maximum postings per sublist (load balance), `L`.
+    pub sublist_len: u32,
+    /// Hash table slots per `k * count bound` (1.5 by default; smaller forces reruns).
+    pub table_factor: f64,
+}
+
+impl SearchParams {
+    /// Top-`k` with the c-PQ and default settings.
+    pub fn top_k(k: u32) -> Self {
+        Self {
+            k,
+            method: Method::Cpq,
+            sublist_len: crate::index::DEFAULT_SUBLIST_LEN,
+            table_factor: 1.5,
+        }
+    }
+
+    /// The same with another method.
+    pub fn with_method(mut self, method: Method) -> Self {
+        self.method = method;
+        self
+    }
+}
+
+/// A compute backend.
+pub trait Backend: Send + Sync {
+    /// A name for logs and reports, e.g. `cpu (16 threads)` or the GPU's name.
+    fn name(&self) -> String;
+    /// Bytes of working memory a batch may use (bitmaps, tables, work lists).
+    fn memory_budget(&self) -> u64;
+    /// Makes an index ready to search (on a GPU: uploads it once).
+    fn upload(&self, index: Arc<InvertedIndex>) -> Result<Box<dyn ResidentIndex>>;
+}
+
+/// An index made ready by a backend.
+pub trait ResidentIndex: Send + Sync {
+    /// The index on the host.
+    fn index(&self) -> &InvertedIndex;
+    /// Runs one batch; the result has one entry per query, in order.
+    fn search_batch(&self, batch: &[PreparedQuery], params: &SearchParams)
+        -> Result<Vec<Vec<Hit>>>;
+}

@@ -1,0 +1,140 @@
+//! The engine: prepares queries against an index, plans batches that fit the backend's memory
+//! budget (bitmap + hash table + Gate + work list per query), runs them and returns per-query
+//! top-k in input order. Any number of queries is searched in bounded memory.
+
+use crate::backend::{select_backend, Backend, DeviceChoice, Method, ResidentIndex, SearchParams};
+use crate::cpq::{bits_for_bound, table_slots, words_for};
+use crate::error::Result;
+use crate::index::{InvertedIndex, PreparedQuery};
+use crate::model::{Hit, Query};
+use std::sync::Arc;
+
+/// An index made ready on a backend, searched through `&self`.
+///
+/// ```
+/// use genie_core::{Engine, IndexBuilder, Query, SearchParams, CpuBackend};
+/// use std::sync::Arc;
+/// let mut b = IndexBuilder::new();
+/// for obj in [[1u32, 4, 7], [2, 4, 8], [1, 4, 8]] {
+///     b.push_object(&obj).unwrap();
+/// }
+/// let engine = Engine::with_backend(Arc::new(b.build().unwrap()), &CpuBackend::new()).unwrap();
+/// let hits = engine.search(&[Query::from_keywords(&[1, 4, 8])], &SearchParams::top_k(1)).unwrap();
+/// assert_eq!((hits[0][0].id, hits[0][0].count), (2, 3));
+/// ```
+pub struct Engine {
+    resident: Box<dyn ResidentIndex>,
+    backend_name: String,
+    budget: u64,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("backend", &self.backend_name)
+            .field("budget", &self.budget)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// An engine on the backend chosen by `device`.
+    pub fn new(index: Arc<InvertedIndex>, device: DeviceChoice) -> Result<Self> {
+        let backend = select_backend(device)?;
+        Self::with_backend(index, backend.as_ref())
+    }
+
+    /// An engine on a given backend.
+    pub fn with_backend(index: Arc<InvertedIndex>, backend: &dyn Backend) -> Result<Self> {
+        Ok(Self {
+            resident: backend.upload(index)?,
+            backend_name: backend.name(),
+            budget: backend.memory_budget(),
+        })
+    }
+
+    /// Overrides the batch memory budget (bytes).
+    pub fn with_budget(mut self, bytes: u64) -> Self {
+        self.budget = bytes.max(1);
+        self
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> &str {
+        &self.backend_name
+    }
+
+    /// The index.
+    pub fn index(&self) -> &InvertedIndex {
+        self.resident.index()
+    }
+
+    /// Working bytes one query needs during a batch.
+    pub fn bytes_per_query(&self, q: &PreparedQuery, params: &SearchParams) -> u64 {
+        let n = self.index().num_objects();
+        let tasks: u64 = q
+            .items
+            .iter()
+            .filter_map(|it| self.index().slice_of(it.lo, it.hi))
+            .map(|(a, b)| {
+                (b - a)
+                    .div_ceil(u64::from(params.sublist_len.max(1)))
+                    .max(1)
+            })
+            .sum();
+        let counting = match params.method {
+            Method::Cpq => {
+                words_for(n, bits_for_bound(q.bound)) as u64 * 4
+                    + table_slots(params.k, q.bound, n, params.table_factor) as u64 * 8
+                    + (u64::from(q.bound) + 2) * 4
+            }
+            Method::CountTable => u64::from(n) * 4,
+        };
+        counting + tasks * 24 + u64::from(params.k) * 8
+    }
+
+    /// Splits prepared queries into consecutive batches within the budget (at least one query each).
+    pub fn plan_batches(
+        &self,
+        prepared: &[PreparedQuery],
+        params: &SearchParams,
+    ) -> Vec<std::ops::Range<usize>> {
+        let mut batches = Vec::new();
+        let (mut start, mut used) = (0, 0u64);
+        for (i, q) in prepared.iter().enumerate() {
+            let b = self.bytes_per_query(q, params);
+            if i > start && used + b > self.budget {
+                batches.push(start..i);
+                start = i;
+                used = 0;
+            }
+            used += b;
+        }
+        if start < prepared.len() {
+            batches.push(start..prepared.len());
+        }
+        batches
+    }
+
+    /// Per query, the top-k hits in the contract order (count desc, id asc).
+    pub fn search(&self, queries: &[Query], params: &SearchParams) -> Result<Vec<Vec<Hit>>> {
+        self.search_with_progress(queries, params, &mut |_| {})
+    }
+
+    /// As [`Engine::search`], calling `progress(queries_done)` after each batch.
+    pub fn search_with_progress(
+        &self,
+        queries: &[Query],
+        params: &SearchParams,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Vec<Hit>>> {
+        let prepared = self.index().prepare_all(queries)?;
+        let mut out = Vec::with_capacity(queries.len());
+        for range in self.plan_batches(&prepared, params) {
+            let done = range.end;
+            out.extend(self.resident.search_batch(&prepared[range], params)?);
+            progress(done);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,207 @@
+//! The index file: a versioned little-endian binary format with a CRC-32 trailer.
+//!
+//! Layout (version 1): magic `GENIEIDX`, version u32, flags u32, num_objects u32,
+//! keyword_space u32, num_postings u64, max_object_len u32, num_blocks u32, metadata_len u32,
+//! then offsets `[u64; keyword_space + 1]`, postings `[u32; num_postings]`,
+//! block_starts `[u32; num_blocks]`, block_max `[u32; num_blocks]`, metadata bytes (UTF-8),
+//! and the CRC-32 of everything before it. A truncated, corrupted or other-version file is an
+//! error naming the file; loading never panics on bad bytes.
+
+use super::InvertedIndex;
+use crate::error::{GenieError, Result};
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::Path;
+
+const MAGIC: &[u8; 8] = b"GENIEIDX";
+/// The index file format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// magic 8 + four u32 + one u64 + three u32.
+const HEADER_LEN: usize = 44;
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> GenieError + '_ {
+    move |source| GenieError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn bad(path: &Path, reason: impl Into<String>) -> GenieError {
+    GenieError::BadIndexFile {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+impl InvertedIndex {
+    /// Serializes the index to bytes (the file format above).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.heap_bytes() as usize + 64 + self.metadata.len());
+        out.extend_from_slice(MAGIC);
+        for v in [FORMAT_VERSION, 0, self.num_objects, self.keyword_space] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.postings.len() as u64).to_le_bytes());
+        let nb = self.block_starts.len() as u32;
+        for v in [self.max_object_len, nb, self.metadata.len() as u32] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        debug_assert_eq!(out.len(), HEADER_LEN);
+        self.offsets
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+        self.postings
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+        self.block_starts
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+        self.block_max
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+        out.extend_from_slice(self.metadata.as_bytes());
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Writes the index to `path`.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(io_err(path))?);
+        f.write_all(&self.to_bytes()).map_err(io_err(path))?;
+        f.flush().map_err(io_err(path))
+    }
+
+    /// Reads an index written by [`InvertedIndex::save`].
+    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(io_err(path))?;
+        Self::from_bytes(&bytes).map_err(|reason| bad(path, reason))
+    }
+
+    /// Parses the file format; the error is a description of what is wrong.
+    pub fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, String> {
+        if bytes.len() < 8 || &bytes[..8] != MAGIC {
+            return Err("not a genie index file (bad magic)".into());
+        }
+        if bytes.len() < HEADER_LEN + 4 {
+            return Err(format!(
+                "truncated: {} bytes, header needs {}",
+                bytes.len(),
+                HEADER_LEN + 4
+            ));
+        }
+        let mut r = Reader { bytes, pos: 8 };
+        let version = r.u32();
+        if version != FORMAT_VERSION {
+            return Err(format!(
+                "format version {version}, this build reads version {FORMAT_VERSION}"
+            ));
+        }
+        let _flags = r.u32();
+        let (num_objects, keyword_space) = (r.u32(), r.u32());
+        let num_postings = r.u64();
+        let (max_object_len, nb, meta_len) = (r.u32(), r.u32(), r.u32());
+        let expected = (u64::from(keyword_space) + 1)
+            .checked_mul(8)
+            .and_then(|x| x.checked_add(num_postings.checked_mul(4)?))
+            .and_then(|x| {
+                x.checked_add(u64::from(nb) * 8 + u64::from(meta_len) + 4 + HEADER_LEN as u64)
+            })
+            .ok_or("header sizes overflow")?;
+        if (bytes.len() as u64) < expected {
+            return Err(format!(
+                "truncated: {} bytes, header says {expected}",
+                bytes.len()
+            ));
+        }
+        if (bytes.len() as u64) > expected {
+            return Err(format!(
+                "{} trailing bytes after the index",
+                bytes.len() as u64 - expected
+            ));
+        }
+        let body = &bytes[..bytes.len() - 4];
+        let stored = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().map_err(|_| "crc")?);
+        if crc32fast::hash(body) != stored {
+            return Err("checksum mismatch: the file is corrupted".into());
+        }
+        let offsets = r.vec_u64(keyword_space as usize + 1);
+        let postings = r.vec_u32(num_postings as usize);
+        let block_starts = r.vec_u32(nb as usize);
+        let block_max = r.vec_u32(nb as usize);
+        let metadata = std::str::from_utf8(r.take(meta_len as usize))
+            .map_err(|_| "metadata is not UTF-8")?
+            .to_string();
+        let index = InvertedIndex {
+            num_objects,
+            keyword_space,
+            offsets,
+            postings,
+            block_starts,
+            block_max,
+            max_object_len,
+            metadata,
+        };
+        index.check_structure()?;
+        Ok(index)
+    }
+
+    /// Checks the invariants search relies on, so that a bad file cannot cause a panic later.
+    fn check_structure(&self) -> std::result::Result<(), String> {
+        if self.offsets.first() != Some(&0)
+            || self.offsets.last() != Some(&(self.postings.len() as u64))
+        {
+            return Err("position map does not span the list array".into());
+        }
+        if self.offsets.windows(2).any(|w| w[0] > w[1]) {
+            return Err("position map is not ascending".into());
+        }
+        let n = self.num_objects;
+        if self.postings.par_iter().any(|&id| id >= n) {
+            return Err(format!("a posting names an object beyond {n}"));
+        }
+        if self.block_starts.first() != Some(&0)
+            || self.block_starts.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err("keyword blocks are not ascending from 0".into());
+        }
+        Ok(())
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> &'a [u8] {
+        let s = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        s
+    }
+    fn u32(&mut self) -> u32 {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(self.take(4));
+        u32::from_le_bytes(b)
+    }
+    fn u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(self.take(8));
+        u64::from_le_bytes(b)
+    }
+    fn vec_u32(&mut self, n: usize) -> Vec<u32> {
+        self.take(n * 4)
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+    fn vec_u64(&mut self, n: usize) -> Vec<u64> {
+        self.take(n * 8)
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect()
+    }
+}

@@ -1,0 +1,30 @@
+//! # genie-core
+//!
+//! A generic match-count inverted index for similarity search, after GENIE (Zhou et al., "A
+//! Generic Inverted Index Framework for Similarity Search on the GPU"). An object is a set of
+//! keywords; a query is a list of weighted keyword ranges; the match count of an object is the
+//! weighted number of its keywords inside the query's ranges. Per query, the engine returns the
+//! top-k objects by count, ties broken by ascending id, on the CPU or a GPU with identical results.
+//!
+//! Modules: [`model`] (Definition 2.1), [`index`] (List Array, Position Map, sublists, build,
+//! persistence), [`cpq`] (Count Priority Queue), [`baseline`] (count table), [`backend`] (CPU and
+//! CUDA, device selection), [`engine`] (batching), [`oracle`] (brute force for tests).
+#![deny(missing_docs)]
+
+pub mod backend;
+pub mod baseline;
+pub mod cpq;
+pub mod engine;
+pub mod error;
+pub mod index;
+pub mod model;
+pub mod oracle;
+
+pub use backend::{
+    select_backend, Backend, CpuBackend, CudaBackend, DeviceChoice, Method, ResidentIndex,
+    SearchParams,
+};
+pub use engine::Engine;
+pub use error::{GenieError, Result};
+pub use index::{IndexBuilder, InvertedIndex, PreparedQuery};
+pub use model::{contract_order, Hit, Item, Keyword, ObjectId, Query};

@@ -1,0 +1,1 @@
+pub use genie_core as core;
