@@ -1,0 +1,229 @@
+//! The index: layout, build, prepare (count bounds, clipping, bad items) and the file format.
+
+use genie_core::{
+    oracle, CpuBackend, Engine, GenieError, IndexBuilder, InvertedIndex, Item, Query, SearchParams,
+};
+use std::sync::Arc;
+
+fn build(objects: &[&[u32]]) -> InvertedIndex {
+    let mut b = IndexBuilder::new();
+    for o in objects {
+        b.push_object(o).unwrap();
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn list_array_and_position_map() {
+    let idx = build(&[&[3, 1, 1], &[], &[1, 2]]);
+    assert_eq!(idx.num_objects(), 3);
+    assert_eq!(idx.keyword_space(), 4);
+    assert_eq!(idx.offsets(), &[0, 0, 2, 3, 4]);
+    assert_eq!(idx.postings(), &[0, 2, 2, 0]);
+    assert_eq!(
+        idx.num_postings(),
+        4,
+        "duplicates inside an object are removed"
+    );
+    assert_eq!(
+        idx.slice_of(1, 3),
+        Some((0, 4)),
+        "a range is one contiguous slice"
+    );
+    assert_eq!(
+        idx.slice_of(2, 100),
+        Some((2, 4)),
+        "clipped to the keyword space"
+    );
+    assert_eq!(idx.slice_of(4, 9), None);
+}
+
+#[test]
+fn parallel_build_keeps_ids_ascending_per_keyword() {
+    let mut b = IndexBuilder::new();
+    let objects: Vec<Vec<u32>> = (0..20_000u32)
+        .map(|i| vec![i % 7, (i * 31) % 101, 200])
+        .collect();
+    for o in &objects {
+        b.push_object(o).unwrap();
+    }
+    let idx = b.build().unwrap();
+    for kw in 0..idx.keyword_space() {
+        let p = idx.postings_of(kw);
+        assert!(p.windows(2).all(|w| w[0] < w[1]), "keyword {kw}");
+        let want: Vec<u32> = (0..20_000u32)
+            .filter(|&i| objects[i as usize].contains(&kw))
+            .collect();
+        assert_eq!(p, want.as_slice());
+    }
+}
+
+#[test]
+fn count_bound_uses_blocks_and_object_sizes() {
+    // 3 dimensions of 10 values, one value per dimension
+    let mut b = IndexBuilder::new()
+        .blocks(vec![0, 10, 20])
+        .keyword_space(30);
+    b.push_object(&[1, 12, 25]).unwrap();
+    b.push_object(&[3, 10, 29]).unwrap();
+    let idx = b.build().unwrap();
+    let q = Query::new(vec![
+        Item::new(0, 9, 1).unwrap(),
+        Item::new(10, 29, 2).unwrap(),
+    ])
+    .unwrap();
+    // first item: 1 per object in block 0; second spans blocks 1 and 2: 2 keywords, weight 2
+    assert_eq!(idx.prepare(&q).unwrap().bound, 1 + 4);
+    // without blocks the bound falls back to min(width, max object length)
+    let plain = build(&[&[1, 12, 25], &[3, 10, 29]]);
+    assert_eq!(plain.prepare(&q).unwrap().bound, 3 + 2 * 3);
+}
+
+#[test]
+fn bad_items_are_errors_and_outside_keywords_match_nothing() {
+    assert!(matches!(
+        Item::new(5, 4, 1),
+        Err(GenieError::InvalidRange { lo: 5, hi: 4 })
+    ));
+    assert!(matches!(Item::new(1, 4, 0), Err(GenieError::ZeroWeight)));
+    let idx = build(&[&[1, 2], &[2]]);
+    let bad = Query {
+        items: vec![Item {
+            lo: 3,
+            hi: 1,
+            weight: 1,
+        }],
+    };
+    assert!(
+        idx.prepare(&bad).is_err(),
+        "prepare validates items built without Item::new"
+    );
+    let outside = Query::from_keywords(&[50, 1_000_000]);
+    let pq = idx.prepare(&outside).unwrap();
+    assert!(pq.items.is_empty());
+    assert_eq!(pq.bound, 0);
+}
+
+#[test]
+fn huge_count_bound_is_an_error() {
+    let idx = build(&[&[0, 1, 2, 3]]);
+    let q = Query {
+        items: vec![Item {
+            lo: 0,
+            hi: 3,
+            weight: u32::MAX,
+        }],
+    };
+    assert!(matches!(
+        idx.prepare(&q),
+        Err(GenieError::CountBoundTooLarge { .. })
+    ));
+}
+
+#[test]
+fn k_zero_and_empty_queries_give_empty_results() {
+    let e = Engine::with_backend(Arc::new(build(&[&[1], &[1, 2]])), &CpuBackend::new()).unwrap();
+    let qs = vec![Query::default(), Query::from_keywords(&[1])];
+    assert_eq!(
+        e.search(&qs, &SearchParams::top_k(0)).unwrap(),
+        vec![vec![], vec![]]
+    );
+    let r = e.search(&qs, &SearchParams::top_k(5)).unwrap();
+    assert!(r[0].is_empty());
+    assert_eq!(r[1].len(), 2);
+}
+
+#[test]
+fn tiny_budget_splits_batches_with_identical_results() {
+    let objects: Vec<Vec<u32>> = (0..500u32)
+        .map(|i| vec![i % 13, 20 + i % 17, 40 + i % 5])
+        .collect();
+    let mut b = IndexBuilder::new();
+    objects.iter().for_each(|o| {
+        b.push_object(o).unwrap();
+    });
+    let idx = Arc::new(b.build().unwrap());
+    let queries: Vec<Query> = (0..50u32)
+        .map(|i| Query::from_keywords(&[i % 13, 20 + i % 17, 40]))
+        .collect();
+    let p = SearchParams::top_k(10);
+    let whole = Engine::with_backend(idx.clone(), &CpuBackend::new()).unwrap();
+    let tiny = Engine::with_backend(idx, &CpuBackend::new().with_budget(1)).unwrap();
+    let prepared = tiny.index().prepare_all(&queries).unwrap();
+    assert_eq!(
+        tiny.plan_batches(&prepared, &p).len(),
+        50,
+        "one query per batch under a 1-byte budget"
+    );
+    assert_eq!(whole.plan_batches(&prepared, &p).len(), 1);
+    let want = oracle::top_k(&objects, &queries, 10);
+    assert_eq!(whole.search(&queries, &p).unwrap(), want);
+    assert_eq!(tiny.search(&queries, &p).unwrap(), want);
+}
+
+#[test]
+fn declared_keyword_space_is_enforced() {
+    let mut b = IndexBuilder::new().keyword_space(4);
+    b.push_object(&[7]).unwrap();
+    assert!(matches!(b.build(), Err(GenieError::InvalidParameter(_))));
+}
+
+mod file {
+    use super::*;
+
+    fn sample() -> InvertedIndex {
+        let mut b = IndexBuilder::new()
+            .blocks(vec![0, 4])
+            .metadata(r#"{"kind":"test"}"#);
+        for o in [&[1u32, 5][..], &[], &[2, 3, 7]] {
+            b.push_object(o).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.genie");
+        let idx = sample();
+        idx.save(&path).unwrap();
+        assert_eq!(InvertedIndex::load(&path).unwrap(), idx);
+    }
+
+    fn load_err(bytes: &[u8]) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.genie");
+        std::fs::write(&path, bytes).unwrap();
+        let err = InvertedIndex::load(&path).unwrap_err();
+        assert!(matches!(err, GenieError::BadIndexFile { .. }));
+        let msg = err.to_string();
+        assert!(msg.contains("bad.genie"), "the error names the file: {msg}");
+        msg
+    }
+
+    #[test]
+    fn truncated_corrupted_and_wrong_version_files_are_clear_errors() {
+        let bytes = sample().to_bytes();
+        for cut in [0, 5, 20, bytes.len() / 2, bytes.len() - 1] {
+            let msg = load_err(&bytes[..cut]);
+            assert!(msg.contains("truncated") || msg.contains("magic"), "{msg}");
+        }
+        let mut flipped = bytes.clone();
+        flipped[60] ^= 0x40;
+        assert!(load_err(&flipped).contains("checksum"));
+        let mut v2 = bytes.clone();
+        v2[8] = 2;
+        assert!(load_err(&v2).contains("version 2"));
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(load_err(&longer).contains("trailing"));
+        assert!(load_err(b"hello world, not an index").contains("magic"));
+    }
+
+    #[test]
+    fn missing_file_is_an_io_error_naming_it() {
+        let err = InvertedIndex::load("/nonexistent/x.genie").unwrap_err();
+        assert!(matches!(err, GenieError::Io { .. }));
+        assert!(err.to_string().contains("/nonexistent/x.genie"));
+    }
+}
