@@ -1,0 +1,202 @@
+//! The conformance suite (CONVENTIONS.md 3): the same cases for every backend. Each case checks a
+//! backend's results against the brute-force oracle, or, where the oracle is too slow, against
+//! the CPU count table; the contract order makes results comparable bit for bit.
+
+use genie_core::{oracle, Backend, CpuBackend, Engine, IndexBuilder, InvertedIndex, Item, Method, Query, SearchParams};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::sync::Arc;
+
+pub fn build(objects: &[Vec<u32>]) -> Arc<InvertedIndex> {
+    let mut b = IndexBuilder::new();
+    for o in objects {
+        b.push_object(o).expect("push");
+    }
+    Arc::new(b.build().expect("build"))
+}
+
+fn engine(backend: &dyn Backend, index: Arc<InvertedIndex>) -> Engine {
+    Engine::with_backend(index, backend).expect("upload")
+}
+
+fn params(k: u32, method: Method, sublist_len: u32, table_factor: f64) -> SearchParams {
+    let mut p = SearchParams::top_k(k).with_method(method);
+    p.sublist_len = sublist_len;
+    p.table_factor = table_factor;
+    p
+}
+
+/// Checks both methods against `want`.
+fn check(e: &Engine, queries: &[Query], k: u32, sublist_len: u32, table_factor: f64, want: &[Vec<genie_core::Hit>], what: &str) {
+    for method in [Method::Cpq, Method::CountTable] {
+        let got = e.search(queries, &params(k, method, sublist_len, table_factor)).expect("search");
+        assert_eq!(got.len(), want.len(), "{what} {method:?}");
+        for (q, (g, w)) in got.iter().zip(want).enumerate() {
+            assert_eq!(g, w, "{what} {method:?} query {q}");
+        }
+    }
+}
+
+/// Random objects over `space` keywords and queries of weighted, possibly overlapping ranges.
+pub fn random_case(seed: u64, n: usize, space: u32, max_len: usize, nq: usize) -> (Vec<Vec<u32>>, Vec<Query>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let objects = (0..n)
+        .map(|_| (0..rng.random_range(0..=max_len)).map(|_| rng.random_range(0..space)).collect())
+        .collect();
+    let queries = (0..nq)
+        .map(|_| {
+            let items = (0..rng.random_range(0..12))
+                .map(|_| {
+                    let lo = rng.random_range(0..space + 3);
+                    Item { lo, hi: lo + rng.random_range(0..8), weight: rng.random_range(1..4) }
+                })
+                .collect();
+            Query { items }
+        })
+        .collect();
+    (objects, queries)
+}
+
+/// Paper Fig. 1 / Example 3.1: attributes A, B, C with values 1..3, keyword = 4 * attribute + value.
+pub fn paper_example(backend: &dyn Backend) {
+    let objects = vec![vec![1, 4 + 2, 8 + 1], vec![2, 4 + 1, 8 + 2], vec![1, 4 + 3, 8 + 3]];
+    let q = Query::new(vec![Item::new(1, 2, 1).unwrap(), Item::new(5, 5, 1).unwrap(), Item::new(10, 11, 1).unwrap()]).unwrap();
+    let e = engine(backend, build(&objects));
+    for method in [Method::Cpq, Method::CountTable] {
+        let top1 = e.search(std::slice::from_ref(&q), &SearchParams::top_k(1).with_method(method)).unwrap();
+        assert_eq!(top1[0], vec![genie_core::Hit { id: 1, count: 3 }], "top-1 is O2 with count 3");
+        let all = e.search(std::slice::from_ref(&q), &SearchParams::top_k(3).with_method(method)).unwrap();
+        let pairs: Vec<(u32, u32)> = all[0].iter().map(|h| (h.id, h.count)).collect();
+        assert_eq!(pairs, vec![(1, 3), (2, 2), (0, 1)]);
+    }
+}
+
+pub fn random_seeds(backend: &dyn Backend) {
+    for seed in 0..24u64 {
+        let mut rng = StdRng::seed_from_u64(1000 + seed);
+        let n = rng.random_range(1..3000);
+        let space = rng.random_range(4..400);
+        let (objects, queries) = random_case(seed, n, space, 24, 40);
+        let e = engine(backend, build(&objects));
+        for k in [1u32, 7, 100, 5000] {
+            let sublist = [4u32, 64, 4096][(seed % 3) as usize];
+            let want = oracle::top_k(&objects, &queries, k as usize);
+            check(&e, &queries, k, sublist, 1.5, &want, &format!("seed {seed} k {k}"));
+        }
+    }
+}
+
+pub fn tiny_tables_force_reruns(backend: &dyn Backend) {
+    for seed in 0..8u64 {
+        let (objects, queries) = random_case(50 + seed, 2000, 60, 20, 30);
+        let e = engine(backend, build(&objects));
+        let want = oracle::top_k(&objects, &queries, 50);
+        check(&e, &queries, 50, 32, 0.0001, &want, &format!("seed {seed}"));
+    }
+}
+
+pub fn many_ties(backend: &dyn Backend) {
+    // 5000 identical objects, and every 10th has one more keyword
+    let objects: Vec<Vec<u32>> = (0..5000).map(|i| if i % 10 == 3 { vec![1, 2, 3, 9] } else { vec![1, 2, 3] }).collect();
+    let queries = vec![Query::from_keywords(&[1, 2, 3, 9]), Query::from_keywords(&[2]), Query::from_keywords(&[1, 2])];
+    let e = engine(backend, build(&objects));
+    for k in [1u32, 10, 100, 499, 500, 501, 4999] {
+        let want = oracle::top_k(&objects, &queries, k as usize);
+        check(&e, &queries, k, 256, 1.5, &want, &format!("k {k}"));
+    }
+}
+
+pub fn k_larger_than_matches(backend: &dyn Backend) {
+    let objects = vec![vec![1, 2], vec![3], vec![2, 3], vec![]];
+    let queries = vec![Query::from_keywords(&[2, 3]), Query::from_keywords(&[7])];
+    let e = engine(backend, build(&objects));
+    let want = oracle::top_k(&objects, &queries, 1000);
+    assert_eq!(want[0].len(), 3);
+    assert!(want[1].is_empty());
+    check(&e, &queries, 1000, 4096, 1.5, &want, "k 1000");
+}
+
+pub fn weights_and_overlapping_ranges(backend: &dyn Backend) {
+    let objects: Vec<Vec<u32>> = (0..300u32).map(|i| vec![i % 10, 10 + i % 7, 20 + i % 3]).collect();
+    let q = Query::new(vec![
+        Item::new(0, 5, 3).unwrap(),
+        Item::new(3, 12, 2).unwrap(),
+        Item::new(11, 11, 5).unwrap(),
+        Item::new(20, 22, 1).unwrap(),
+        Item::new(21, 21, 4).unwrap(),
+    ])
+    .unwrap();
+    let queries = vec![q];
+    let e = engine(backend, build(&objects));
+    for k in [1u32, 5, 33, 300] {
+        let want = oracle::top_k(&objects, &queries, k as usize);
+        check(&e, &queries, k, 16, 1.5, &want, &format!("k {k}"));
+    }
+}
+
+pub fn one_hot_keyword(backend: &dyn Backend) {
+    // keyword 0 is in every object: one list of 200k postings, cut into sublists
+    let mut rng = StdRng::seed_from_u64(7);
+    let objects: Vec<Vec<u32>> =
+        (0..200_000).map(|_| vec![0, rng.random_range(1..50), rng.random_range(50..1000)]).collect();
+    let queries: Vec<Query> = (0..16u32).map(|i| Query::from_keywords(&[0, 1 + i, 50 + i * 7])).collect();
+    let e = engine(backend, build(&objects));
+    let want = oracle::top_k(&objects, &queries, 100);
+    check(&e, &queries, 100, 4096, 1.5, &want, "hot keyword");
+}
+
+/// Objects of `dims` dimensions with `values` values each (one keyword per dimension), the
+/// workload shape of LSH and relational data; queries of one range item per dimension.
+pub fn dims_case(seed: u64, n: usize, dims: u32, values: u32, nq: usize) -> (Arc<InvertedIndex>, Vec<Query>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut b = IndexBuilder::new().blocks((0..dims).map(|d| d * values).collect()).keyword_space(dims * values);
+    let mut obj = vec![0u32; dims as usize];
+    for _ in 0..n {
+        for d in 0..dims {
+            obj[d as usize] = d * values + rng.random_range(0..values);
+        }
+        b.push_object(&obj).expect("push");
+    }
+    let queries = (0..nq)
+        .map(|_| {
+            let items = (0..dims)
+                .map(|d| {
+                    let v = rng.random_range(0..values);
+                    let r = rng.random_range(0..2);
+                    Item { lo: d * values + v.saturating_sub(r), hi: d * values + (v + r).min(values - 1), weight: 1 }
+                })
+                .collect();
+            Query { items }
+        })
+        .collect();
+    (Arc::new(b.build().expect("build")), queries)
+}
+
+/// Compares a backend's c-PQ with the CPU count table on the same index.
+fn check_against_cpu(backend: &dyn Backend, index: Arc<InvertedIndex>, queries: &[Query], k: u32, what: &str) {
+    let reference = engine(&CpuBackend::new(), index.clone())
+        .search(queries, &SearchParams::top_k(k).with_method(Method::CountTable))
+        .expect("cpu");
+    let e = engine(backend, index);
+    check(&e, queries, k, 4096, 1.5, &reference, what);
+}
+
+pub fn one_query(backend: &dyn Backend) {
+    let (index, queries) = dims_case(3, 20_000, 32, 16, 1);
+    check_against_cpu(backend, index, &queries, 100, "1 query");
+}
+
+pub fn ten_thousand_queries(backend: &dyn Backend) {
+    let (index, queries) = dims_case(4, 4_000, 32, 16, 10_000);
+    check_against_cpu(backend, index, &queries, 10, "10,000 queries");
+}
+
+/// 10M objects: large for a CI machine, so it runs when GENIE_LARGE_TESTS=1 (set on the device).
+pub fn ten_million_objects(backend: &dyn Backend) {
+    if std::env::var("GENIE_LARGE_TESTS").ok().as_deref() != Some("1") {
+        println!("skipped: 10M-object case runs with GENIE_LARGE_TESTS=1");
+        return;
+    }
+    let (index, queries) = dims_case(5, 10_000_000, 16, 64, 64);
+    check_against_cpu(backend, index, &queries, 100, "10M objects");
+}

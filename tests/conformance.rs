@@ -1,0 +1,56 @@
+//! One conformance suite, instantiated per backend: the CPU runs everywhere; the CUDA backend runs
+//! where a GPU is usable and otherwise prints `skipped: <reason>`.
+
+#[path = "common/cases.rs"]
+mod conformance;
+
+use genie_core::{Backend, CpuBackend, CudaBackend};
+
+fn cpu() -> Option<Box<dyn Backend>> {
+    Some(Box::new(CpuBackend::new()))
+}
+
+fn gpu() -> Option<Box<dyn Backend>> {
+    match CudaBackend::new(0) {
+        Ok(b) => Some(Box::new(b)),
+        Err(e) => {
+            println!("skipped: {e}");
+            None
+        }
+    }
+}
+
+macro_rules! conformance_suite {
+    ($backend:ident: $($case:ident),* $(,)?) => {
+        mod $backend {
+            $(
+                #[test]
+                fn $case() {
+                    if let Some(b) = super::$backend() {
+                        super::conformance::$case(b.as_ref());
+                    }
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! all_cases {
+    ($backend:ident) => {
+        conformance_suite!($backend:
+            paper_example,
+            random_seeds,
+            tiny_tables_force_reruns,
+            many_ties,
+            k_larger_than_matches,
+            weights_and_overlapping_ranges,
+            one_hot_keyword,
+            one_query,
+            ten_thousand_queries,
+            ten_million_objects,
+        );
+    };
+}
+
+all_cases!(cpu);
+all_cases!(gpu);
