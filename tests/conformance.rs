@@ -1,6 +1,8 @@
 //! One conformance suite, instantiated per backend: the CPU runs everywhere; the CUDA backend runs
 //! where a GPU is usable and otherwise prints `skipped: <reason>`.
 
+#![allow(clippy::unwrap_used)]
+
 #[path = "common/cases.rs"]
 mod conformance;
 

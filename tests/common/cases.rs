@@ -2,7 +2,12 @@
 //! backend's results against the brute-force oracle, or, where the oracle is too slow, against
 //! the CPU count table; the contract order makes results comparable bit for bit.
 
-use genie_core::{oracle, Backend, CpuBackend, Engine, IndexBuilder, InvertedIndex, Item, Method, Query, SearchParams};
+#![allow(clippy::unwrap_used)]
+
+use genie_core::{
+    oracle, Backend, CpuBackend, Engine, IndexBuilder, InvertedIndex, Item, Method, Query,
+    SearchParams,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -27,9 +32,19 @@ fn params(k: u32, method: Method, sublist_len: u32, table_factor: f64) -> Search
 }
 
 /// Checks both methods against `want`.
-fn check(e: &Engine, queries: &[Query], k: u32, sublist_len: u32, table_factor: f64, want: &[Vec<genie_core::Hit>], what: &str) {
+fn check(
+    e: &Engine,
+    queries: &[Query],
+    k: u32,
+    sublist_len: u32,
+    table_factor: f64,
+    want: &[Vec<genie_core::Hit>],
+    what: &str,
+) {
     for method in [Method::Cpq, Method::CountTable] {
-        let got = e.search(queries, &params(k, method, sublist_len, table_factor)).expect("search");
+        let got = e
+            .search(queries, &params(k, method, sublist_len, table_factor))
+            .expect("search");
         assert_eq!(got.len(), want.len(), "{what} {method:?}");
         for (q, (g, w)) in got.iter().zip(want).enumerate() {
             assert_eq!(g, w, "{what} {method:?} query {q}");
@@ -38,17 +53,31 @@ fn check(e: &Engine, queries: &[Query], k: u32, sublist_len: u32, table_factor: 
 }
 
 /// Random objects over `space` keywords and queries of weighted, possibly overlapping ranges.
-pub fn random_case(seed: u64, n: usize, space: u32, max_len: usize, nq: usize) -> (Vec<Vec<u32>>, Vec<Query>) {
+pub fn random_case(
+    seed: u64,
+    n: usize,
+    space: u32,
+    max_len: usize,
+    nq: usize,
+) -> (Vec<Vec<u32>>, Vec<Query>) {
     let mut rng = StdRng::seed_from_u64(seed);
     let objects = (0..n)
-        .map(|_| (0..rng.random_range(0..=max_len)).map(|_| rng.random_range(0..space)).collect())
+        .map(|_| {
+            (0..rng.random_range(0..=max_len))
+                .map(|_| rng.random_range(0..space))
+                .collect()
+        })
         .collect();
     let queries = (0..nq)
         .map(|_| {
             let items = (0..rng.random_range(0..12))
                 .map(|_| {
                     let lo = rng.random_range(0..space + 3);
-                    Item { lo, hi: lo + rng.random_range(0..8), weight: rng.random_range(1..4) }
+                    Item {
+                        lo,
+                        hi: lo + rng.random_range(0..8),
+                        weight: rng.random_range(1..4),
+                    }
                 })
                 .collect();
             Query { items }
@@ -59,13 +88,36 @@ pub fn random_case(seed: u64, n: usize, space: u32, max_len: usize, nq: usize) -
 
 /// Paper Fig. 1 / Example 3.1: attributes A, B, C with values 1..3, keyword = 4 * attribute + value.
 pub fn paper_example(backend: &dyn Backend) {
-    let objects = vec![vec![1, 4 + 2, 8 + 1], vec![2, 4 + 1, 8 + 2], vec![1, 4 + 3, 8 + 3]];
-    let q = Query::new(vec![Item::new(1, 2, 1).unwrap(), Item::new(5, 5, 1).unwrap(), Item::new(10, 11, 1).unwrap()]).unwrap();
+    let objects = vec![
+        vec![1, 4 + 2, 8 + 1],
+        vec![2, 4 + 1, 8 + 2],
+        vec![1, 4 + 3, 8 + 3],
+    ];
+    let q = Query::new(vec![
+        Item::new(1, 2, 1).unwrap(),
+        Item::new(5, 5, 1).unwrap(),
+        Item::new(10, 11, 1).unwrap(),
+    ])
+    .unwrap();
     let e = engine(backend, build(&objects));
     for method in [Method::Cpq, Method::CountTable] {
-        let top1 = e.search(std::slice::from_ref(&q), &SearchParams::top_k(1).with_method(method)).unwrap();
-        assert_eq!(top1[0], vec![genie_core::Hit { id: 1, count: 3 }], "top-1 is O2 with count 3");
-        let all = e.search(std::slice::from_ref(&q), &SearchParams::top_k(3).with_method(method)).unwrap();
+        let top1 = e
+            .search(
+                std::slice::from_ref(&q),
+                &SearchParams::top_k(1).with_method(method),
+            )
+            .unwrap();
+        assert_eq!(
+            top1[0],
+            vec![genie_core::Hit { id: 1, count: 3 }],
+            "top-1 is O2 with count 3"
+        );
+        let all = e
+            .search(
+                std::slice::from_ref(&q),
+                &SearchParams::top_k(3).with_method(method),
+            )
+            .unwrap();
         let pairs: Vec<(u32, u32)> = all[0].iter().map(|h| (h.id, h.count)).collect();
         assert_eq!(pairs, vec![(1, 3), (2, 2), (0, 1)]);
     }
@@ -81,7 +133,15 @@ pub fn random_seeds(backend: &dyn Backend) {
         for k in [1u32, 7, 100, 5000] {
             let sublist = [4u32, 64, 4096][(seed % 3) as usize];
             let want = oracle::top_k(&objects, &queries, k as usize);
-            check(&e, &queries, k, sublist, 1.5, &want, &format!("seed {seed} k {k}"));
+            check(
+                &e,
+                &queries,
+                k,
+                sublist,
+                1.5,
+                &want,
+                &format!("seed {seed} k {k}"),
+            );
         }
     }
 }
@@ -97,8 +157,20 @@ pub fn tiny_tables_force_reruns(backend: &dyn Backend) {
 
 pub fn many_ties(backend: &dyn Backend) {
     // 5000 identical objects, and every 10th has one more keyword
-    let objects: Vec<Vec<u32>> = (0..5000).map(|i| if i % 10 == 3 { vec![1, 2, 3, 9] } else { vec![1, 2, 3] }).collect();
-    let queries = vec![Query::from_keywords(&[1, 2, 3, 9]), Query::from_keywords(&[2]), Query::from_keywords(&[1, 2])];
+    let objects: Vec<Vec<u32>> = (0..5000)
+        .map(|i| {
+            if i % 10 == 3 {
+                vec![1, 2, 3, 9]
+            } else {
+                vec![1, 2, 3]
+            }
+        })
+        .collect();
+    let queries = vec![
+        Query::from_keywords(&[1, 2, 3, 9]),
+        Query::from_keywords(&[2]),
+        Query::from_keywords(&[1, 2]),
+    ];
     let e = engine(backend, build(&objects));
     for k in [1u32, 10, 100, 499, 500, 501, 4999] {
         let want = oracle::top_k(&objects, &queries, k as usize);
@@ -117,7 +189,9 @@ pub fn k_larger_than_matches(backend: &dyn Backend) {
 }
 
 pub fn weights_and_overlapping_ranges(backend: &dyn Backend) {
-    let objects: Vec<Vec<u32>> = (0..300u32).map(|i| vec![i % 10, 10 + i % 7, 20 + i % 3]).collect();
+    let objects: Vec<Vec<u32>> = (0..300u32)
+        .map(|i| vec![i % 10, 10 + i % 7, 20 + i % 3])
+        .collect();
     let q = Query::new(vec![
         Item::new(0, 5, 3).unwrap(),
         Item::new(3, 12, 2).unwrap(),
@@ -137,9 +211,12 @@ pub fn weights_and_overlapping_ranges(backend: &dyn Backend) {
 pub fn one_hot_keyword(backend: &dyn Backend) {
     // keyword 0 is in every object: one list of 200k postings, cut into sublists
     let mut rng = StdRng::seed_from_u64(7);
-    let objects: Vec<Vec<u32>> =
-        (0..200_000).map(|_| vec![0, rng.random_range(1..50), rng.random_range(50..1000)]).collect();
-    let queries: Vec<Query> = (0..16u32).map(|i| Query::from_keywords(&[0, 1 + i, 50 + i * 7])).collect();
+    let objects: Vec<Vec<u32>> = (0..200_000)
+        .map(|_| vec![0, rng.random_range(1..50), rng.random_range(50..1000)])
+        .collect();
+    let queries: Vec<Query> = (0..16u32)
+        .map(|i| Query::from_keywords(&[0, 1 + i, 50 + i * 7]))
+        .collect();
     let e = engine(backend, build(&objects));
     let want = oracle::top_k(&objects, &queries, 100);
     check(&e, &queries, 100, 4096, 1.5, &want, "hot keyword");
@@ -147,9 +224,17 @@ pub fn one_hot_keyword(backend: &dyn Backend) {
 
 /// Objects of `dims` dimensions with `values` values each (one keyword per dimension), the
 /// workload shape of LSH and relational data; queries of one range item per dimension.
-pub fn dims_case(seed: u64, n: usize, dims: u32, values: u32, nq: usize) -> (Arc<InvertedIndex>, Vec<Query>) {
+pub fn dims_case(
+    seed: u64,
+    n: usize,
+    dims: u32,
+    values: u32,
+    nq: usize,
+) -> (Arc<InvertedIndex>, Vec<Query>) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut b = IndexBuilder::new().blocks((0..dims).map(|d| d * values).collect()).keyword_space(dims * values);
+    let mut b = IndexBuilder::new()
+        .blocks((0..dims).map(|d| d * values).collect())
+        .keyword_space(dims * values);
     let mut obj = vec![0u32; dims as usize];
     for _ in 0..n {
         for d in 0..dims {
@@ -163,7 +248,11 @@ pub fn dims_case(seed: u64, n: usize, dims: u32, values: u32, nq: usize) -> (Arc
                 .map(|d| {
                     let v = rng.random_range(0..values);
                     let r = rng.random_range(0..2);
-                    Item { lo: d * values + v.saturating_sub(r), hi: d * values + (v + r).min(values - 1), weight: 1 }
+                    Item {
+                        lo: d * values + v.saturating_sub(r),
+                        hi: d * values + (v + r).min(values - 1),
+                        weight: 1,
+                    }
                 })
                 .collect();
             Query { items }
@@ -173,9 +262,18 @@ pub fn dims_case(seed: u64, n: usize, dims: u32, values: u32, nq: usize) -> (Arc
 }
 
 /// Compares a backend's c-PQ with the CPU count table on the same index.
-fn check_against_cpu(backend: &dyn Backend, index: Arc<InvertedIndex>, queries: &[Query], k: u32, what: &str) {
+fn check_against_cpu(
+    backend: &dyn Backend,
+    index: Arc<InvertedIndex>,
+    queries: &[Query],
+    k: u32,
+    what: &str,
+) {
     let reference = engine(&CpuBackend::new(), index.clone())
-        .search(queries, &SearchParams::top_k(k).with_method(Method::CountTable))
+        .search(
+            queries,
+            &SearchParams::top_k(k).with_method(Method::CountTable),
+        )
         .expect("cpu");
     let e = engine(backend, index);
     check(&e, queries, k, 4096, 1.5, &reference, what);

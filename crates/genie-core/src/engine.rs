@@ -64,6 +64,11 @@ impl Engine {
         &self.backend_name
     }
 
+    /// Device time per stage since the last call (GPU backends; `None` on the CPU).
+    pub fn take_stage_times(&self) -> Option<crate::backend::StageTimes> {
+        self.resident.take_stage_times()
+    }
+
     /// The index.
     pub fn index(&self) -> &InvertedIndex {
         self.resident.index()
@@ -90,7 +95,7 @@ impl Engine {
             }
             Method::CountTable => u64::from(n) * 4,
         };
-        counting + tasks * 24 + u64::from(params.k) * 8
+        counting + tasks * 24 + u64::from(params.k.next_power_of_two()) * 8
     }
 
     /// Splits prepared queries into consecutive batches within the budget (at least one query each).

@@ -1,5 +1,7 @@
 //! The index: layout, build, prepare (count bounds, clipping, bad items) and the file format.
 
+#![allow(clippy::unwrap_used)]
+
 use genie_core::{
     oracle, CpuBackend, Engine, GenieError, IndexBuilder, InvertedIndex, Item, Query, SearchParams,
 };

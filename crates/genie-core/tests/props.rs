@@ -1,6 +1,8 @@
 //! Property tests against naive oracles (CONVENTIONS.md 4): the c-PQ and the count table against
 //! brute-force counts + sort; the bitmap counter against `Vec<u32>`; the hash table against `HashMap`.
 
+#![allow(clippy::unwrap_used)]
+
 use genie_core::cpq::{BitmapCounter, Gate, RobinHoodTable};
 use genie_core::{oracle, CpuBackend, Engine, IndexBuilder, Item, Method, Query, SearchParams};
 use proptest::prelude::*;

@@ -3,11 +3,11 @@
 //! backend is the reference; the CUDA backend must return identical results.
 
 mod cpu;
-mod cuda;
+pub mod cuda;
 mod device;
 
 pub use cpu::CpuBackend;
-pub use cuda::{cuda_probe, CudaBackend};
+pub use cuda::{cuda_probe, kernels, CudaBackend};
 pub use device::{select_backend, DeviceChoice};
 
 use crate::error::Result;
@@ -73,4 +73,27 @@ pub trait ResidentIndex: Send + Sync {
     /// Runs one batch; the result has one entry per query, in order.
     fn search_batch(&self, batch: &[PreparedQuery], params: &SearchParams)
         -> Result<Vec<Vec<Hit>>>;
+    /// Device time per stage summed over the batches since the last call (GPU backends).
+    fn take_stage_times(&self) -> Option<StageTimes> {
+        None
+    }
+}
+
+/// Time spent per stage of the paper's Table I, in milliseconds, summed over batches.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    /// Host-to-device copies of the batch (work list, query metadata).
+    pub transfer_in_ms: f64,
+    /// Clearing the counters and the match kernel.
+    pub match_ms: f64,
+    /// The select kernel.
+    pub select_ms: f64,
+    /// Device-to-host copies of the results.
+    pub transfer_out_ms: f64,
+    /// Batches run (reruns included).
+    pub batches: u64,
+    /// Queries rerun after a full hash table or a lost race.
+    pub reruns: u64,
+    /// Peak device bytes of a batch's working buffers.
+    pub peak_batch_bytes: u64,
 }

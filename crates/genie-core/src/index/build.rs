@@ -86,6 +86,29 @@ impl IndexBuilder {
         Ok(id as ObjectId)
     }
 
+    /// Adds `keywords.len() / per_object` objects of `per_object` keywords each, in order (a bulk
+    /// form of [`IndexBuilder::push_object`] for generated data).
+    pub fn push_fixed(&mut self, keywords: &[Keyword], per_object: usize) -> Result<()> {
+        if per_object == 0 || keywords.len() % per_object != 0 {
+            return Err(GenieError::InvalidParameter(format!(
+                "{} keywords do not split into objects of {per_object}",
+                keywords.len()
+            )));
+        }
+        let count = keywords.len() / per_object;
+        if self.len() + count >= u32::MAX as usize {
+            return Err(GenieError::Capacity(format!(
+                "more than {} objects",
+                u32::MAX
+            )));
+        }
+        let base = self.keywords.len() as u64;
+        self.keywords.extend_from_slice(keywords);
+        self.object_starts
+            .extend((1..=count as u64).map(|i| base + i * per_object as u64));
+        Ok(())
+    }
+
     /// Builds the index (parallel).
     pub fn build(self) -> Result<InvertedIndex> {
         let Self {
@@ -193,6 +216,13 @@ struct SharedOut(*mut ObjectId);
 unsafe impl Send for SharedOut {}
 unsafe impl Sync for SharedOut {}
 
+impl SharedOut {
+    // a method, so closures capture the whole wrapper (Send + Sync), not its raw pointer field
+    fn ptr(self) -> *mut ObjectId {
+        self.0
+    }
+}
+
 fn counting_sort(objects: &ObjectView<'_>, space: u32) -> (Vec<u64>, Vec<ObjectId>) {
     let n = objects.len();
     let u = space as usize;
@@ -233,14 +263,13 @@ fn counting_sort(objects: &ObjectView<'_>, space: u32) -> (Vec<u64>, Vec<ObjectI
     hist.par_iter_mut()
         .zip(ranges.par_iter())
         .for_each(|(cursor, &(a, b))| {
-            let out = out;
             for i in a..b {
                 for &kw in objects.object(i) {
                     let pos = cursor[kw as usize];
                     cursor[kw as usize] += 1;
                     // SAFETY: pos < total, and the range [start of (kw, chunk), next) belongs to this
                     // chunk alone by the prefix sum above.
-                    unsafe { *out.0.add(pos as usize) = i as ObjectId };
+                    unsafe { *out.ptr().add(pos as usize) = i as ObjectId };
                 }
             }
         });

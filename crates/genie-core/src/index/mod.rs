@@ -8,7 +8,7 @@ mod build;
 mod persist;
 mod prepare;
 
-pub use build::IndexBuilder;
+pub use build::{IndexBuilder, MAX_KEYWORD_SPACE};
 pub use prepare::{PreparedQuery, Task, WorkList, MAX_COUNT_BOUND};
 
 use crate::model::{Keyword, ObjectId};

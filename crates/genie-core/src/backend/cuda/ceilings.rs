@@ -1,0 +1,89 @@
+//! Hardware ceilings measured on the device in the same run as a benchmark (CONVENTIONS.md 9):
+//! device-to-device copy bandwidth, random 32-bit atomic adds into a table larger than L2, and
+//! host-to-device copy bandwidth from pinned and from pageable memory.
+
+use super::kernels::{ptx_for, Kernel};
+use super::Ceilings;
+use crate::error::{GenieError, Result};
+use cudarc::driver::{sys, CudaContext, CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+fn cuda_err(e: impl std::fmt::Debug) -> GenieError {
+    GenieError::Cuda(format!("{e:?}"))
+}
+
+fn time_ms(s: &Arc<CudaStream>, reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    f()?; // warm-up
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let a = s
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(cuda_err)?;
+        f()?;
+        let b = s
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(cuda_err)?;
+        times.push(f64::from(a.elapsed_ms(&b).map_err(cuda_err)?));
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// Measures the ceilings on device `ordinal` (about a second of device time).
+pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
+    super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+    let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
+    let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
+    let module = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx_for(
+            Kernel::Bench,
+            &format!("sm_{major}{minor}"),
+        )?))
+        .map_err(cuda_err)?;
+    let atomic = module
+        .load_function("random_atomic_add")
+        .map_err(cuda_err)?;
+    let s = ctx.new_stream().map_err(cuda_err)?;
+    let mut c = Ceilings::default();
+
+    let words = 1usize << 28; // 1 GiB of u32
+    let src = s.alloc_zeros::<u32>(words).map_err(cuda_err)?;
+    let mut dst = s.alloc_zeros::<u32>(words).map_err(cuda_err)?;
+    let ms = time_ms(&s, 5, || s.memcpy_dtod(&src, &mut dst).map_err(cuda_err))?;
+    c.copy_gbs = 2.0 * (words * 4) as f64 / (ms * 1e6);
+
+    let (mask, per_thread, seed) = ((words - 1) as u32, 256u32, 12345u32);
+    let cfg = LaunchConfig {
+        grid_dim: (16384, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let ops = 16384.0 * 256.0 * f64::from(per_thread);
+    let ms = time_ms(&s, 5, || {
+        // SAFETY: arguments match kernels/bench.cu; indices are masked into the table.
+        unsafe {
+            s.launch_builder(&atomic)
+                .arg(&dst)
+                .arg(&mask)
+                .arg(&per_thread)
+                .arg(&seed)
+                .launch(cfg)
+        }
+        .map(|_| ())
+        .map_err(cuda_err)
+    })?;
+    c.atomic_gops = ops / (ms * 1e6);
+
+    let bytes = 256usize << 20;
+    let host = vec![1u32; bytes / 4];
+    let mut d = s.alloc_zeros::<u32>(bytes / 4).map_err(cuda_err)?;
+    let ms = time_ms(&s, 5, || s.memcpy_htod(&host, &mut d).map_err(cuda_err))?;
+    c.h2d_pageable_gbs = bytes as f64 / (ms * 1e6);
+    // SAFETY: filled below before any copy reads it.
+    let mut pinned = unsafe { ctx.alloc_pinned::<u32>(bytes / 4) }.map_err(cuda_err)?;
+    pinned.as_mut_slice().map_err(cuda_err)?.fill(1);
+    let ms = time_ms(&s, 5, || s.memcpy_htod(&pinned, &mut d).map_err(cuda_err))?;
+    c.h2d_pinned_gbs = bytes as f64 / (ms * 1e6);
+    s.synchronize().map_err(cuda_err)?;
+    Ok(c)
+}

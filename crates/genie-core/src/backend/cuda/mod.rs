@@ -1,0 +1,140 @@
+//! The CUDA backend (DESIGN.md section 4): kernels from `kernels/*.cu` compiled by NVRTC at run
+//! time for the device's compute capability, the index uploaded once, batches of queries run
+//! through the c-PQ kernels (or the count-table baseline), results identical to the CPU backend.
+//!
+//! Without the `cuda` feature, or on a machine without a usable GPU, [`CudaBackend::new`] returns
+//! [`GenieError::GpuUnavailable`] with the reason, so callers need no `#[cfg]`.
+
+#[cfg(feature = "cuda")]
+mod ceilings;
+#[cfg(feature = "cuda")]
+mod gpu;
+pub mod kernels;
+
+use super::{Backend, ResidentIndex};
+#[cfg(feature = "cuda")]
+pub use ceilings::measure_ceilings;
+
+/// Hardware ceilings measured on the device (see [`measure_ceilings`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ceilings {
+    /// Device-to-device copy, GB/s counting bytes read plus bytes written.
+    pub copy_gbs: f64,
+    /// Random 32-bit atomic adds into a 1 GiB table, G operations/s.
+    pub atomic_gops: f64,
+    /// Host-to-device copy from pinned memory, GB/s.
+    pub h2d_pinned_gbs: f64,
+    /// Host-to-device copy from pageable memory, GB/s.
+    pub h2d_pageable_gbs: f64,
+}
+
+/// Without the `cuda` feature there is nothing to measure.
+#[cfg(not(feature = "cuda"))]
+pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
+    let _ = ordinal;
+    Err(GenieError::GpuUnavailable(
+        "built without the `cuda` feature".into(),
+    ))
+}
+use crate::error::{GenieError, Result};
+use crate::index::InvertedIndex;
+use std::sync::Arc;
+
+/// Checks that the CUDA driver library, NVRTC and a device are present, without letting cudarc
+/// panic on a missing library. The error says what is missing.
+pub fn cuda_probe() -> std::result::Result<(), String> {
+    #[cfg(feature = "cuda")]
+    {
+        // SAFETY: only tries to load the shared libraries to see whether they exist.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err("the CUDA driver library (libcuda) is not installed".into());
+        }
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err("NVRTC (libnvrtc) is not installed".into());
+        }
+        match cudarc::driver::CudaContext::device_count() {
+            Ok(0) => Err("no CUDA device is visible".into()),
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!("the CUDA driver failed to start: {e}")),
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    Err("genie-core was built without the `cuda` feature".into())
+}
+
+/// The CUDA backend on one device.
+pub struct CudaBackend {
+    #[cfg(feature = "cuda")]
+    inner: Arc<gpu::Gpu>,
+    budget: u64,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaBackend")
+            .field("name", &self.name())
+            .field("budget", &self.budget)
+            .finish()
+    }
+}
+
+/// Default share of the device's free memory a batch may use.
+pub const GPU_BUDGET_FRACTION: f64 = 0.5;
+
+impl CudaBackend {
+    /// Opens device `ordinal` and compiles the kernels (cached on disk). The batch budget is
+    /// half the free device memory, or `GENIE_GPU_BUDGET_MB` when set.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        cuda_probe().map_err(GenieError::GpuUnavailable)?;
+        #[cfg(feature = "cuda")]
+        {
+            let inner = Arc::new(gpu::Gpu::open(ordinal)?);
+            let budget = match std::env::var("GENIE_GPU_BUDGET_MB")
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+            {
+                Some(mb) => mb << 20,
+                None => (inner.free_memory() as f64 * GPU_BUDGET_FRACTION) as u64,
+            };
+            Ok(Self { inner, budget })
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = ordinal;
+            Err(GenieError::GpuUnavailable(
+                "built without the `cuda` feature".into(),
+            ))
+        }
+    }
+
+    /// Sets the batch memory budget in bytes.
+    pub fn with_budget(mut self, bytes: u64) -> Self {
+        self.budget = bytes.max(1);
+        self
+    }
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> String {
+        #[cfg(feature = "cuda")]
+        return self.inner.name();
+        #[cfg(not(feature = "cuda"))]
+        "cuda (unavailable)".into()
+    }
+
+    fn memory_budget(&self) -> u64 {
+        self.budget
+    }
+
+    fn upload(&self, index: Arc<InvertedIndex>) -> Result<Box<dyn ResidentIndex>> {
+        #[cfg(feature = "cuda")]
+        return Ok(Box::new(gpu::GpuResident::new(self.inner.clone(), index)?));
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = index;
+            Err(GenieError::GpuUnavailable(
+                "built without the `cuda` feature".into(),
+            ))
+        }
+    }
+}

@@ -1,0 +1,380 @@
+// GENIE match counting and top-k selection on the GPU (paper section III; DESIGN.md section 3).
+//
+// Kernels, all over one batch of queries:
+//   cpq_init    - hash tables to EMPTY, AuditThresholds to 1 (bitmaps and ZipperArrays are zeroed
+//                 by a memset).
+//   cpq_match   - one block per (query, sublist) task: Algorithm 1 per posting (bitmap counter
+//                 add, Gate update, Robin Hood insert with expiry).
+//   cpq_select  - one block per query: candidates of count >= AT from the hash table (exact counts
+//                 from the bitmap counter, duplicates dropped), sorted; then the objects of count
+//                 AT - 1 in ascending id order from a scan of the bitmap counter.
+//   ct_match / ct_select - the count-table baseline (full u32 count array per query, then the same
+//                 threshold-and-fill selection over the whole array).
+// Results are identical to the CPU backend's: count descending, then id ascending.
+//
+// Per-query metadata (8 x u32): bitmap word offset (lo, hi), table slot offset (lo, hi),
+// ZipperArray offset, log2(bits per counter), table slots (a power of two), count bound.
+// A task (6 x u32): first posting (lo, hi), length, query, weight, unused.
+// Flags per query: 1 = hash table full, 2 = too many candidates, 4 = tie fill short; the host
+// reruns flagged queries (never a wrong answer).
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define EMPTY_ENTRY 0xFFFFFFFFFFFFFFFFull
+#define EMPTY_ID 0xFFFFFFFFu
+#define FLAG_TABLE_FULL 1u
+#define FLAG_CANDIDATES 2u
+#define FLAG_FILL_SHORT 4u
+
+struct QueryMeta {
+    u64 bitmap_off;
+    u64 table_off;
+    u32 za_off;
+    u32 log_bits;
+    u32 slots;
+    u32 bound;
+};
+
+__device__ __forceinline__ QueryMeta load_meta(const u32* meta, u32 q) {
+    const u32* m = meta + 8 * (u64)q;
+    QueryMeta r;
+    r.bitmap_off = (u64)m[0] | ((u64)m[1] << 32);
+    r.table_off = (u64)m[2] | ((u64)m[3] << 32);
+    r.za_off = m[4];
+    r.log_bits = m[5];
+    r.slots = m[6];
+    r.bound = m[7];
+    return r;
+}
+
+__device__ __forceinline__ u32 ld_volatile(const u32* p) { return *(const volatile u32*)p; }
+__device__ __forceinline__ u64 ld_volatile64(const u64* p) { return *(const volatile u64*)p; }
+
+// MurmurHash3's 32-bit finalizer; the CPU table uses the same.
+__device__ __forceinline__ u32 hash_id(u32 h) {
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+// ---- bitmap counter ---------------------------------------------------------------------------
+
+struct Bitmap {
+    u32* words;
+    u32 log_bits;
+    __device__ __forceinline__ u32 mask() const { return log_bits == 5 ? 0xFFFFFFFFu : ((1u << (1u << log_bits)) - 1u); }
+    __device__ __forceinline__ u32 word_of(u32 id) const { return id >> (5 - log_bits); }
+    __device__ __forceinline__ u32 shift_of(u32 id) const { return (id & ((1u << (5 - log_bits)) - 1u)) << log_bits; }
+    // adds w, returns the old count (fields never carry: counts stay within the bound)
+    __device__ __forceinline__ u32 add(u32 id, u32 w) const {
+        u32 s = shift_of(id);
+        return (atomicAdd(&words[word_of(id)], w << s) >> s) & mask();
+    }
+    __device__ __forceinline__ u32 get(u32 id) const {
+        return (ld_volatile(&words[word_of(id)]) >> shift_of(id)) & mask();
+    }
+};
+
+// ---- Gate: ZipperArray + AuditThreshold ---------------------------------------------------------
+
+__device__ __forceinline__ bool gate_update(u32* za, u32* audit, u32 bound, u32 k, u32 old, u32 now) {
+    u32 at = ld_volatile(audit);
+    if (now < at) return false;
+    for (u32 v = max(old + 1, at); v <= now; ++v) atomicAdd(&za[v], 1u);
+    // our increments must be visible before we read AT and ZA[AT]: of two racing updaters at
+    // least one sees the other's increment and raises AT (Lemma 3.1 under concurrency)
+    asm volatile("fence.sc.gpu;" ::: "memory");
+    while (true) {
+        u32 a = ld_volatile(audit);
+        if (a >= bound + 1 || ld_volatile(&za[a]) < k) break;
+        atomicCAS(audit, a, a + 1);
+    }
+    return true;
+}
+
+// ---- Robin Hood hash table with expiry ----------------------------------------------------------
+
+__device__ bool table_insert(u64* tab, u32 slots, u32 id, u32 count, const u32* audit) {
+    const u32 mask = slots - 1;
+    u64 cur = ((u64)id << 32) | count;
+    u32 slot = hash_id(id) & mask;
+    u32 age = 0;
+    u32 steps = 0;
+    while (true) {
+        ++steps;
+        if (age > mask || steps > 4u * slots) return false;
+        u64 e = ld_volatile64(&tab[slot]);
+        u32 at = ld_volatile(audit);
+        u32 eid = (u32)(e >> 32), ec = (u32)e;
+        bool free_slot = (e == EMPTY_ENTRY) || (ec + 1 < at);
+        if (free_slot || eid == (u32)(cur >> 32)) {
+            if (!free_slot && ec >= (u32)cur) return true;
+            if (atomicCAS(&tab[slot], e, cur) == e) return true;
+            continue;
+        }
+        u32 e_age = (slot - (hash_id(eid) & mask)) & mask;
+        if (e_age < age) {
+            if (atomicCAS(&tab[slot], e, cur) != e) continue;
+            if (ec + 1 < ld_volatile(audit)) return true;  // the evicted entry expired meanwhile
+            cur = e;
+            age = e_age;
+        }
+        slot = (slot + 1) & mask;
+        ++age;
+    }
+}
+
+// ---- kernels: c-PQ ------------------------------------------------------------------------------
+
+extern "C" __global__ void cpq_init(u64* tables, u64 total_slots, u32* audit, u32 nq) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 s = i; s < total_slots; s += stride) tables[s] = EMPTY_ENTRY;
+    for (u64 q = i; q < nq; q += stride) audit[q] = 1;
+}
+
+extern "C" __global__ void cpq_match(const u32* __restrict__ postings, const u32* __restrict__ tasks, u32 ntasks,
+                                     const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit, u64* tables,
+                                     u32* flags, u32 k) {
+    for (u32 t = blockIdx.x; t < ntasks; t += gridDim.x) {
+        const u32* T = tasks + 6 * (u64)t;
+        const u64 start = (u64)T[0] | ((u64)T[1] << 32);
+        const u32 len = T[2], q = T[3], w = T[4];
+        const QueryMeta m = load_meta(meta, q);
+        const Bitmap bm = {bitmaps + m.bitmap_off, m.log_bits};
+        u32* qza = za + m.za_off;
+        u32* qat = audit + q;
+        u64* tab = tables + m.table_off;
+        for (u32 i = threadIdx.x; i < len; i += blockDim.x) {
+            const u32 id = __ldg(&postings[start + i]);
+            const u32 old = bm.add(id, w);
+            if (gate_update(qza, qat, m.bound, k, old, old + w)) {
+                if (!table_insert(tab, m.slots, id, old + w, qat)) atomicOr(&flags[q], FLAG_TABLE_FULL);
+            }
+        }
+    }
+}
+
+// ---- selection, shared by the c-PQ and the count table --------------------------------------------
+
+// Block-wide exclusive scan of one value per thread; blockDim.x is a multiple of 32, <= 1024.
+__device__ u32 block_exclusive_scan(u32 v, u32* total, u32* warp_sums) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    u32 x = v;
+    for (u32 d = 1; d < 32; d <<= 1) {
+        u32 y = __shfl_up_sync(0xFFFFFFFFu, x, d);
+        if (lane >= d) x += y;
+    }
+    if (lane == 31) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        u32 s = lane < nwarps ? warp_sums[lane] : 0;
+        for (u32 d = 1; d < 32; d <<= 1) {
+            u32 y = __shfl_up_sync(0xFFFFFFFFu, s, d);
+            if (lane >= d) s += y;
+        }
+        if (lane < nwarps) warp_sums[lane] = s;  // inclusive sums of warps
+    }
+    __syncthreads();
+    const u32 warp_base = warp == 0 ? 0 : warp_sums[warp - 1];
+    *total = warp_sums[nwarps - 1];
+    __syncthreads();
+    return warp_base + x - v;
+}
+
+__device__ __forceinline__ u64 hit_key(u32 count, u32 id) { return ((u64)(~count) << 32) | id; }
+
+// Sorts keys[0..len) ascending (count desc, id asc); len is a power of two.
+__device__ void block_bitonic_sort(u64* keys, u32 len) {
+    for (u32 size = 2; size <= len; size <<= 1) {
+        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
+            for (u32 i = threadIdx.x; i < len; i += blockDim.x) {
+                u32 j = i ^ stride;
+                if (j > i) {
+                    bool ascending = (i & size) == 0;
+                    u64 a = keys[i], b = keys[j];
+                    if ((a > b) == ascending) {
+                        keys[i] = b;
+                        keys[j] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// Counts per object, from a bitmap counter or from a count table.
+struct BitmapCounts {
+    Bitmap bm;
+    u32 n;
+    __device__ __forceinline__ u32 per_unit() const { return 1u << (5 - bm.log_bits); }
+    __device__ __forceinline__ u64 units() const { return ((u64)n * (1u << bm.log_bits) + 31) / 32; }
+    __device__ __forceinline__ u32 unit(u64 i) const { return bm.words[i]; }
+    __device__ __forceinline__ u32 field(u32 unit_value, u32 j) const { return (unit_value >> (j << bm.log_bits)) & bm.mask(); }
+};
+struct TableCounts {
+    const u32* counts;
+    u32 n;
+    __device__ __forceinline__ u32 per_unit() const { return 1; }
+    __device__ __forceinline__ u64 units() const { return n; }
+    __device__ __forceinline__ u32 unit(u64 i) const { return counts[i]; }
+    __device__ __forceinline__ u32 field(u32 unit_value, u32) const { return unit_value; }
+};
+
+// Appends, in ascending id order, the ids whose count equals `target` to out[0..need); returns
+// how many were written. Stops early once `need` are found.
+template <class C>
+__device__ u32 ordered_fill(const C& src, u32 target, u32 need, u32 count_of_hit, u64* out, u32* warp_sums) {
+    const u32 per = src.per_unit();
+    const u64 units = src.units();
+    u32 base = 0;
+    for (u64 u0 = 0; u0 < units && base < need; u0 += blockDim.x) {
+        const u64 ui = u0 + threadIdx.x;
+        const u32 val = ui < units ? src.unit(ui) : 0;
+        u32 mine = 0;
+        if (val != 0) {
+            for (u32 j = 0; j < per; ++j) {
+                u32 id = (u32)(ui * per + j);
+                if (id < src.n && src.field(val, j) == target) ++mine;
+            }
+        }
+        u32 total;
+        u32 p = base + block_exclusive_scan(mine, &total, warp_sums);
+        if (mine != 0) {
+            for (u32 j = 0; j < per; ++j) {
+                u32 id = (u32)(ui * per + j);
+                if (id < src.n && src.field(val, j) == target) {
+                    if (p < need) out[p] = hit_key(count_of_hit, id);
+                    ++p;
+                }
+            }
+        }
+        base += total;
+    }
+    return min(base, need);
+}
+
+// Sorts the `nc` candidates in keys[0..) and fills ties of count at - 1; writes the hit count.
+template <class C>
+__device__ void finish_query(const C& src, u32 at, u32 nc, u32 k, u32 kp, u64* keys, u32* out_count, u32* flags,
+                             u32* warp_sums) {
+    if (nc > kp) {
+        if (threadIdx.x == 0) {
+            atomicOr(flags, FLAG_CANDIDATES);
+            *out_count = 0;
+        }
+        return;
+    }
+    u32 sp = 1;
+    while (sp < nc) sp <<= 1;
+    for (u32 i = nc + threadIdx.x; i < sp; i += blockDim.x) keys[i] = EMPTY_ENTRY;
+    __syncthreads();
+    block_bitonic_sort(keys, sp);
+    u32 filled = 0;
+    if (nc < k && at >= 2) {
+        filled = ordered_fill(src, at - 1, k - nc, at - 1, keys + nc, warp_sums);
+        if (filled < k - nc && threadIdx.x == 0) atomicOr(flags, FLAG_FILL_SHORT);
+    }
+    if (threadIdx.x == 0) *out_count = min(nc, k) + filled;
+}
+
+extern "C" __global__ void cpq_select(const u32* __restrict__ meta, u32* bitmaps, const u32* audit, const u64* tables,
+                                      u32 nq, u32 n, u32 k, u32 kp, u64* keys, u32* out_count, u32* flags) {
+    __shared__ u32 s_nc;
+    __shared__ u32 warp_sums[32];
+    for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
+        const QueryMeta m = load_meta(meta, q);
+        const BitmapCounts src = {{bitmaps + m.bitmap_off, m.log_bits}, n};
+        const u64* tab = tables + m.table_off;
+        u64* qkeys = keys + (u64)q * kp;
+        const u32 at = audit[q];
+        const u32 thr = max(at, 1u);
+        const u32 mask = m.slots - 1;
+        if (threadIdx.x == 0) s_nc = 0;
+        __syncthreads();
+        for (u32 s = threadIdx.x; s < m.slots; s += blockDim.x) {
+            const u64 e = tab[s];
+            if (e == EMPTY_ENTRY) continue;
+            const u32 id = (u32)(e >> 32);
+            const u32 c = src.bm.get(id);
+            if (c < thr) continue;
+            // keep the copy nearest its home slot: duplicates lie on the same probe path
+            bool dup = false;
+            for (u32 p = hash_id(id) & mask; p != s; p = (p + 1) & mask) {
+                if ((u32)(tab[p] >> 32) == id) {
+                    dup = true;
+                    break;
+                }
+            }
+            if (dup) continue;
+            const u32 pos = atomicAdd(&s_nc, 1u);
+            if (pos < kp) qkeys[pos] = hit_key(c, id);
+        }
+        __syncthreads();
+        const u32 nc = s_nc;
+        finish_query(src, at, nc, k, kp, qkeys, out_count + q, flags + q, warp_sums);
+        __syncthreads();
+    }
+}
+
+// ---- kernels: count-table baseline ----------------------------------------------------------------
+
+extern "C" __global__ void ct_match(const u32* __restrict__ postings, const u32* __restrict__ tasks, u32 ntasks,
+                                    u32* counts, u32 n) {
+    for (u32 t = blockIdx.x; t < ntasks; t += gridDim.x) {
+        const u32* T = tasks + 6 * (u64)t;
+        const u64 start = (u64)T[0] | ((u64)T[1] << 32);
+        const u32 len = T[2], q = T[3], w = T[4];
+        u32* qc = counts + (u64)q * n;
+        for (u32 i = threadIdx.x; i < len; i += blockDim.x) atomicAdd(&qc[__ldg(&postings[start + i])], w);
+    }
+}
+
+// hist: per query bound + 2 counters (zeroed), in global memory.
+extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* counts, u32* hist, u32 nq, u32 n, u32 k,
+                                     u32 kp, u64* keys, u32* out_count, u32* flags) {
+    __shared__ u32 s_nc;
+    __shared__ u32 s_at;
+    __shared__ u32 warp_sums[32];
+    for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
+        const QueryMeta m = load_meta(meta, q);
+        const TableCounts src = {counts + (u64)q * n, n};
+        u32* h = hist + m.za_off;
+        u64* qkeys = keys + (u64)q * kp;
+        for (u32 id = threadIdx.x; id < n; id += blockDim.x) {
+            const u32 c = src.counts[id];
+            if (c != 0) atomicAdd(&h[min(c, m.bound + 1)], 1u);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            // AT: the least v >= 1 with fewer than k objects of count >= v
+            u32 at = 1, above = 0;
+            for (u32 v = m.bound + 1; v >= 1; --v) {
+                above += h[v];
+                if (above >= k) {
+                    at = v + 1;
+                    break;
+                }
+            }
+            s_at = at;
+            s_nc = 0;
+        }
+        __syncthreads();
+        const u32 at = s_at;
+        for (u32 id = threadIdx.x; id < n; id += blockDim.x) {
+            const u32 c = src.counts[id];
+            if (c != 0 && c >= at) {
+                const u32 pos = atomicAdd(&s_nc, 1u);
+                if (pos < kp) qkeys[pos] = hit_key(c, id);
+            }
+        }
+        __syncthreads();
+        finish_query(src, at, s_nc, k, kp, qkeys, out_count + q, flags + q, warp_sums);
+        __syncthreads();
+    }
+}
