@@ -1,0 +1,553 @@
+//! Parsing of the text input files, line by line, in bounded memory.
+//!
+//! * An **objects file** has one object per line: its keywords as whitespace-separated unsigned
+//!   32-bit integers. An empty line is an object without keywords; object ids are the 0-based line
+//!   numbers.
+//! * A **queries file** has one query per line: whitespace-separated items `KW` or `LO-HI`, each
+//!   optionally followed by `:WEIGHT` (e.g. `7 10-20 3:2`), with `LO <= HI` and `WEIGHT >= 1`. An
+//!   empty line is an empty query.
+//!
+//! Every error names the file, the 1-based line, the offending token and what was expected, e.g.
+//! `queries.txt:3: bad item "4-x": expected KW, LO-HI, optionally :WEIGHT with unsigned 32-bit
+//! integers`.
+
+use genie_core::{Item, Keyword, Query};
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// The path that names standard input.
+pub const STDIN_PATH: &str = "-";
+
+/// What kind of token was being parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenKind {
+    /// A keyword of an objects file.
+    Keyword,
+    /// An item of a queries file.
+    Item,
+}
+
+/// Why a token was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// Not of the expected form (a number part is empty or has a non-digit).
+    Syntax,
+    /// A number is negative.
+    Negative,
+    /// A number exceeds `u32::MAX`.
+    TooLarge,
+    /// A range has `LO > HI`.
+    LoAboveHi,
+    /// A weight is 0.
+    ZeroWeight,
+}
+
+/// A rejected token of one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenError {
+    /// What the token should have been.
+    pub kind: TokenKind,
+    /// The token as written.
+    pub token: String,
+    /// What is wrong with it.
+    pub problem: Problem,
+}
+
+/// What a query item looks like, for error messages.
+pub const ITEM_SYNTAX: &str = "KW, LO-HI, optionally :WEIGHT with unsigned 32-bit integers";
+
+impl fmt::Display for TokenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (what, expected) = match self.kind {
+            TokenKind::Keyword => ("keyword", "an unsigned 32-bit integer"),
+            TokenKind::Item => ("item", ITEM_SYNTAX),
+        };
+        write!(f, "bad {what} {:?}: ", self.token)?;
+        match self.problem {
+            Problem::Syntax => write!(f, "expected {expected}"),
+            Problem::Negative => {
+                write!(f, "expected {expected} (negative numbers are not allowed)")
+            }
+            Problem::TooLarge => write!(f, "expected {expected} (larger than {})", u32::MAX),
+            Problem::LoAboveHi => write!(f, "expected LO <= HI in LO-HI"),
+            Problem::ZeroWeight => write!(f, "expected a weight of at least 1 in :WEIGHT"),
+        }
+    }
+}
+
+impl std::error::Error for TokenError {}
+
+/// Parses an unsigned 32-bit integer made of ASCII digits only (no sign, no spaces).
+pub fn parse_u32(s: &str) -> Result<u32, Problem> {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if digits(s) {
+        s.parse().map_err(|_| Problem::TooLarge)
+    } else if s.strip_prefix('-').is_some_and(digits) {
+        Err(Problem::Negative)
+    } else {
+        Err(Problem::Syntax)
+    }
+}
+
+/// Parses the keywords of one line of an objects file into `out` (cleared first).
+pub fn parse_object_line(line: &str, out: &mut Vec<Keyword>) -> Result<(), TokenError> {
+    out.clear();
+    for token in line.split_whitespace() {
+        let kw = parse_u32(token).map_err(|problem| TokenError {
+            kind: TokenKind::Keyword,
+            token: token.to_string(),
+            problem,
+        })?;
+        out.push(kw);
+    }
+    Ok(())
+}
+
+/// Parses one query item: `KW`, `LO-HI`, either optionally followed by `:WEIGHT`.
+pub fn parse_item(token: &str) -> Result<Item, TokenError> {
+    let err = |problem| TokenError {
+        kind: TokenKind::Item,
+        token: token.to_string(),
+        problem,
+    };
+    let (range, weight) = match token.split_once(':') {
+        Some((range, weight)) => (range, parse_u32(weight).map_err(err)?),
+        None => (token, 1),
+    };
+    let (lo, hi) = match range.split_once('-') {
+        // "-5" is a negative keyword rather than a range with an empty low end
+        Some(("", rest)) if rest.starts_with(|c: char| c.is_ascii_digit()) => {
+            return Err(err(Problem::Negative))
+        }
+        Some((lo, hi)) => (parse_u32(lo).map_err(err)?, parse_u32(hi).map_err(err)?),
+        None => {
+            let kw = parse_u32(range).map_err(err)?;
+            (kw, kw)
+        }
+    };
+    if lo > hi {
+        return Err(err(Problem::LoAboveHi));
+    }
+    if weight == 0 {
+        return Err(err(Problem::ZeroWeight));
+    }
+    Ok(Item { lo, hi, weight })
+}
+
+/// Parses one line of a queries file.
+pub fn parse_query_line(line: &str) -> Result<Query, TokenError> {
+    let items = line
+        .split_whitespace()
+        .map(parse_item)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Query { items })
+}
+
+/// An error reading an input file; its message names the file and, where known, the line.
+#[derive(Debug)]
+pub enum InputError {
+    /// The file could not be opened.
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Reading failed in the middle of the file.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line being read.
+        line: u64,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A line is not valid UTF-8.
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: u64,
+        /// The 1-based column (byte) of the first invalid byte.
+        column: usize,
+    },
+    /// A token of a line was rejected.
+    Token {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: u64,
+        /// The token and why.
+        error: TokenError,
+    },
+}
+
+/// How a path is shown in messages (`<stdin>` for `-`).
+pub fn display_path(path: &Path) -> String {
+    if path.as_os_str() == STDIN_PATH {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Open { path, source } => {
+                write!(f, "{}: cannot open: {source}", display_path(path))
+            }
+            Self::Read { path, line, source } => {
+                write!(f, "{}:{line}: read error: {source}", display_path(path))
+            }
+            Self::NotUtf8 { path, line, column } => write!(
+                f,
+                "{}:{line}: line is not valid UTF-8 (invalid byte at column {column})",
+                display_path(path)
+            ),
+            Self::Token { path, line, error } => {
+                write!(f, "{}:{line}: {error}", display_path(path))
+            }
+        }
+    }
+}
+
+impl std::error::Error for InputError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Open { source, .. } | Self::Read { source, .. } => Some(source),
+            Self::NotUtf8 { .. } | Self::Token { .. } => None,
+        }
+    }
+}
+
+/// Reads a text file line by line with one reusable buffer, counting lines and bytes.
+pub struct LineReader {
+    reader: Box<dyn BufRead>,
+    path: PathBuf,
+    buf: Vec<u8>,
+    line: u64,
+    bytes: u64,
+    len: Option<u64>,
+}
+
+impl fmt::Debug for LineReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LineReader")
+            .field("path", &self.path)
+            .field("line", &self.line)
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+impl LineReader {
+    /// Opens `path` (`-` is standard input).
+    pub fn open(path: &Path) -> Result<Self, InputError> {
+        if path.as_os_str() == STDIN_PATH {
+            return Ok(Self::new(
+                Box::new(BufReader::new(std::io::stdin())),
+                path,
+                None,
+            ));
+        }
+        let open_err = |source| InputError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(open_err)?;
+        let meta = file.metadata().map_err(open_err)?;
+        if meta.is_dir() {
+            return Err(open_err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "is a directory",
+            )));
+        }
+        let len = meta.is_file().then_some(meta.len());
+        Ok(Self::new(
+            Box::new(BufReader::with_capacity(1 << 16, file)),
+            path,
+            len,
+        ))
+    }
+
+    /// A reader over any buffered source; `path` names it in errors, `len` is its size if known.
+    pub fn new(reader: Box<dyn BufRead>, path: &Path, len: Option<u64>) -> Self {
+        Self {
+            reader,
+            path: path.to_path_buf(),
+            buf: Vec::new(),
+            line: 0,
+            bytes: 0,
+            len,
+        }
+    }
+
+    /// The file's path as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Lines read so far (the 1-based number of the last line returned).
+    pub fn lines_read(&self) -> u64 {
+        self.line
+    }
+
+    /// Bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The size of the file in bytes, when it is a regular file.
+    pub fn len(&self) -> Option<u64> {
+        self.len
+    }
+
+    /// Whether the file is known to be empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == Some(0)
+    }
+
+    /// The next line without its line terminator (`\n` or `\r\n`), or `None` at the end.
+    pub fn next_line(&mut self) -> Result<Option<&str>, InputError> {
+        self.buf.clear();
+        let n = self
+            .reader
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|source| InputError::Read {
+                path: self.path.clone(),
+                line: self.line + 1,
+                source,
+            })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        self.bytes += n as u64;
+        let mut text: &[u8] = &self.buf;
+        if let Some(t) = text.strip_suffix(b"\n") {
+            text = t.strip_suffix(b"\r").unwrap_or(t);
+        }
+        match std::str::from_utf8(text) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) => Err(InputError::NotUtf8 {
+                path: self.path.clone(),
+                line: self.line,
+                column: e.valid_up_to() + 1,
+            }),
+        }
+    }
+
+    fn token_error(&self, error: TokenError) -> InputError {
+        InputError::Token {
+            path: self.path.clone(),
+            line: self.line,
+            error,
+        }
+    }
+
+    /// Reads the next object's keywords into `out`; `false` at the end of the file.
+    pub fn next_object(&mut self, out: &mut Vec<Keyword>) -> Result<bool, InputError> {
+        let parsed = match self.next_line()? {
+            None => return Ok(false),
+            Some(line) => parse_object_line(line, out),
+        };
+        parsed.map_err(|e| self.token_error(e))?;
+        Ok(true)
+    }
+
+    /// Appends up to `max` queries to `out`; returns how many were read (0 at the end).
+    pub fn read_queries(&mut self, max: usize, out: &mut Vec<Query>) -> Result<usize, InputError> {
+        let mut n = 0;
+        while n < max {
+            let parsed = match self.next_line()? {
+                None => break,
+                Some(line) => parse_query_line(line),
+            };
+            out.push(parsed.map_err(|e| self.token_error(e))?);
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(lo: u32, hi: u32, weight: u32) -> Item {
+        Item { lo, hi, weight }
+    }
+
+    fn reader(text: &'static [u8]) -> LineReader {
+        LineReader::new(Box::new(text), Path::new("q.txt"), Some(text.len() as u64))
+    }
+
+    #[test]
+    fn u32_numbers() {
+        assert_eq!(parse_u32("0"), Ok(0));
+        assert_eq!(parse_u32("007"), Ok(7));
+        assert_eq!(parse_u32("4294967295"), Ok(u32::MAX));
+        assert_eq!(parse_u32("4294967296"), Err(Problem::TooLarge));
+        assert_eq!(parse_u32("99999999999999999999999"), Err(Problem::TooLarge));
+        assert_eq!(parse_u32("-1"), Err(Problem::Negative));
+        assert_eq!(parse_u32("+1"), Err(Problem::Syntax));
+        assert_eq!(parse_u32(""), Err(Problem::Syntax));
+        assert_eq!(parse_u32("-"), Err(Problem::Syntax));
+        assert_eq!(parse_u32("1.5"), Err(Problem::Syntax));
+        assert_eq!(parse_u32("x"), Err(Problem::Syntax));
+        assert_eq!(parse_u32("１"), Err(Problem::Syntax));
+    }
+
+    #[test]
+    fn object_lines() {
+        let mut out = vec![99];
+        parse_object_line("", &mut out).expect("empty line");
+        assert!(out.is_empty());
+        parse_object_line(" 3\t1  2 3 ", &mut out).expect("valid line");
+        assert_eq!(out, [3, 1, 2, 3]);
+        let e = parse_object_line("1 x 3", &mut out).expect_err("x");
+        assert_eq!(
+            e.to_string(),
+            r#"bad keyword "x": expected an unsigned 32-bit integer"#
+        );
+        let e = parse_object_line("-3", &mut out).expect_err("negative");
+        assert_eq!(e.problem, Problem::Negative);
+        let e = parse_object_line("4294967296", &mut out).expect_err("too large");
+        assert_eq!(e.problem, Problem::TooLarge);
+        assert!(e.to_string().contains("4294967295"));
+        let e = parse_object_line("1-2", &mut out).expect_err("range in object");
+        assert_eq!(e.problem, Problem::Syntax);
+    }
+
+    #[test]
+    fn items() {
+        assert_eq!(parse_item("7"), Ok(item(7, 7, 1)));
+        assert_eq!(parse_item("10-20"), Ok(item(10, 20, 1)));
+        assert_eq!(parse_item("3:2"), Ok(item(3, 3, 2)));
+        assert_eq!(parse_item("5-5:9"), Ok(item(5, 5, 9)));
+        assert_eq!(
+            parse_item("0-4294967295:4294967295"),
+            Ok(item(0, u32::MAX, u32::MAX))
+        );
+        let problem = |t| parse_item(t).expect_err(t).problem;
+        for t in [
+            "4-x", "x", "4-", "-", ":", "3:", ":3", "1-2-3", "3:2:1", "3::2", "1 ", "a-b", "+1",
+        ] {
+            assert_eq!(problem(t), Problem::Syntax, "{t}");
+        }
+        for t in ["-5", "-5:2", "5--3", "3:-2", "-5-7"] {
+            assert_eq!(problem(t), Problem::Negative, "{t}");
+        }
+        for t in ["4294967296", "1-4294967296", "1:4294967296"] {
+            assert_eq!(problem(t), Problem::TooLarge, "{t}");
+        }
+        assert_eq!(problem("20-10"), Problem::LoAboveHi);
+        assert_eq!(problem("3:0"), Problem::ZeroWeight);
+        assert_eq!(problem("1-3:0"), Problem::ZeroWeight);
+    }
+
+    #[test]
+    fn item_messages() {
+        let msg = |t| parse_item(t).expect_err(t).to_string();
+        assert_eq!(
+            msg("4-x"),
+            r#"bad item "4-x": expected KW, LO-HI, optionally :WEIGHT with unsigned 32-bit integers"#
+        );
+        assert_eq!(
+            msg("20-10"),
+            r#"bad item "20-10": expected LO <= HI in LO-HI"#
+        );
+        assert_eq!(
+            msg("3:0"),
+            r#"bad item "3:0": expected a weight of at least 1 in :WEIGHT"#
+        );
+        assert!(msg("-5").contains("negative"));
+    }
+
+    #[test]
+    fn query_lines() {
+        assert_eq!(parse_query_line(""), Ok(Query::default()));
+        assert_eq!(parse_query_line("  \t "), Ok(Query::default()));
+        assert_eq!(
+            parse_query_line("7 10-20 3:2").expect("valid").items,
+            [item(7, 7, 1), item(10, 20, 1), item(3, 3, 2)]
+        );
+        let e = parse_query_line("1 4-x 2").expect_err("bad");
+        assert_eq!(e.token, "4-x");
+        assert_eq!(e.kind, TokenKind::Item);
+    }
+
+    #[test]
+    fn lines_and_terminators() {
+        let mut r = reader(b"1 2\r\n\n3\n4");
+        assert_eq!(r.next_line().expect("line 1"), Some("1 2"));
+        assert_eq!(r.next_line().expect("line 2"), Some(""));
+        assert_eq!(r.next_line().expect("line 3"), Some("3"));
+        assert_eq!(r.next_line().expect("line 4"), Some("4"));
+        assert_eq!(r.lines_read(), 4);
+        assert_eq!(r.bytes_read(), 9);
+        assert_eq!(r.next_line().expect("end"), None);
+        assert_eq!(r.lines_read(), 4);
+    }
+
+    #[test]
+    fn objects_with_errors() {
+        let mut r = reader(b"1 2\n\n3 x\n");
+        let mut kws = Vec::new();
+        assert!(r.next_object(&mut kws).expect("object 0"));
+        assert_eq!(kws, [1, 2]);
+        assert!(r.next_object(&mut kws).expect("object 1"));
+        assert!(kws.is_empty());
+        let e = r.next_object(&mut kws).expect_err("object 2");
+        assert_eq!(
+            e.to_string(),
+            r#"q.txt:3: bad keyword "x": expected an unsigned 32-bit integer"#
+        );
+    }
+
+    #[test]
+    fn not_utf8() {
+        let mut r = reader(b"1\n2 \xff3\n");
+        assert!(r.next_line().expect("line 1").is_some());
+        let e = r.next_line().expect_err("line 2");
+        assert_eq!(
+            e.to_string(),
+            "q.txt:2: line is not valid UTF-8 (invalid byte at column 3)"
+        );
+    }
+
+    #[test]
+    fn query_chunks() {
+        let mut r = reader(b"1\n2-3:4\n\n5\n6 7\n");
+        let mut out = Vec::new();
+        assert_eq!(r.read_queries(2, &mut out).expect("chunk 1"), 2);
+        assert_eq!(r.lines_read(), 2);
+        assert_eq!(r.read_queries(2, &mut out).expect("chunk 2"), 2);
+        assert_eq!(r.read_queries(2, &mut out).expect("chunk 3"), 1);
+        assert_eq!(r.read_queries(2, &mut out).expect("end"), 0);
+        assert_eq!(out.len(), 5);
+        assert_eq!(out[1].items, [item(2, 3, 4)]);
+        assert!(out[2].items.is_empty());
+        assert_eq!(out[4].items.len(), 2);
+
+        let mut r = reader(b"1\n2\n1-0\n");
+        let e = r.read_queries(10, &mut Vec::new()).expect_err("line 3");
+        assert!(
+            e.to_string().starts_with("q.txt:3: bad item \"1-0\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn missing_file() {
+        let e = LineReader::open(Path::new("/nonexistent/objects.txt")).expect_err("missing");
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/objects.txt: cannot open:"),
+            "{e}"
+        );
+    }
+}

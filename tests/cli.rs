@@ -1,0 +1,573 @@
+//! End-to-end tests of the `genie` binary.
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use tempfile::TempDir;
+
+/// Six objects (ids are line numbers). Object 2 repeats keyword 5 (counted once), object 3 is
+/// empty, object 4 ends with CRLF. Keyword space: 10.
+const OBJECTS: &str = "1 2 3\n2 3 4\n3 4 5 5\n\n1 5\r\n9\n";
+
+/// Queries and their top-3 worked out by hand (count desc, then id asc):
+/// 0 `3`            objects 0, 1, 2 each 1                        -> (0,1) (1,1) (2,1)
+/// 1 `1:2 4`        0: 2, 4: 2, 1: 1, 2: 1 (tie at 1, cut by k)    -> (0,2) (4,2) (1,1)
+/// 2 `2-4`          1: 3, 0: 2, 2: 2                               -> (1,3) (0,2) (2,2)
+/// 3 (empty)                                                       -> none
+/// 4 `100 4294967295` beyond the keyword space                     -> none
+/// 5 `9`            only 5 (k larger than the matches)             -> (5,1)
+/// 6 `4-100:2 1`    2: 4, 4: 2+1, 1: 2, 5: 2, 0: 1                 -> (2,4) (4,3) (1,2)
+/// 7 `5-5:3 9`      2: 3, 4: 3, 5: 1                               -> (2,3) (4,3) (5,1)
+const QUERIES: &str = "3\n1:2 4\n2-4\n\n100 4294967295\n  9 \n4-100:2\t1\n5-5:3 9\n";
+
+const EXPECTED: &str = concat!(
+    r#"{"query":0,"hits":[{"id":0,"count":1},{"id":1,"count":1},{"id":2,"count":1}]}"#,
+    "\n",
+    r#"{"query":1,"hits":[{"id":0,"count":2},{"id":4,"count":2},{"id":1,"count":1}]}"#,
+    "\n",
+    r#"{"query":2,"hits":[{"id":1,"count":3},{"id":0,"count":2},{"id":2,"count":2}]}"#,
+    "\n",
+    r#"{"query":3,"hits":[]}"#,
+    "\n",
+    r#"{"query":4,"hits":[]}"#,
+    "\n",
+    r#"{"query":5,"hits":[{"id":5,"count":1}]}"#,
+    "\n",
+    r#"{"query":6,"hits":[{"id":2,"count":4},{"id":4,"count":3},{"id":1,"count":2}]}"#,
+    "\n",
+    r#"{"query":7,"hits":[{"id":2,"count":3},{"id":4,"count":3},{"id":5,"count":1}]}"#,
+    "\n",
+);
+
+/// A scratch directory with the objects and queries files and a built index.
+struct Fixture {
+    dir: TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let f = Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        };
+        f.write("objects.txt", OBJECTS.as_bytes());
+        f.write("queries.txt", QUERIES.as_bytes());
+        let out = genie(&[
+            "build".as_ref(),
+            "--input".as_ref(),
+            f.path("objects.txt").as_os_str(),
+            "--output".as_ref(),
+            f.path("index.genie").as_os_str(),
+        ]);
+        assert_success(&out);
+        f
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, bytes).expect("write fixture file");
+        p
+    }
+
+    /// `genie search --index index.genie --queries <queries> --k <k>` plus `extra`.
+    fn search(&self, queries: &str, k: &str, extra: &[&str]) -> Output {
+        command()
+            .args(["search", "--index"])
+            .arg(self.path("index.genie"))
+            .arg("--queries")
+            .arg(self.path(queries))
+            .args(["--k", k])
+            .args(extra)
+            .output()
+            .expect("run genie")
+    }
+}
+
+fn command() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_genie"));
+    cmd.env_remove("GENIE_DEVICE").env_remove("RUST_LOG");
+    cmd
+}
+
+fn genie<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    command().args(args).output().expect("run genie")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 stdout")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "genie failed ({:?}): {}",
+        out.status,
+        stderr(out)
+    );
+}
+
+/// Asserts a clean failure (non-zero exit, no panic) and returns stderr.
+fn assert_failure(out: &Output) -> String {
+    let err = stderr(out);
+    assert!(!out.status.success(), "genie succeeded; stderr: {err}");
+    assert_ne!(out.status.code(), None, "killed by a signal: {err}");
+    assert!(!err.contains("panicked"), "genie panicked: {err}");
+    assert!(err.contains("error"), "no error message: {err}");
+    err
+}
+
+fn search_ok(f: &Fixture, queries: &str, k: &str, extra: &[&str]) -> String {
+    let out = f.search(queries, k, extra);
+    assert_success(&out);
+    stdout(&out)
+}
+
+#[test]
+fn build_and_search_round_trip() {
+    let f = Fixture::new();
+    let out = genie(&[
+        "build".as_ref(),
+        "--input".as_ref(),
+        f.path("objects.txt").as_os_str(),
+        "--output".as_ref(),
+        f.path("again.genie").as_os_str(),
+    ]);
+    assert_success(&out);
+    let summary = stderr(&out);
+    for part in ["6 objects", "12 postings", "keyword space 10"] {
+        assert!(summary.contains(part), "summary lacks {part:?}: {summary}");
+    }
+    assert_eq!(stdout(&out), "");
+    assert_eq!(search_ok(&f, "queries.txt", "3", &[]), EXPECTED);
+}
+
+#[test]
+fn output_file() {
+    let f = Fixture::new();
+    let dest = f.path("hits.jsonl");
+    let out = f.search(
+        "queries.txt",
+        "3",
+        &["--output", dest.to_str().expect("UTF-8")],
+    );
+    assert_success(&out);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        std::fs::read_to_string(&dest).expect("output file"),
+        EXPECTED
+    );
+}
+
+#[test]
+fn every_line_is_json() {
+    let f = Fixture::new();
+    let text = search_ok(&f, "queries.txt", "10", &["--device", "cpu"]);
+    for (i, line) in text.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+        assert_eq!(v["query"], i as u64);
+        assert!(v["hits"].is_array());
+    }
+    assert_eq!(text.lines().count(), QUERIES.lines().count());
+}
+
+#[test]
+fn device_cpu() {
+    let f = Fixture::new();
+    assert_eq!(
+        search_ok(&f, "queries.txt", "3", &["--device", "cpu"]),
+        EXPECTED
+    );
+    let out = command()
+        .env("GENIE_DEVICE", "cpu")
+        .args(["search", "--index"])
+        .arg(f.path("index.genie"))
+        .arg("--queries")
+        .arg(f.path("queries.txt"))
+        .args(["--k", "3"])
+        .output()
+        .expect("run genie");
+    assert_success(&out);
+    assert_eq!(stdout(&out), EXPECTED);
+}
+
+#[test]
+fn device_gpu_without_gpu_is_an_error() {
+    let f = Fixture::new();
+    let out = f.search("queries.txt", "3", &["--device", "gpu"]);
+    if out.status.success() {
+        println!("skipped: a usable GPU is present, so --device gpu succeeded");
+        assert_eq!(stdout(&out), EXPECTED);
+        return;
+    }
+    let err = assert_failure(&out);
+    assert!(err.contains("GPU"), "{err}");
+    assert!(err.contains("--device"), "{err}");
+    assert_eq!(stdout(&out), "");
+
+    let out = command()
+        .env("GENIE_DEVICE", "gpu")
+        .args(["search", "--index"])
+        .arg(f.path("index.genie"))
+        .arg("--queries")
+        .arg(f.path("queries.txt"))
+        .args(["--k", "3"])
+        .output()
+        .expect("run genie");
+    let err = assert_failure(&out);
+    assert!(err.contains("GPU") && err.contains("GENIE_DEVICE"), "{err}");
+}
+
+#[test]
+fn bad_device_values() {
+    let f = Fixture::new();
+    assert_failure(&f.search("queries.txt", "3", &["--device", "tpu"]));
+    let out = command()
+        .env("GENIE_DEVICE", "tpu")
+        .args(["search", "--index"])
+        .arg(f.path("index.genie"))
+        .arg("--queries")
+        .arg(f.path("queries.txt"))
+        .args(["--k", "3"])
+        .output()
+        .expect("run genie");
+    let err = assert_failure(&out);
+    assert!(err.contains("GENIE_DEVICE") && err.contains("tpu"), "{err}");
+    // --device takes precedence over GENIE_DEVICE
+    let out = command()
+        .env("GENIE_DEVICE", "tpu")
+        .args(["search", "--device", "cpu", "--index"])
+        .arg(f.path("index.genie"))
+        .arg("--queries")
+        .arg(f.path("queries.txt"))
+        .args(["--k", "3"])
+        .output()
+        .expect("run genie");
+    assert_success(&out);
+    assert_eq!(stdout(&out), EXPECTED);
+}
+
+#[test]
+fn count_table_matches_cpq() {
+    let f = Fixture::new();
+    for k in ["0", "1", "2", "3", "5", "100"] {
+        let cpq = search_ok(&f, "queries.txt", k, &["--method", "cpq"]);
+        let table = search_ok(&f, "queries.txt", k, &["--method", "count-table"]);
+        assert_eq!(cpq, table, "k = {k}");
+    }
+    assert_eq!(
+        search_ok(&f, "queries.txt", "3", &["--method", "count-table"]),
+        EXPECTED
+    );
+}
+
+#[test]
+fn k_zero_gives_empty_hits() {
+    let f = Fixture::new();
+    let text = search_ok(&f, "queries.txt", "0", &[]);
+    let expected: String = (0..8)
+        .map(|q| format!("{{\"query\":{q},\"hits\":[]}}\n"))
+        .collect();
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn chunked_search_matches_default() {
+    let f = Fixture::new();
+    f.write("five.txt", b"3\n1:2 4\n\n2-4\n9 5\n");
+    let whole = search_ok(&f, "five.txt", "3", &[]);
+    assert_eq!(whole.lines().count(), 5);
+    assert_eq!(
+        search_ok(&f, "five.txt", "3", &["--batch-queries", "2"]),
+        whole
+    );
+    for n in ["1", "3", "7", "8", "9"] {
+        assert_eq!(
+            search_ok(&f, "queries.txt", "3", &["--batch-queries", n]),
+            EXPECTED,
+            "--batch-queries {n}"
+        );
+    }
+    assert_failure(&f.search("five.txt", "3", &["--batch-queries", "0"]));
+}
+
+#[test]
+fn queries_from_stdin() {
+    let f = Fixture::new();
+    let mut child = command()
+        .args(["search", "--queries", "-", "--k", "3", "--index"])
+        .arg(f.path("index.genie"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn genie");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(QUERIES.as_bytes())
+        .expect("write queries");
+    let out = child.wait_with_output().expect("wait for genie");
+    assert_success(&out);
+    assert_eq!(stdout(&out), EXPECTED);
+}
+
+#[test]
+fn empty_files() {
+    let f = Fixture::new();
+    f.write("none.txt", b"");
+    assert_eq!(search_ok(&f, "none.txt", "3", &[]), "");
+
+    f.write("no-objects.txt", b"");
+    let out = genie(&[
+        "build".as_ref(),
+        "--input".as_ref(),
+        f.path("no-objects.txt").as_os_str(),
+        "--output".as_ref(),
+        f.path("index.genie").as_os_str(),
+    ]);
+    assert_success(&out);
+    assert_eq!(
+        search_ok(&f, "queries.txt", "3", &[]).lines().count(),
+        QUERIES.lines().count()
+    );
+}
+
+#[test]
+fn info_prints_statistics() {
+    let f = Fixture::new();
+    let out = genie(&[
+        "info".as_ref(),
+        "--index".as_ref(),
+        f.path("index.genie").as_os_str(),
+    ]);
+    assert_success(&out);
+    let text = stdout(&out);
+    for line in [
+        "objects: 6",
+        "postings: 12",
+        "keyword space: 10",
+        "max object length: 3",
+        "metadata: ",
+    ] {
+        assert!(text.contains(line), "info lacks {line:?}: {text}");
+    }
+    assert!(
+        text.contains("objects.txt"),
+        "metadata names the input: {text}"
+    );
+}
+
+#[test]
+fn help_of_every_subcommand() {
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["--help"],
+            &["build", "search", "info", "--verbose", "--quiet"],
+        ),
+        (
+            &["build", "--help"],
+            &["--input", "--output", "OBJECTS", "INDEX"],
+        ),
+        (
+            &["search", "--help"],
+            &[
+                "--index",
+                "--queries",
+                "--k",
+                "--device",
+                "--output",
+                "--method",
+                "--batch-queries",
+                "count-table",
+                "GENIE_DEVICE",
+            ],
+        ),
+        (&["info", "--help"], &["--index"]),
+    ];
+    for (args, words) in cases {
+        let out = genie(args);
+        assert_success(&out);
+        let text = stdout(&out);
+        for w in words {
+            assert!(
+                text.contains(w),
+                "`genie {}` lacks {w:?}:\n{text}",
+                args.join(" ")
+            );
+        }
+    }
+    assert_success(&genie(&["--version"]));
+    assert_failure(&genie::<&str>(&[]));
+}
+
+/// Runs `genie build` on `content` and checks the error names the file, the line and `needle`.
+fn check_bad_objects(content: &[u8], line: u32, needle: &str) {
+    let f = Fixture::new();
+    let input = f.write("bad-objects.txt", content);
+    let output = f.path("bad.genie");
+    let out = genie(&[
+        "build".as_ref(),
+        "--input".as_ref(),
+        input.as_os_str(),
+        "--output".as_ref(),
+        output.as_os_str(),
+    ]);
+    let err = assert_failure(&out);
+    assert!(
+        err.contains(&format!("bad-objects.txt:{line}:")),
+        "no file:line in {err}"
+    );
+    assert!(err.contains(needle), "{needle:?} not in {err}");
+    assert!(!output.exists(), "an index was written despite the error");
+}
+
+#[test]
+fn malformed_objects() {
+    let expected = "expected an unsigned 32-bit integer";
+    check_bad_objects(b"1 2\n3 x 4\n", 2, "\"x\"");
+    check_bad_objects(b"1 2\n3 x 4\n", 2, expected);
+    check_bad_objects(b"1\n\n5 -3\n", 3, "\"-3\"");
+    check_bad_objects(b"4294967296\n", 1, "\"4294967296\"");
+    check_bad_objects(b"1\n2.5\n", 2, "\"2.5\"");
+    check_bad_objects(b"1\n2-3\n", 2, "\"2-3\"");
+    check_bad_objects(b"1\n2\n3 \xff\xfe\n", 3, "UTF-8");
+}
+
+#[test]
+fn missing_files() {
+    let f = Fixture::new();
+    let out = genie(&[
+        "build".as_ref(),
+        "--input".as_ref(),
+        f.path("absent-objects.txt").as_os_str(),
+        "--output".as_ref(),
+        f.path("x.genie").as_os_str(),
+    ]);
+    assert!(assert_failure(&out).contains("absent-objects.txt"));
+
+    let err = assert_failure(&f.search("absent-queries.txt", "3", &[]));
+    assert!(err.contains("absent-queries.txt"), "{err}");
+
+    let out = genie(&[
+        "search".as_ref(),
+        "--index".as_ref(),
+        f.path("absent.genie").as_os_str(),
+        "--queries".as_ref(),
+        f.path("queries.txt").as_os_str(),
+        "--k".as_ref(),
+        "3".as_ref(),
+    ]);
+    assert!(assert_failure(&out).contains("absent.genie"));
+}
+
+/// Runs `genie search` on `content` and checks the error names the file, the line and `needle`.
+fn check_bad_queries(content: &[u8], line: u32, needle: &str) {
+    let f = Fixture::new();
+    f.write("bad-queries.txt", content);
+    let err = assert_failure(&f.search("bad-queries.txt", "3", &[]));
+    assert!(
+        err.contains(&format!("bad-queries.txt:{line}:")),
+        "no file:line in {err}"
+    );
+    assert!(err.contains(needle), "{needle:?} not in {err}");
+}
+
+#[test]
+fn malformed_queries() {
+    let syntax = "expected KW, LO-HI, optionally :WEIGHT with unsigned 32-bit integers";
+    check_bad_queries(b"1\n2\n4-x\n", 3, "bad item \"4-x\"");
+    check_bad_queries(b"1\n2\n4-x\n", 3, syntax);
+    check_bad_queries(b"1\n2\nfoo\n", 3, "\"foo\"");
+    check_bad_queries(b"1\n2\n7 -5\n", 3, "\"-5\"");
+    check_bad_queries(b"1\n2\n7 -5\n", 3, "negative");
+    check_bad_queries(b"1\n2\n3:-2\n", 3, "\"3:-2\"");
+    check_bad_queries(b"1\n2\n4294967296\n", 3, "\"4294967296\"");
+    check_bad_queries(b"1\n2\n1-4294967296\n", 3, "\"1-4294967296\"");
+    check_bad_queries(b"1\n2\n20-10\n", 3, "\"20-10\"");
+    check_bad_queries(b"1\n2\n20-10\n", 3, "LO <= HI");
+    check_bad_queries(b"1\n2\n3:0\n", 3, "\"3:0\"");
+    check_bad_queries(b"1\n2\n3:0\n", 3, "weight");
+    check_bad_queries(b"1\n2\n3:\n", 3, "\"3:\"");
+    check_bad_queries(b"1\n2\n1\xc0\n", 3, "UTF-8");
+    // a weight so large that the query's count bound exceeds what the counters support
+    check_bad_queries(b"1\n1:20000000\n", 2, "count bound");
+}
+
+#[test]
+fn malformed_query_after_first_chunk() {
+    let f = Fixture::new();
+    f.write("late.txt", b"1\n2\n3\n4\n5\nx\n");
+    let dest = f.path("late.jsonl");
+    let out = f.search(
+        "late.txt",
+        "3",
+        &["--batch-queries", "2", "-o", dest.to_str().expect("UTF-8")],
+    );
+    let err = assert_failure(&out);
+    assert!(
+        err.contains("late.txt:6:") && err.contains("\"x\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn corrupted_index() {
+    let f = Fixture::new();
+    let good = std::fs::read(f.path("index.genie")).expect("index bytes");
+
+    let mut flipped = good.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x5a;
+    f.write("flipped.genie", &flipped);
+    f.write("truncated.genie", &good[..good.len() - 7]);
+    f.write("text.genie", b"1 2 3\n");
+    f.write("empty.genie", b"");
+    for name in [
+        "flipped.genie",
+        "truncated.genie",
+        "text.genie",
+        "empty.genie",
+    ] {
+        let index = f.path(name);
+        let out = genie(&[
+            "search".as_ref(),
+            "--index".as_ref(),
+            index.as_os_str(),
+            "--queries".as_ref(),
+            f.path("queries.txt").as_os_str(),
+            "--k".as_ref(),
+            "3".as_ref(),
+        ]);
+        let err = assert_failure(&out);
+        assert!(err.contains(name), "{name}: {err}");
+        assert_eq!(stdout(&out), "");
+
+        let out = genie(&["info".as_ref(), "--index".as_ref(), index.as_os_str()]);
+        assert!(assert_failure(&out).contains(name));
+    }
+}
+
+#[test]
+fn quiet_build_prints_nothing() {
+    let f = Fixture::new();
+    let out = genie(&[
+        "--quiet".as_ref(),
+        "build".as_ref(),
+        "--input".as_ref(),
+        f.path("objects.txt").as_os_str(),
+        "--output".as_ref(),
+        f.path("q.genie").as_os_str(),
+    ]);
+    assert_success(&out);
+    assert_eq!(stderr(&out), "");
+    assert!(Path::new(&f.path("q.genie")).exists());
+}
