@@ -87,8 +87,22 @@ impl Fixture {
     }
 }
 
+/// The binary: `GENIE_BIN`, else cargo's build path, else `../bin/genie` beside this test binary
+/// (the layout of a staged copy on another machine).
+fn binary() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("GENIE_BIN") {
+        return p.into();
+    }
+    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_genie"));
+    if built.exists() {
+        return built;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent().and_then(|d| d.parent()).map(|d| d.join("bin").join("genie")).unwrap_or(built)
+}
+
 fn command() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_genie"));
+    let mut cmd = Command::new(binary());
     cmd.env_remove("GENIE_DEVICE").env_remove("RUST_LOG");
     cmd
 }

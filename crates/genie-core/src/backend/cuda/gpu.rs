@@ -22,6 +22,7 @@ const BLOCK: u32 = 256;
 /// Attempts for a query whose table filled or whose Gate lost a race.
 const MAX_ATTEMPTS: usize = 6;
 const FLAG_TABLE_FULL: u32 = 1;
+const DEFAULT_TABLE_FACTOR: f64 = 1.5;
 
 /// A CUDA context with the kernels loaded.
 pub(crate) struct Gpu {
@@ -367,6 +368,7 @@ impl ResidentIndex for GpuResident {
         let mut out: Vec<Vec<Hit>> = vec![Vec::new(); batch.len()];
         let mut pending: Vec<usize> = (0..batch.len()).collect();
         let mut factor = params.table_factor;
+        let mut last_flags = [0usize; 3];
         for attempt in 0..MAX_ATTEMPTS {
             let queries: Vec<PreparedQuery> = pending.iter().map(|&i| batch[i].clone()).collect();
             let run = self.run_once(&queries, params, factor)?;
@@ -377,6 +379,9 @@ impl ResidentIndex for GpuResident {
                     out[i] = hits;
                 } else {
                     table_full |= flag & FLAG_TABLE_FULL != 0;
+                    for (bit, n) in last_flags.iter_mut().enumerate() {
+                        *n += usize::from(flag & (1 << bit) != 0);
+                    }
                     again.push(i);
                 }
             }
@@ -391,13 +396,20 @@ impl ResidentIndex for GpuResident {
                 t.reruns += again.len() as u64;
             }
             if table_full {
-                factor *= 4.0;
+                // straight to at least the default size, which holds every live entry
+                factor = (factor * 4.0).max(DEFAULT_TABLE_FACTOR);
             }
             pending = again;
+            if attempt + 1 < MAX_ATTEMPTS {
+                last_flags = [0; 3];
+            }
         }
         Err(GenieError::Internal(format!(
-            "{} queries still flagged after {MAX_ATTEMPTS} runs",
-            pending.len()
+            "{} queries still flagged after {MAX_ATTEMPTS} runs (table full {}, too many candidates {}, tie fill short {})",
+            pending.len(),
+            last_flags[0],
+            last_flags[1],
+            last_flags[2]
         )))
     }
 
