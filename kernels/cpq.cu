@@ -26,6 +26,7 @@ typedef unsigned long long u64;
 #define FLAG_TABLE_FULL 1u
 #define FLAG_CANDIDATES 2u
 #define FLAG_FILL_SHORT 4u
+#define UNROLL 4u
 
 struct QueryMeta {
     u64 bitmap_off;
@@ -85,9 +86,11 @@ __device__ __forceinline__ bool gate_update(u32* za, u32* audit, u32 bound, u32 
     u32 at = ld_volatile(audit);
     if (now < at) return false;
     for (u32 v = max(old + 1, at); v <= now; ++v) atomicAdd(&za[v], 1u);
-    // our increments must be visible before we read AT and ZA[AT]: of two racing updaters at
-    // least one sees the other's increment and raises AT (Lemma 3.1 under concurrency)
-    asm volatile("fence.sc.gpu;" ::: "memory");
+    // No fence here. AT only ever moves past v after ZA[v] >= k was seen, and ZA never
+    // over-counts, so the k-th count is at least AT - 1 whatever the interleaving; every object
+    // whose final count reaches the final AT passed the Gate on its last update. A racing pair of
+    // updaters may leave AT lower than Lemma 3.1's value: the select kernel then finds k or more
+    // candidates and keeps the best k, which is still exact.
     while (true) {
         u32 a = ld_volatile(audit);
         if (a >= bound + 1 || ld_volatile(&za[a]) < k) break;
@@ -98,15 +101,35 @@ __device__ __forceinline__ bool gate_update(u32* za, u32* audit, u32 bound, u32 
 
 // ---- Robin Hood hash table with expiry ----------------------------------------------------------
 
+// Raises the count of an existing copy of `id` on its probe path (up to the first EMPTY slot).
+// 0: no copy found; 1: updated (or a copy already had this count or more).
+__device__ __forceinline__ bool table_update(u64* tab, u32 mask, u32 id, u32 count) {
+    u32 slot = hash_id(id) & mask;
+    for (u32 probe = 0; probe <= mask; ++probe, slot = (slot + 1) & mask) {
+        u64 e = ld_volatile64(&tab[slot]);
+        if (e == EMPTY_ENTRY) return false;
+        while ((u32)(e >> 32) == id) {
+            if ((u32)e >= count) return true;
+            const u64 seen = atomicCAS(&tab[slot], e, ((u64)id << 32) | count);
+            if (seen == e) return true;
+            e = seen;
+        }
+    }
+    return false;
+}
+
 __device__ bool table_insert(u64* tab, u32 slots, u32 id, u32 count, const u32* audit) {
     const u32 mask = slots - 1;
+    // look the key up first: concurrent inserts and expiry break the Robin Hood ordering that
+    // would let a lookup stop early, and inserting without a lookup would multiply copies
+    if (table_update(tab, mask, id, count)) return true;
     u64 cur = ((u64)id << 32) | count;
     u32 slot = hash_id(id) & mask;
     u32 age = 0;
-    u32 steps = 0;
+    u64 steps = 0;
     while (true) {
         ++steps;
-        if (age > mask || steps > 4u * slots) return false;
+        if (age > mask || steps > 4ull * slots) return false;
         u64 e = ld_volatile64(&tab[slot]);
         u32 at = ld_volatile(audit);
         u32 eid = (u32)(e >> 32), ec = (u32)e;
@@ -149,11 +172,22 @@ extern "C" __global__ void cpq_match(const u32* __restrict__ postings, const u32
         u32* qza = za + m.za_off;
         u32* qat = audit + q;
         u64* tab = tables + m.table_off;
-        for (u32 i = threadIdx.x; i < len; i += blockDim.x) {
-            const u32 id = __ldg(&postings[start + i]);
-            const u32 old = bm.add(id, w);
-            if (gate_update(qza, qat, m.bound, k, old, old + w)) {
-                if (!table_insert(tab, m.slots, id, old + w, qat)) atomicOr(&flags[q], FLAG_TABLE_FULL);
+        // UNROLL postings per thread in flight: the counter adds return the old count, so each
+        // is a round trip to L2; issuing several before using any hides that latency
+        for (u32 i0 = threadIdx.x; i0 < len; i0 += UNROLL * blockDim.x) {
+            u32 ids[UNROLL], olds[UNROLL];
+#pragma unroll
+            for (u32 j = 0; j < UNROLL; ++j) {
+                const u32 i = i0 + j * blockDim.x;
+                ids[j] = i < len ? __ldg(&postings[start + i]) : EMPTY_ID;
+            }
+#pragma unroll
+            for (u32 j = 0; j < UNROLL; ++j) olds[j] = ids[j] != EMPTY_ID ? bm.add(ids[j], w) : 0;
+#pragma unroll
+            for (u32 j = 0; j < UNROLL; ++j) {
+                if (ids[j] != EMPTY_ID && gate_update(qza, qat, m.bound, k, olds[j], olds[j] + w)) {
+                    if (!table_insert(tab, m.slots, ids[j], olds[j] + w, qat)) atomicOr(&flags[q], FLAG_TABLE_FULL);
+                }
             }
         }
     }

@@ -98,7 +98,10 @@ fn binary() -> std::path::PathBuf {
         return built;
     }
     let exe = std::env::current_exe().expect("test binary path");
-    exe.parent().and_then(|d| d.parent()).map(|d| d.join("bin").join("genie")).unwrap_or(built)
+    exe.parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("bin").join("genie"))
+        .unwrap_or(built)
 }
 
 fn command() -> Command {

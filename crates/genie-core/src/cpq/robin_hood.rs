@@ -37,10 +37,11 @@ pub fn hash_id(id: u32) -> u32 {
     h ^ (h >> 16)
 }
 
-/// Slots for a query: `factor * k * bound`, at most twice the objects, a power of two >= 16.
+/// Slots for a query: `factor * k * bound`, a power of two >= 16, and at most twice the objects
+/// at the default factor of 1.5 (a larger factor, as in a rerun, raises that cap with it).
 pub fn table_slots(k: u32, bound: u32, n: u32, factor: f64) -> usize {
     let want = (factor * f64::from(k) * f64::from(bound)).ceil() as u64;
-    let cap = 2 * u64::from(n).max(8);
+    let cap = (2.0 * f64::from(n.max(8)) * (factor / 1.5).max(1.0)).ceil() as u64;
     (want.min(cap).max(16) as usize).next_power_of_two()
 }
 
@@ -66,6 +67,11 @@ impl RobinHoodTable {
 
     /// Inserts or raises `(id, count)`; `audit` reads the current AuditThreshold for the expiry rule.
     pub fn insert(&self, id: u32, count: u32, audit: impl Fn() -> u32) -> Result<(), TableFull> {
+        // look the key up first: concurrent inserts and expiry break the Robin Hood ordering that
+        // would let a lookup stop early, and inserting without a lookup would multiply copies
+        if self.update(id, count) {
+            return Ok(());
+        }
         let mask = self.slots.len() - 1;
         let home = |key: u32| hash_id(key) as usize & mask;
         let mut cur = pack(id, count);
@@ -105,6 +111,34 @@ impl RobinHoodTable {
             slot = (slot + 1) & mask;
             age += 1;
         }
+    }
+
+    /// Raises an existing copy of `id` found on its probe path before the first empty slot.
+    fn update(&self, id: u32, count: u32) -> bool {
+        let mask = self.slots.len() - 1;
+        let mut slot = hash_id(id) as usize & mask;
+        for _ in 0..=mask {
+            let mut e = self.slots[slot].load(Ordering::SeqCst);
+            if e == EMPTY {
+                return false;
+            }
+            while id_of(e) == id {
+                if count_of(e) >= count {
+                    return true;
+                }
+                match self.slots[slot].compare_exchange(
+                    e,
+                    pack(id, count),
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                ) {
+                    Ok(_) => return true,
+                    Err(seen) => e = seen,
+                }
+            }
+            slot = (slot + 1) & mask;
+        }
+        false
     }
 
     fn cas(&self, slot: usize, old: u64, new: u64) -> bool {
