@@ -100,6 +100,8 @@ __device__ __forceinline__ bool gate_update(u32* za, u32* audit, u32 bound, u32 
 }
 
 // ---- Robin Hood hash table with expiry ----------------------------------------------------------
+// An entry whose count is below AT is free: ties of count AT - 1 come from the bitmap counter, so
+// the table need only keep what can end at or above the final AT (see cpq/robin_hood.rs).
 
 // Raises the count of an existing copy of `id` on its probe path (up to the first EMPTY slot).
 // 0: no copy found; 1: updated (or a copy already had this count or more).
@@ -133,7 +135,7 @@ __device__ bool table_insert(u64* tab, u32 slots, u32 id, u32 count, const u32* 
         u64 e = ld_volatile64(&tab[slot]);
         u32 at = ld_volatile(audit);
         u32 eid = (u32)(e >> 32), ec = (u32)e;
-        bool free_slot = (e == EMPTY_ENTRY) || (ec + 1 < at);
+        bool free_slot = (e == EMPTY_ENTRY) || (ec < at);
         if (free_slot || eid == (u32)(cur >> 32)) {
             if (!free_slot && ec >= (u32)cur) return true;
             if (atomicCAS(&tab[slot], e, cur) == e) return true;
@@ -142,7 +144,7 @@ __device__ bool table_insert(u64* tab, u32 slots, u32 id, u32 count, const u32* 
         u32 e_age = (slot - (hash_id(eid) & mask)) & mask;
         if (e_age < age) {
             if (atomicCAS(&tab[slot], e, cur) != e) continue;
-            if (ec + 1 < ld_volatile(audit)) return true;  // the evicted entry expired meanwhile
+            if (ec < ld_volatile(audit)) return true;  // the evicted entry expired meanwhile
             cur = e;
             age = e_age;
         }

@@ -109,9 +109,15 @@ fn robin_hood_reports_full_and_expiry_frees_slots() {
         t.insert(id, 5, || 1).unwrap();
     }
     assert!(t.insert(99, 5, || 1).is_err(), "a full table must say so");
-    // with AT = 7 every count-5 entry is below AT - 1 and counts as free
-    t.insert(99, 9, || 7).unwrap();
+    // with AT = 6 every count-5 entry is below AT and counts as free
+    t.insert(99, 9, || 6).unwrap();
     assert_eq!(t.get(99), Some(9));
+    // an entry at AT is live: with AT = 5 a full table of count-5 entries has no room
+    let live = RobinHoodTable::new(16);
+    for id in 0..16 {
+        live.insert(id, 5, || 1).unwrap();
+    }
+    assert!(live.insert(99, 9, || 5).is_err());
 }
 
 #[test]

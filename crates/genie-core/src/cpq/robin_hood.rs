@@ -1,6 +1,10 @@
 //! The c-PQ hash table (paper section III-C.2): open addressing with Robin Hood probing by age,
-//! lock-free (64-bit compare-and-swap on packed `(id, count)` entries), and the paper's expiry rule:
-//! an entry whose count is below `AT - 1` can no longer be a top-k candidate, so it counts as free.
+//! lock-free (64-bit compare-and-swap on packed `(id, count)` entries), and an expiry rule one step
+//! stronger than the paper's: an entry whose count is below `AT` counts as free. The paper keeps
+//! entries of count `AT - 1` because it takes ties from the table; extraction here takes ties of
+//! count `AT - 1` from the bitmap counter (deterministic order), so the table only has to keep
+//! entries that can end at or above the final AT, and an object that does re-enters on its last
+//! update.
 //!
 //! A key may end up stored twice (after an expired slot earlier in its chain is reused); extraction
 //! reads exact counts from the bitmap counter and removes duplicates, so this costs only space.
@@ -86,7 +90,7 @@ impl RobinHoodTable {
             }
             let e = self.slots[slot].load(Ordering::SeqCst);
             let at = audit();
-            let free = e == EMPTY || count_of(e).saturating_add(1) < at;
+            let free = e == EMPTY || count_of(e) < at;
             if free || id_of(e) == id_of(cur) {
                 if !free && count_of(e) >= count_of(cur) {
                     return Ok(());
@@ -102,7 +106,7 @@ impl RobinHoodTable {
                     continue;
                 }
                 // carry the evicted entry on, unless it expired meanwhile
-                if count_of(e).saturating_add(1) < audit() {
+                if count_of(e) < audit() {
                     return Ok(());
                 }
                 cur = e;

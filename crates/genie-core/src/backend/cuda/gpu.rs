@@ -22,7 +22,6 @@ const BLOCK: u32 = 256;
 /// Attempts for a query whose table filled or whose Gate lost a race.
 const MAX_ATTEMPTS: usize = 6;
 const FLAG_TABLE_FULL: u32 = 1;
-const DEFAULT_TABLE_FACTOR: f64 = 1.5;
 
 /// A CUDA context with the kernels loaded.
 pub(crate) struct Gpu {
@@ -111,7 +110,12 @@ struct Layout {
     zipper: u64,
 }
 
-fn layout(queries: &[PreparedQuery], n: u32, params: &SearchParams, factor: f64) -> Result<Layout> {
+fn layout(
+    queries: &[PreparedQuery],
+    slots_of: &[u64],
+    n: u32,
+    params: &SearchParams,
+) -> Result<Layout> {
     let mut l = Layout {
         meta: Vec::with_capacity(queries.len() * 8),
         bitmap_words: 0,
@@ -119,18 +123,14 @@ fn layout(queries: &[PreparedQuery], n: u32, params: &SearchParams, factor: f64)
         zipper: 0,
     };
     let cpq = params.method == Method::Cpq;
-    for q in queries {
+    for (q, &table) in queries.iter().zip(slots_of) {
         let bits = bits_for_bound(q.bound);
         let words = if cpq {
             (words_for(n, bits) as u64).next_multiple_of(4)
         } else {
             0
         };
-        let slots = if cpq {
-            table_slots(params.k, q.bound, n, factor) as u64
-        } else {
-            0
-        };
+        let slots = if cpq { table } else { 0 };
         let za_off = u32::try_from(l.zipper).map_err(|_| {
             GenieError::Capacity("ZipperArrays of one batch exceed 2^32 entries".into())
         })?;
@@ -152,6 +152,25 @@ fn layout(queries: &[PreparedQuery], n: u32, params: &SearchParams, factor: f64)
     Ok(l)
 }
 
+/// The table of a query whose table filled. Thousands of threads may pass the Gate before AT
+/// rises, all of one count, so a burst can need a slot per object it touches: the first rerun
+/// grows the table 16-fold, the next takes two slots per posting the query scans, which no run
+/// can fill (each insert adds at most one entry).
+fn grown_slots(index: &InvertedIndex, q: &PreparedQuery, slots: u64, attempt: usize) -> u64 {
+    let worst: u64 = q
+        .items
+        .iter()
+        .filter_map(|it| index.slice_of(it.lo, it.hi))
+        .map(|(a, b)| b - a)
+        .sum();
+    let worst = (2 * worst).max(16).next_power_of_two();
+    if attempt == 0 {
+        (slots * 16).min(worst).max(slots)
+    } else {
+        worst.max(slots)
+    }
+}
+
 /// The outcome of one run of a batch on the device.
 struct Run {
     hits: Vec<Vec<Hit>>,
@@ -169,14 +188,14 @@ impl GpuResident {
         &self,
         queries: &[PreparedQuery],
         params: &SearchParams,
-        factor: f64,
+        slots_of: &[u64],
     ) -> Result<Run> {
         let (gpu, s) = (&self.gpu, &self.stream);
         let n = self.index.num_objects();
         let nq = queries.len();
         let k = params.k;
         let kp = k.next_power_of_two();
-        let l = layout(queries, n, params, factor)?;
+        let l = layout(queries, slots_of, n, params)?;
         let wl = self.index.work_list(queries, params.sublist_len);
         let mut tasks: Vec<u32> = Vec::with_capacity(wl.tasks.len() * 6);
         for t in &wl.tasks {
@@ -367,18 +386,26 @@ impl ResidentIndex for GpuResident {
             .map_err(|_| GenieError::Internal("GPU stream lock poisoned".into()))?;
         let mut out: Vec<Vec<Hit>> = vec![Vec::new(); batch.len()];
         let mut pending: Vec<usize> = (0..batch.len()).collect();
-        let mut factor = params.table_factor;
+        let n = self.index.num_objects();
+        let mut slots: Vec<u64> = batch
+            .iter()
+            .map(|q| table_slots(params.k, q.bound, n, params.table_factor) as u64)
+            .collect();
         let mut last_flags = [0usize; 3];
         for attempt in 0..MAX_ATTEMPTS {
             let queries: Vec<PreparedQuery> = pending.iter().map(|&i| batch[i].clone()).collect();
-            let run = self.run_once(&queries, params, factor)?;
+            let pending_slots: Vec<u64> = pending.iter().map(|&i| slots[i]).collect();
+            let run = self.run_once(&queries, params, &pending_slots)?;
             let mut again = Vec::new();
             let mut table_full = false;
             for ((&i, hits), &flag) in pending.iter().zip(run.hits).zip(&run.flags) {
                 if flag == 0 {
                     out[i] = hits;
                 } else {
-                    table_full |= flag & FLAG_TABLE_FULL != 0;
+                    if flag & FLAG_TABLE_FULL != 0 {
+                        table_full = true;
+                        slots[i] = grown_slots(&self.index, &batch[i], slots[i], attempt);
+                    }
                     for (bit, n) in last_flags.iter_mut().enumerate() {
                         *n += usize::from(flag & (1 << bit) != 0);
                     }
@@ -394,10 +421,6 @@ impl ResidentIndex for GpuResident {
             );
             if let Ok(mut t) = self.times.lock() {
                 t.reruns += again.len() as u64;
-            }
-            if table_full {
-                // straight to at least the default size, which holds every live entry
-                factor = (factor * 4.0).max(DEFAULT_TABLE_FACTOR);
             }
             pending = again;
             if attempt + 1 < MAX_ATTEMPTS {
