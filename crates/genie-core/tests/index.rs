@@ -229,3 +229,33 @@ mod file {
         assert!(err.to_string().contains("/nonexistent/x.genie"));
     }
 }
+
+mod plugin {
+    use genie_core::{rerank, Hit, ObjectId, Verifier};
+
+    struct AbsDiff(Vec<f64>);
+    impl Verifier for AbsDiff {
+        type QueryInput = f64;
+        fn distance(&self, q: &f64, id: ObjectId) -> genie_core::Result<f64> {
+            Ok((self.0[id as usize] - q).abs())
+        }
+    }
+
+    #[test]
+    fn rerank_orders_by_distance_then_count_then_id() {
+        let v = AbsDiff(vec![5.0, 1.0, 3.0, 1.0]);
+        let cands = [
+            Hit { id: 0, count: 9 },
+            Hit { id: 1, count: 2 },
+            Hit { id: 3, count: 4 },
+            Hit { id: 2, count: 4 },
+        ];
+        let got: Vec<(u32, f64)> = rerank(&v, &1.0, &cands, 3)
+            .unwrap()
+            .iter()
+            .map(|h| (h.id, h.distance))
+            .collect();
+        // ids 1 and 3 tie at distance 0: the larger count (3) first
+        assert_eq!(got, vec![(3, 0.0), (1, 0.0), (2, 2.0)]);
+    }
+}
