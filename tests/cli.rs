@@ -220,7 +220,7 @@ fn device_gpu_without_gpu_is_an_error() {
     let f = Fixture::new();
     let out = f.search("queries.txt", "3", &["--device", "gpu"]);
     if out.status.success() {
-        println!("skipped: a usable GPU is present, so --device gpu succeeded");
+        skip("a usable GPU is present, so --device gpu succeeded");
         assert_eq!(stdout(&out), EXPECTED);
         return;
     }
@@ -587,4 +587,10 @@ fn quiet_build_prints_nothing() {
     assert_success(&out);
     assert_eq!(stderr(&out), "");
     assert!(Path::new(&f.path("q.genie")).exists());
+}
+
+/// Reports a skipped test on stderr past the test harness's capture.
+fn skip(reason: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }

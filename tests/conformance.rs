@@ -16,7 +16,10 @@ fn gpu() -> Option<Box<dyn Backend>> {
     match CudaBackend::new(0) {
         Ok(b) => Some(Box::new(b)),
         Err(e) => {
-            println!("skipped: {e}");
+            conformance::skip(format!(
+                "{} ({e})",
+                std::thread::current().name().unwrap_or("gpu")
+            ));
             None
         }
     }

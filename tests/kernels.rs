@@ -23,7 +23,7 @@ fn every_kernel_compiles_with_nvrtc() {
                     }
                 }
                 Err(GenieError::GpuUnavailable(reason)) if !required => {
-                    println!("skipped: {reason}");
+                    skip(reason);
                     return;
                 }
                 Err(e) => panic!("{} for {arch}: {e}", kernel.name()),
@@ -45,7 +45,13 @@ fn a_compile_error_names_the_kernel_and_carries_the_log() {
             assert_eq!(kernel, "broken.cu");
             assert!(log.contains("expected an expression"), "{log}");
         }
-        Err(GenieError::GpuUnavailable(reason)) => println!("skipped: {reason}"),
+        Err(GenieError::GpuUnavailable(reason)) => skip(reason),
         other => panic!("expected a compile error, got {other:?}"),
     }
+}
+
+/// Reports a skipped test on stderr past the test harness's capture.
+fn skip(reason: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }

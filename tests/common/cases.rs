@@ -292,9 +292,16 @@ pub fn ten_thousand_queries(backend: &dyn Backend) {
 /// 10M objects: large for a CI machine, so it runs when GENIE_LARGE_TESTS=1 (set on the device).
 pub fn ten_million_objects(backend: &dyn Backend) {
     if std::env::var("GENIE_LARGE_TESTS").ok().as_deref() != Some("1") {
-        println!("skipped: 10M-object case runs with GENIE_LARGE_TESTS=1");
+        skip("10M-object case runs with GENIE_LARGE_TESTS=1");
         return;
     }
     let (index, queries) = dims_case(5, 10_000_000, 16, 64, 64);
     check_against_cpu(backend, index, &queries, 100, "10M objects");
+}
+
+/// Reports a skipped test on stderr past the test harness's capture, so the reason shows in a
+/// plain `cargo test` run.
+pub fn skip(reason: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }
