@@ -14,7 +14,10 @@
 //
 // Per-query metadata (8 x u32): bitmap word offset (lo, hi), table slot offset (lo, hi),
 // ZipperArray offset, log2(bits per counter), table slots (a power of two), count bound.
-// A task (6 x u32): first posting (lo, hi), length, query, weight, unused.
+// Items of a batch (6 x u32): first posting (lo, hi), end posting (lo, hi), query, weight; and
+// `task_start`, nitems + 1 prefix sums of the sublists per item. Task t is sublist t - task_start[i]
+// of the item i with task_start[i] <= t < task_start[i + 1]: the (query, sublist) work list of
+// DESIGN.md section 2, derived on the device instead of copied.
 // Flags per query: 1 = hash table full, 2 = too many candidates, 4 = tie fill short; the host
 // reruns flagged queries (never a wrong answer).
 
@@ -153,6 +156,36 @@ __device__ bool table_insert(u64* tab, u32 slots, u32 id, u32 count, const u32* 
     }
 }
 
+// ---- the work list -------------------------------------------------------------------------------
+
+struct Task {
+    u64 start;
+    u32 len, query, weight;
+};
+
+// Block-uniform: thread 0 finds task t's item by binary search, the block reads it from shared memory.
+__device__ __forceinline__ Task load_task(const u32* items, const u32* task_start, u32 nitems, u32 sublist, u32 t) {
+    __shared__ Task s_task;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 lo = 0, hi = nitems;  // the last i with task_start[i] <= t
+        while (hi - lo > 1) {
+            const u32 mid = (lo + hi) >> 1;
+            if (task_start[mid] <= t) lo = mid; else hi = mid;
+        }
+        const u32* it = items + 6 * (u64)lo;
+        const u64 first = (u64)it[0] | ((u64)it[1] << 32);
+        const u64 end = (u64)it[2] | ((u64)it[3] << 32);
+        const u64 start = first + (u64)(t - task_start[lo]) * sublist;
+        s_task.start = start;
+        s_task.len = (u32)min((u64)sublist, end - start);
+        s_task.query = it[4];
+        s_task.weight = it[5];
+    }
+    __syncthreads();
+    return s_task;
+}
+
 // ---- kernels: c-PQ ------------------------------------------------------------------------------
 
 extern "C" __global__ void cpq_init(u64* tables, u64 total_slots, u32* audit, u32 nq) {
@@ -162,13 +195,14 @@ extern "C" __global__ void cpq_init(u64* tables, u64 total_slots, u32* audit, u3
     for (u64 q = i; q < nq; q += stride) audit[q] = 1;
 }
 
-extern "C" __global__ void cpq_match(const u32* __restrict__ postings, const u32* __restrict__ tasks, u32 ntasks,
+extern "C" __global__ void cpq_match(const u32* __restrict__ postings, const u32* __restrict__ items,
+                                     const u32* __restrict__ task_start, u32 nitems, u32 ntasks, u32 sublist,
                                      const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit, u64* tables,
                                      u32* flags, u32 k) {
     for (u32 t = blockIdx.x; t < ntasks; t += gridDim.x) {
-        const u32* T = tasks + 6 * (u64)t;
-        const u64 start = (u64)T[0] | ((u64)T[1] << 32);
-        const u32 len = T[2], q = T[3], w = T[4];
+        const Task task = load_task(items, task_start, nitems, sublist, t);
+        const u64 start = task.start;
+        const u32 len = task.len, q = task.query, w = task.weight;
         const QueryMeta m = load_meta(meta, q);
         const Bitmap bm = {bitmaps + m.bitmap_off, m.log_bits};
         u32* qza = za + m.za_off;
@@ -360,14 +394,14 @@ extern "C" __global__ void cpq_select(const u32* __restrict__ meta, u32* bitmaps
 
 // ---- kernels: count-table baseline ----------------------------------------------------------------
 
-extern "C" __global__ void ct_match(const u32* __restrict__ postings, const u32* __restrict__ tasks, u32 ntasks,
+extern "C" __global__ void ct_match(const u32* __restrict__ postings, const u32* __restrict__ items,
+                                    const u32* __restrict__ task_start, u32 nitems, u32 ntasks, u32 sublist,
                                     u32* counts, u32 n) {
     for (u32 t = blockIdx.x; t < ntasks; t += gridDim.x) {
-        const u32* T = tasks + 6 * (u64)t;
-        const u64 start = (u64)T[0] | ((u64)T[1] << 32);
-        const u32 len = T[2], q = T[3], w = T[4];
-        u32* qc = counts + (u64)q * n;
-        for (u32 i = threadIdx.x; i < len; i += blockDim.x) atomicAdd(&qc[__ldg(&postings[start + i])], w);
+        const Task task = load_task(items, task_start, nitems, sublist, t);
+        u32* qc = counts + (u64)task.query * n;
+        for (u32 i = threadIdx.x; i < task.len; i += blockDim.x)
+            atomicAdd(&qc[__ldg(&postings[task.start + i])], task.weight);
     }
 }
 

@@ -134,12 +134,8 @@ impl Engine {
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<Vec<Hit>>> {
         let prepared = self.index().prepare_all(queries)?;
-        let mut out = Vec::with_capacity(queries.len());
-        for range in self.plan_batches(&prepared, params) {
-            let done = range.end;
-            out.extend(self.resident.search_batch(&prepared[range], params)?);
-            progress(done);
-        }
-        Ok(out)
+        let batches = self.plan_batches(&prepared, params);
+        self.resident
+            .search_planned(&prepared, &batches, params, progress)
     }
 }

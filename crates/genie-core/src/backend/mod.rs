@@ -73,6 +73,23 @@ pub trait ResidentIndex: Send + Sync {
     /// Runs one batch; the result has one entry per query, in order.
     fn search_batch(&self, batch: &[PreparedQuery], params: &SearchParams)
         -> Result<Vec<Vec<Hit>>>;
+    /// Runs consecutive batches (`batches` are ranges of `prepared`) and returns the hits of all
+    /// queries in order, calling `progress(queries_done)` as batches finish. A GPU backend
+    /// overrides this to overlap one batch's copies with another's kernels.
+    fn search_planned(
+        &self,
+        prepared: &[PreparedQuery],
+        batches: &[std::ops::Range<usize>],
+        params: &SearchParams,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Vec<Hit>>> {
+        let mut out = Vec::with_capacity(prepared.len());
+        for range in batches {
+            out.extend(self.search_batch(&prepared[range.clone()], params)?);
+            progress(range.end);
+        }
+        Ok(out)
+    }
     /// Device time per stage summed over the batches since the last call (GPU backends).
     fn take_stage_times(&self) -> Option<StageTimes> {
         None

@@ -1,6 +1,12 @@
 //! The device side of the CUDA backend: one context and its compiled kernels ([`Gpu`]), an index
-//! uploaded once ([`GpuResident`]), and the run of one batch: lay out the per-query c-PQ buffers,
-//! copy the work list, clear, match, select, copy the top-k back, rerun flagged queries.
+//! uploaded once ([`GpuResident`]), and the pipelined run of a sequence of batches.
+//!
+//! Three streams: `up` copies a batch's items and metadata from pinned host memory, `compute`
+//! clears the counters and runs match and select, `down` copies the top-k back into pinned host
+//! memory. Two slots of input and output buffers alternate, so the host prepares batch i + 1 and
+//! `up` copies it while `compute` runs batch i and `down` returns batch i - 1. The counting
+//! buffers (bitmaps, tables, ZipperArrays) are used by `compute` alone and reused by every batch.
+//! Queries flagged by the kernels (full table, lost race) are rerun with a larger table.
 
 use super::kernels::{ptx_for, Kernel};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
@@ -9,8 +15,10 @@ use crate::error::{GenieError, Result};
 use crate::index::{InvertedIndex, PreparedQuery};
 use crate::model::Hit;
 use cudarc::driver::{
-    sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig,
+    PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
 };
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 fn cuda_err(e: impl std::fmt::Debug) -> GenieError {
@@ -19,9 +27,11 @@ fn cuda_err(e: impl std::fmt::Debug) -> GenieError {
 
 /// Threads per block of every kernel.
 const BLOCK: u32 = 256;
-/// Attempts for a query whose table filled or whose Gate lost a race.
-const MAX_ATTEMPTS: usize = 6;
+/// Runs of a flagged query before giving up (the third has a table no run can fill).
+const MAX_ATTEMPTS: usize = 4;
 const FLAG_TABLE_FULL: u32 = 1;
+/// Flagged queries rerun per batch.
+const RERUN_BATCH: usize = 64;
 
 /// A CUDA context with the kernels loaded.
 pub(crate) struct Gpu {
@@ -70,86 +80,100 @@ impl Gpu {
     }
 }
 
-/// An index resident on the GPU.
-pub(crate) struct GpuResident {
-    gpu: Arc<Gpu>,
-    stream: Arc<CudaStream>,
-    index: Arc<InvertedIndex>,
-    postings: CudaSlice<u32>,
-    times: Mutex<StageTimes>,
-    /// One batch at a time on the stream.
-    busy: Mutex<()>,
-}
-
-impl GpuResident {
-    pub(crate) fn new(gpu: Arc<Gpu>, index: Arc<InvertedIndex>) -> Result<Self> {
-        let stream = gpu.ctx.new_stream().map_err(cuda_err)?;
-        let host: &[u32] = if index.postings().is_empty() {
-            &[0]
-        } else {
-            index.postings()
-        };
-        let postings = stream.clone_htod(host).map_err(cuda_err)?;
-        stream.synchronize().map_err(cuda_err)?;
-        Ok(Self {
-            gpu,
-            stream,
-            index,
-            postings,
-            times: Mutex::default(),
-            busy: Mutex::new(()),
-        })
-    }
-}
-
-/// Per-query buffer layout of a batch (see the metadata comment in kernels/cpq.cu).
-struct Layout {
-    meta: Vec<u32>,
+/// The host-side plan of one batch (see the comments at the top of kernels/cpq.cu).
+struct Plan {
+    nq: usize,
+    /// items (6 x u32 each), then the task prefix sums (nitems + 1), then metadata (8 x u32 each).
+    input: Vec<u32>,
+    nitems: u32,
+    ntasks: u32,
     bitmap_words: u64,
     table_slots: u64,
     zipper: u64,
 }
 
-fn layout(
+impl Plan {
+    fn task_start_offset(&self) -> usize {
+        6 * self.nitems as usize
+    }
+    fn meta_offset(&self) -> usize {
+        self.task_start_offset() + self.nitems as usize + 1
+    }
+}
+
+fn plan(
+    index: &InvertedIndex,
     queries: &[PreparedQuery],
     slots_of: &[u64],
-    n: u32,
     params: &SearchParams,
-) -> Result<Layout> {
-    let mut l = Layout {
-        meta: Vec::with_capacity(queries.len() * 8),
-        bitmap_words: 0,
-        table_slots: 0,
-        zipper: 0,
-    };
+) -> Result<Plan> {
+    let n = index.num_objects();
     let cpq = params.method == Method::Cpq;
-    for (q, &table) in queries.iter().zip(slots_of) {
+    let sublist = u64::from(params.sublist_len.max(1));
+    let (mut items, mut task_start, mut meta) = (
+        Vec::new(),
+        vec![0u32],
+        Vec::with_capacity(queries.len() * 8),
+    );
+    let (mut ntasks, mut bitmap_words, mut tables, mut zipper) = (0u64, 0u64, 0u64, 0u64);
+    for (qi, (q, &slots)) in queries.iter().zip(slots_of).enumerate() {
+        for it in &q.items {
+            let Some((a, b)) = index.slice_of(it.lo, it.hi).filter(|(a, b)| b > a) else {
+                continue;
+            };
+            items.extend_from_slice(&[
+                a as u32,
+                (a >> 32) as u32,
+                b as u32,
+                (b >> 32) as u32,
+                qi as u32,
+                it.weight,
+            ]);
+            ntasks += (b - a).div_ceil(sublist);
+            task_start
+                .push(u32::try_from(ntasks).map_err(|_| cap("more than 2^32 tasks in one batch"))?);
+        }
         let bits = bits_for_bound(q.bound);
         let words = if cpq {
             (words_for(n, bits) as u64).next_multiple_of(4)
         } else {
             0
         };
-        let slots = if cpq { table } else { 0 };
-        let za_off = u32::try_from(l.zipper).map_err(|_| {
-            GenieError::Capacity("ZipperArrays of one batch exceed 2^32 entries".into())
-        })?;
-        let (b, t) = (l.bitmap_words, l.table_slots);
-        l.meta.extend_from_slice(&[
-            b as u32,
-            (b >> 32) as u32,
-            t as u32,
-            (t >> 32) as u32,
-            za_off,
+        let slots = if cpq { slots } else { 0 };
+        let za = u32::try_from(zipper)
+            .map_err(|_| cap("ZipperArrays of one batch exceed 2^32 entries"))?;
+        let (bw, tb) = (bitmap_words, tables);
+        meta.extend_from_slice(&[
+            bw as u32,
+            (bw >> 32) as u32,
+            tb as u32,
+            (tb >> 32) as u32,
+            za,
             bits.trailing_zeros(),
             slots as u32,
             q.bound,
         ]);
-        l.bitmap_words += words;
-        l.table_slots += slots;
-        l.zipper += u64::from(q.bound) + 2;
+        bitmap_words += words;
+        tables += slots;
+        zipper += u64::from(q.bound) + 2;
     }
-    Ok(l)
+    let nitems = (items.len() / 6) as u32;
+    let mut input = items;
+    input.extend_from_slice(&task_start);
+    input.extend_from_slice(&meta);
+    Ok(Plan {
+        nq: queries.len(),
+        input,
+        nitems,
+        ntasks: ntasks as u32,
+        bitmap_words,
+        table_slots: tables,
+        zipper,
+    })
+}
+
+fn cap(what: &str) -> GenieError {
+    GenieError::Capacity(what.into())
 }
 
 /// The table of a query whose table filled. Thousands of threads may pass the Gate before AT
@@ -171,10 +195,107 @@ fn grown_slots(index: &InvertedIndex, q: &PreparedQuery, slots: u64, attempt: us
     }
 }
 
-/// The outcome of one run of a batch on the device.
-struct Run {
-    hits: Vec<Vec<Hit>>,
-    flags: Vec<u32>,
+/// A device buffer that grows, never shrinks.
+struct Grow<T>(Option<CudaSlice<T>>);
+
+impl<T: DeviceRepr + ValidAsZeroBits> Grow<T> {
+    fn get(&mut self, s: &Arc<CudaStream>, len: usize) -> Result<&mut CudaSlice<T>> {
+        let len = len.max(1);
+        if self.0.as_ref().is_none_or(|b| b.len() < len) {
+            self.0 = None; // free first
+                           // SAFETY: callers clear or fully write the part they read.
+            self.0 = Some(unsafe { s.alloc::<T>(len) }.map_err(cuda_err)?);
+        }
+        self.0
+            .as_mut()
+            .ok_or_else(|| GenieError::Internal("buffer".into()))
+    }
+}
+
+/// A pinned host buffer that grows.
+struct Pinned<T>(Option<PinnedHostSlice<T>>);
+
+impl<T: DeviceRepr + ValidAsZeroBits> Pinned<T> {
+    /// `write_combined` suits buffers the host only writes (uploads); read-back buffers use flags 0.
+    fn get(
+        &mut self,
+        ctx: &Arc<CudaContext>,
+        len: usize,
+        write_combined: bool,
+    ) -> Result<&mut PinnedHostSlice<T>> {
+        let len = len.max(1);
+        if self.0.as_ref().is_none_or(|b| b.len() < len) {
+            self.0 = None;
+            let flags = if write_combined {
+                sys::CU_MEMHOSTALLOC_WRITECOMBINED
+            } else {
+                0
+            };
+            // SAFETY: written before any copy reads it.
+            self.0 =
+                Some(unsafe { ctx.alloc_pinned_with_flags::<T>(len, flags) }.map_err(cuda_err)?);
+        }
+        self.0
+            .as_mut()
+            .ok_or_else(|| GenieError::Internal("pinned buffer".into()))
+    }
+}
+
+/// Input and output buffers of one batch in flight.
+struct Slot {
+    h_in: Pinned<u32>,
+    d_in: Grow<u32>,
+    d_keys: Grow<u64>,
+    d_counts: Grow<u32>,
+    d_flags: Grow<u32>,
+    h_keys: Pinned<u64>,
+    h_counts: Pinned<u32>,
+    h_flags: Pinned<u32>,
+    /// compute finished reading this slot's inputs
+    consumed: Option<CudaEvent>,
+    /// (first query, queries, kp) of the batch whose results are on their way back
+    batch: Option<(usize, usize, usize)>,
+    events: Vec<CudaEvent>,
+}
+
+impl Slot {
+    fn new() -> Self {
+        Self {
+            h_in: Pinned(None),
+            d_in: Grow(None),
+            d_keys: Grow(None),
+            d_counts: Grow(None),
+            d_flags: Grow(None),
+            h_keys: Pinned(None),
+            h_counts: Pinned(None),
+            h_flags: Pinned(None),
+            consumed: None,
+            batch: None,
+            events: Vec::new(),
+        }
+    }
+}
+
+/// Everything the stream work touches, behind one lock.
+struct State {
+    up: Arc<CudaStream>,
+    compute: Arc<CudaStream>,
+    down: Arc<CudaStream>,
+    bitmaps: Grow<u32>,
+    tables: Grow<u64>,
+    zipper: Grow<u32>,
+    audit: Grow<u32>,
+    counts: Grow<u32>,
+    slots: [Slot; 2],
+    times: StageTimes,
+}
+
+/// An index resident on the GPU.
+pub(crate) struct GpuResident {
+    gpu: Arc<Gpu>,
+    index: Arc<InvertedIndex>,
+    postings: CudaSlice<u32>,
+    state: Mutex<State>,
 }
 
 fn timing_event(stream: &CudaStream) -> Result<CudaEvent> {
@@ -184,186 +305,326 @@ fn timing_event(stream: &CudaStream) -> Result<CudaEvent> {
 }
 
 impl GpuResident {
-    fn run_once(
-        &self,
-        queries: &[PreparedQuery],
-        params: &SearchParams,
-        slots_of: &[u64],
-    ) -> Result<Run> {
-        let (gpu, s) = (&self.gpu, &self.stream);
-        let n = self.index.num_objects();
-        let nq = queries.len();
-        let k = params.k;
-        let kp = k.next_power_of_two();
-        let l = layout(queries, slots_of, n, params)?;
-        let wl = self.index.work_list(queries, params.sublist_len);
-        let mut tasks: Vec<u32> = Vec::with_capacity(wl.tasks.len() * 6);
-        for t in &wl.tasks {
-            tasks.extend_from_slice(&[
-                t.start as u32,
-                (t.start >> 32) as u32,
-                t.len,
-                t.query,
-                t.weight,
-                0,
-            ]);
-        }
-        let ntasks = u32::try_from(wl.tasks.len())
-            .map_err(|_| GenieError::Capacity("more than 2^32 tasks in one batch".into()))?;
-        tasks.resize(tasks.len().max(6), 0);
+    pub(crate) fn new(gpu: Arc<Gpu>, index: Arc<InvertedIndex>) -> Result<Self> {
+        let new_stream = || gpu.ctx.new_stream().map_err(cuda_err);
+        let (up, compute, down) = (new_stream()?, new_stream()?, new_stream()?);
+        let host: &[u32] = if index.postings().is_empty() {
+            &[0]
+        } else {
+            index.postings()
+        };
+        let postings = up.clone_htod(host).map_err(cuda_err)?;
+        up.synchronize().map_err(cuda_err)?;
+        let state = State {
+            up,
+            compute,
+            down,
+            bitmaps: Grow(None),
+            tables: Grow(None),
+            zipper: Grow(None),
+            audit: Grow(None),
+            counts: Grow(None),
+            slots: [Slot::new(), Slot::new()],
+            times: StageTimes::default(),
+        };
+        Ok(Self {
+            gpu,
+            index,
+            postings,
+            state: Mutex::new(state),
+        })
+    }
 
-        let e0 = timing_event(s)?;
-        let tasks_d = s.clone_htod(&tasks).map_err(cuda_err)?;
-        let meta_d = s.clone_htod(&l.meta).map_err(cuda_err)?;
-        let e1 = timing_event(s)?;
-        let flags = s.alloc_zeros::<u32>(nq).map_err(cuda_err)?;
-        let out_count = s.alloc_zeros::<u32>(nq).map_err(cuda_err)?;
-        // SAFETY: every key a query returns is written by the select kernel before it is counted.
-        let keys = unsafe { s.alloc::<u64>(nq * kp as usize) }.map_err(cuda_err)?;
-        let zipper = s
-            .alloc_zeros::<u32>(l.zipper.max(1) as usize)
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, State>> {
+        self.state
+            .lock()
+            .map_err(|_| GenieError::Internal("GPU state lock poisoned".into()))
+    }
+
+    /// Copies a batch in and launches its kernels; its results arrive in the slot's pinned buffers.
+    fn launch(
+        &self,
+        st: &mut State,
+        si: usize,
+        p: &Plan,
+        first: usize,
+        params: &SearchParams,
+    ) -> Result<()> {
+        let gpu = &self.gpu;
+        let State {
+            up,
+            compute,
+            down,
+            bitmaps,
+            tables,
+            zipper,
+            audit,
+            counts,
+            slots,
+            times,
+        } = st;
+        let slot = &mut slots[si];
+        let (nq, k, n) = (p.nq, params.k, self.index.num_objects());
+        let kp = k.next_power_of_two() as usize;
+
+        // up: the batch's items, task prefix sums and metadata
+        let h_in = slot.h_in.get(&gpu.ctx, p.input.len(), true)?;
+        h_in.as_mut_slice().map_err(cuda_err)?[..p.input.len()].copy_from_slice(&p.input);
+        let cap = h_in.len();
+        let d_in = slot.d_in.get(up, cap)?;
+        if let Some(e) = slot.consumed.take() {
+            up.wait(&e).map_err(cuda_err)?;
+        }
+        let e0 = timing_event(up)?;
+        up.memcpy_htod(h_in, d_in).map_err(cuda_err)?;
+        let e1 = timing_event(up)?;
+        compute.wait(&e1).map_err(cuda_err)?;
+
+        // compute: clear, match, select
+        let d_keys = slot.d_keys.get(compute, nq * kp)?;
+        let d_counts = slot.d_counts.get(compute, nq)?;
+        let d_flags = slot.d_flags.get(compute, nq)?;
+        compute
+            .memset_zeros(&mut d_flags.slice_mut(..nq))
             .map_err(cuda_err)?;
-        let nq32 = nq as u32;
-        let grid_tasks = ntasks.clamp(1, 1 << 22);
+        compute
+            .memset_zeros(&mut d_counts.slice_mut(..nq))
+            .map_err(cuda_err)?;
+        let za = zipper.get(compute, p.zipper as usize)?;
+        compute
+            .memset_zeros(&mut za.slice_mut(..p.zipper.max(1) as usize))
+            .map_err(cuda_err)?;
+        let items = d_in.slice(..p.task_start_offset().max(1));
+        let task_start = d_in.slice(p.task_start_offset()..p.meta_offset());
+        let meta = d_in.slice(p.meta_offset()..p.meta_offset() + 8 * nq);
+        let (nq32, kp32) = (nq as u32, kp as u32);
         let cfg = |blocks: u32| LaunchConfig {
             grid_dim: (blocks.max(1), 1, 1),
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut batch_bytes = (tasks.len() * 4 + l.meta.len() * 4 + nq * 8 + nq * kp as usize * 8)
-            as u64
-            + l.zipper * 4;
+        let grid_tasks = p.ntasks.clamp(1, 1 << 22);
+        let sublist = params.sublist_len.max(1);
+        let mut batch_bytes = (cap * 4 + nq * (kp * 8 + 8)) as u64 + p.zipper * 4;
         let (e2, e3);
+        // SAFETY (all launches): argument types and order match kernels/cpq.cu; every buffer is at
+        // least as large as the plan's offsets and counts say, and the kernels index no further.
         match params.method {
             Method::Cpq => {
-                let bitmaps = s
-                    .alloc_zeros::<u32>(l.bitmap_words.max(1) as usize)
+                let bm = bitmaps.get(compute, p.bitmap_words as usize)?;
+                compute
+                    .memset_zeros(&mut bm.slice_mut(..p.bitmap_words.max(1) as usize))
                     .map_err(cuda_err)?;
-                // SAFETY: cpq_init writes every slot and every AuditThreshold before use.
-                let tables =
-                    unsafe { s.alloc::<u64>(l.table_slots.max(1) as usize) }.map_err(cuda_err)?;
-                let audit = unsafe { s.alloc::<u32>(nq) }.map_err(cuda_err)?;
-                batch_bytes += l.bitmap_words * 4 + l.table_slots * 8 + nq as u64 * 4;
-                let total_slots = l.table_slots;
-                let init_blocks =
-                    (total_slots.max(nq as u64).div_ceil(u64::from(BLOCK))).min(1 << 16) as u32;
-                // SAFETY (all launches): argument types and order match kernels/cpq.cu; every
-                // buffer is sized by `layout` and the work list as the kernels index it.
+                let tab = tables.get(compute, p.table_slots as usize)?;
+                let at = audit.get(compute, nq)?;
+                batch_bytes += p.bitmap_words * 4 + p.table_slots * 8 + nq as u64 * 4;
+                let total_slots = p.table_slots;
+                let init_blocks = total_slots
+                    .max(nq as u64)
+                    .div_ceil(u64::from(BLOCK))
+                    .min(1 << 16) as u32;
                 unsafe {
-                    s.launch_builder(&gpu.cpq_init)
-                        .arg(&tables)
+                    compute
+                        .launch_builder(&gpu.cpq_init)
+                        .arg(&mut *tab)
                         .arg(&total_slots)
-                        .arg(&audit)
+                        .arg(&mut *at)
                         .arg(&nq32)
                         .launch(cfg(init_blocks))
                         .map_err(cuda_err)?;
-                    if ntasks > 0 {
-                        s.launch_builder(&gpu.cpq_match)
+                    if p.ntasks > 0 {
+                        compute
+                            .launch_builder(&gpu.cpq_match)
                             .arg(&self.postings)
-                            .arg(&tasks_d)
-                            .arg(&ntasks)
-                            .arg(&meta_d)
-                            .arg(&bitmaps)
-                            .arg(&zipper)
-                            .arg(&audit)
-                            .arg(&tables)
-                            .arg(&flags)
+                            .arg(&items)
+                            .arg(&task_start)
+                            .arg(&p.nitems)
+                            .arg(&p.ntasks)
+                            .arg(&sublist)
+                            .arg(&meta)
+                            .arg(&mut *bm)
+                            .arg(&mut *za)
+                            .arg(&mut *at)
+                            .arg(&mut *tab)
+                            .arg(&mut *d_flags)
                             .arg(&k)
                             .launch(cfg(grid_tasks))
                             .map_err(cuda_err)?;
                     }
                 }
-                e2 = timing_event(s)?;
+                e2 = timing_event(compute)?;
                 unsafe {
-                    s.launch_builder(&gpu.cpq_select)
-                        .arg(&meta_d)
-                        .arg(&bitmaps)
-                        .arg(&audit)
-                        .arg(&tables)
+                    compute
+                        .launch_builder(&gpu.cpq_select)
+                        .arg(&meta)
+                        .arg(&mut *bm)
+                        .arg(&*at)
+                        .arg(&*tab)
                         .arg(&nq32)
                         .arg(&n)
                         .arg(&k)
-                        .arg(&kp)
-                        .arg(&keys)
-                        .arg(&out_count)
-                        .arg(&flags)
+                        .arg(&kp32)
+                        .arg(&mut *d_keys)
+                        .arg(&mut *d_counts)
+                        .arg(&mut *d_flags)
                         .launch(cfg(nq32))
                         .map_err(cuda_err)?;
                 }
-                e3 = timing_event(s)?;
+                e3 = timing_event(compute)?;
             }
             Method::CountTable => {
-                let counts = s
-                    .alloc_zeros::<u32>((nq * n as usize).max(1))
+                let len = (nq * n as usize).max(1);
+                let c = counts.get(compute, len)?;
+                compute
+                    .memset_zeros(&mut c.slice_mut(..len))
                     .map_err(cuda_err)?;
-                batch_bytes += nq as u64 * u64::from(n) * 4;
+                batch_bytes += len as u64 * 4;
                 unsafe {
-                    if ntasks > 0 {
-                        s.launch_builder(&gpu.ct_match)
+                    if p.ntasks > 0 {
+                        compute
+                            .launch_builder(&gpu.ct_match)
                             .arg(&self.postings)
-                            .arg(&tasks_d)
-                            .arg(&ntasks)
-                            .arg(&counts)
+                            .arg(&items)
+                            .arg(&task_start)
+                            .arg(&p.nitems)
+                            .arg(&p.ntasks)
+                            .arg(&sublist)
+                            .arg(&mut *c)
                             .arg(&n)
                             .launch(cfg(grid_tasks))
                             .map_err(cuda_err)?;
                     }
                 }
-                e2 = timing_event(s)?;
+                e2 = timing_event(compute)?;
                 unsafe {
-                    s.launch_builder(&gpu.ct_select)
-                        .arg(&meta_d)
-                        .arg(&counts)
-                        .arg(&zipper)
+                    compute
+                        .launch_builder(&gpu.ct_select)
+                        .arg(&meta)
+                        .arg(&*c)
+                        .arg(&mut *za)
                         .arg(&nq32)
                         .arg(&n)
                         .arg(&k)
-                        .arg(&kp)
-                        .arg(&keys)
-                        .arg(&out_count)
-                        .arg(&flags)
+                        .arg(&kp32)
+                        .arg(&mut *d_keys)
+                        .arg(&mut *d_counts)
+                        .arg(&mut *d_flags)
                         .launch(cfg(nq32))
                         .map_err(cuda_err)?;
                 }
-                e3 = timing_event(s)?;
+                e3 = timing_event(compute)?;
             }
         }
-        let flags_h = s.clone_dtoh(&flags).map_err(cuda_err)?;
-        let counts_h = s.clone_dtoh(&out_count).map_err(cuda_err)?;
-        let keys_h = s.clone_dtoh(&keys).map_err(cuda_err)?;
-        let e4 = timing_event(s)?;
-        s.synchronize().map_err(cuda_err)?;
-        gpu.ctx.check_err().map_err(cuda_err)?;
-        {
+        slot.consumed = Some(compute.record_event(None).map_err(cuda_err)?);
+
+        // down: the top-k, counts and flags
+        down.wait(&e3).map_err(cuda_err)?;
+        let h_keys = slot.h_keys.get(&gpu.ctx, nq * kp, false)?;
+        down.memcpy_dtoh(&d_keys.slice(..nq * kp), h_keys)
+            .map_err(cuda_err)?;
+        let h_counts = slot.h_counts.get(&gpu.ctx, nq, false)?;
+        down.memcpy_dtoh(&d_counts.slice(..nq), h_counts)
+            .map_err(cuda_err)?;
+        let h_flags = slot.h_flags.get(&gpu.ctx, nq, false)?;
+        down.memcpy_dtoh(&d_flags.slice(..nq), h_flags)
+            .map_err(cuda_err)?;
+        let e4 = timing_event(down)?;
+        slot.events = vec![e0, e1, e2, e3, e4];
+        slot.batch = Some((first, nq, kp));
+        times.batches += 1;
+        times.peak_batch_bytes = times.peak_batch_bytes.max(batch_bytes);
+        Ok(())
+    }
+
+    /// Waits for slot `si`'s batch and moves its hits and flags into `out` and `flags`.
+    fn finish(
+        &self,
+        st: &mut State,
+        si: usize,
+        out: &mut [Vec<Hit>],
+        flags: &mut [u32],
+    ) -> Result<()> {
+        let State { slots, times, .. } = st;
+        let slot = &mut slots[si];
+        let Some((first, nq, kp)) = slot.batch.take() else {
+            return Ok(());
+        };
+        let missing = || GenieError::Internal("result buffers missing".into());
+        let keys = slot
+            .h_keys
+            .0
+            .as_ref()
+            .ok_or_else(missing)?
+            .as_slice()
+            .map_err(cuda_err)?;
+        let counts = slot
+            .h_counts
+            .0
+            .as_ref()
+            .ok_or_else(missing)?
+            .as_slice()
+            .map_err(cuda_err)?;
+        let fl = slot
+            .h_flags
+            .0
+            .as_ref()
+            .ok_or_else(missing)?
+            .as_slice()
+            .map_err(cuda_err)?;
+        for q in 0..nq {
+            flags[first + q] = fl[q];
+            let got = &keys[q * kp..q * kp + (counts[q] as usize).min(kp)];
+            out[first + q] = got
+                .iter()
+                .map(|&key| Hit {
+                    id: key as u32,
+                    count: !((key >> 32) as u32),
+                })
+                .collect();
+        }
+        if let [e0, e1, e2, e3, e4] = &slot.events[..] {
             let ms =
                 |a: &CudaEvent, b: &CudaEvent| a.elapsed_ms(b).map(f64::from).map_err(cuda_err);
-            let mut t = self
-                .times
-                .lock()
-                .map_err(|_| GenieError::Internal("stage timer poisoned".into()))?;
-            t.transfer_in_ms += ms(&e0, &e1)?;
-            t.match_ms += ms(&e1, &e2)?;
-            t.select_ms += ms(&e2, &e3)?;
-            t.transfer_out_ms += ms(&e3, &e4)?;
-            t.batches += 1;
-            t.peak_batch_bytes = t.peak_batch_bytes.max(batch_bytes);
+            times.transfer_in_ms += ms(e0, e1)?;
+            times.match_ms += ms(e1, e2)?;
+            times.select_ms += ms(e2, e3)?;
+            times.transfer_out_ms += ms(e3, e4)?;
         }
-        let hits = (0..nq)
-            .map(|q| {
-                let base = q * kp as usize;
-                keys_h[base..base + counts_h[q] as usize]
-                    .iter()
-                    .map(|&key| Hit {
-                        id: key as u32,
-                        count: !((key >> 32) as u32),
-                    })
-                    .collect()
-            })
-            .collect();
-        Ok(Run {
-            hits,
-            flags: flags_h,
-        })
+        Ok(())
+    }
+
+    /// Runs `batches` of `queries` through the pipeline; returns hits and flags per query.
+    fn run(
+        &self,
+        st: &mut State,
+        queries: &[PreparedQuery],
+        batches: &[Range<usize>],
+        slots_of: &[u64],
+        params: &SearchParams,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<(Vec<Vec<Hit>>, Vec<u32>)> {
+        let mut out = vec![Vec::new(); queries.len()];
+        let mut flags = vec![0u32; queries.len()];
+        for (b, range) in batches.iter().enumerate() {
+            // host work for this batch overlaps the device work of the previous one
+            let p = plan(
+                &self.index,
+                &queries[range.clone()],
+                &slots_of[range.clone()],
+                params,
+            )?;
+            self.launch(st, b % 2, &p, range.start, params)?;
+            if b > 0 {
+                self.finish(st, (b - 1) % 2, &mut out, &mut flags)?;
+                progress(batches[b - 1].end);
+            }
+        }
+        if let Some(last) = batches.last() {
+            self.finish(st, (batches.len() - 1) % 2, &mut out, &mut flags)?;
+            progress(last.end);
+        }
+        self.gpu.ctx.check_err().map_err(cuda_err)?;
+        Ok((out, flags))
     }
 }
 
@@ -377,66 +638,81 @@ impl ResidentIndex for GpuResident {
         batch: &[PreparedQuery],
         params: &SearchParams,
     ) -> Result<Vec<Vec<Hit>>> {
-        if params.k == 0 || batch.is_empty() {
-            return Ok(vec![Vec::new(); batch.len()]);
+        let whole = std::iter::once(0..batch.len()).collect::<Vec<_>>();
+        self.search_planned(batch, &whole, params, &mut |_| {})
+    }
+
+    fn search_planned(
+        &self,
+        prepared: &[PreparedQuery],
+        batches: &[Range<usize>],
+        params: &SearchParams,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Vec<Hit>>> {
+        if params.k == 0 || prepared.is_empty() {
+            progress(prepared.len());
+            return Ok(vec![Vec::new(); prepared.len()]);
         }
-        let _busy = self
-            .busy
-            .lock()
-            .map_err(|_| GenieError::Internal("GPU stream lock poisoned".into()))?;
-        let mut out: Vec<Vec<Hit>> = vec![Vec::new(); batch.len()];
-        let mut pending: Vec<usize> = (0..batch.len()).collect();
+        let mut st = self.lock()?;
         let n = self.index.num_objects();
-        let mut slots: Vec<u64> = batch
+        let mut slots: Vec<u64> = prepared
             .iter()
             .map(|q| table_slots(params.k, q.bound, n, params.table_factor) as u64)
             .collect();
-        let mut last_flags = [0usize; 3];
+        let (mut out, mut flags) =
+            self.run(&mut st, prepared, batches, &slots, params, progress)?;
+        let mut pending: Vec<usize> = (0..prepared.len()).filter(|&i| flags[i] != 0).collect();
         for attempt in 0..MAX_ATTEMPTS {
-            let queries: Vec<PreparedQuery> = pending.iter().map(|&i| batch[i].clone()).collect();
-            let pending_slots: Vec<u64> = pending.iter().map(|&i| slots[i]).collect();
-            let run = self.run_once(&queries, params, &pending_slots)?;
-            let mut again = Vec::new();
-            let mut table_full = false;
-            for ((&i, hits), &flag) in pending.iter().zip(run.hits).zip(&run.flags) {
-                if flag == 0 {
-                    out[i] = hits;
-                } else {
-                    if flag & FLAG_TABLE_FULL != 0 {
-                        table_full = true;
-                        slots[i] = grown_slots(&self.index, &batch[i], slots[i], attempt);
-                    }
-                    for (bit, n) in last_flags.iter_mut().enumerate() {
-                        *n += usize::from(flag & (1 << bit) != 0);
-                    }
-                    again.push(i);
+            if pending.is_empty() {
+                break;
+            }
+            st.times.reruns += pending.len() as u64;
+            for &i in &pending {
+                if flags[i] & FLAG_TABLE_FULL != 0 {
+                    slots[i] = grown_slots(&self.index, &prepared[i], slots[i], attempt);
                 }
             }
-            if again.is_empty() {
-                return Ok(out);
-            }
             log::debug!(
-                "attempt {attempt}: rerunning {} queries (table full: {table_full})",
-                again.len()
+                "rerun {attempt}: {} queries ({})",
+                pending.len(),
+                describe_flags(&flags, &pending)
             );
-            if let Ok(mut t) = self.times.lock() {
-                t.reruns += again.len() as u64;
+            let sub: Vec<PreparedQuery> = pending.iter().map(|&i| prepared[i].clone()).collect();
+            let sub_slots: Vec<u64> = pending.iter().map(|&i| slots[i]).collect();
+            let ranges: Vec<Range<usize>> = (0..sub.len())
+                .step_by(RERUN_BATCH)
+                .map(|a| a..(a + RERUN_BATCH).min(sub.len()))
+                .collect();
+            let (hits, sub_flags) =
+                self.run(&mut st, &sub, &ranges, &sub_slots, params, &mut |_| {})?;
+            for ((&i, h), f) in pending.iter().zip(hits).zip(sub_flags) {
+                flags[i] = f;
+                out[i] = h;
             }
-            pending = again;
-            if attempt + 1 < MAX_ATTEMPTS {
-                last_flags = [0; 3];
-            }
+            pending.retain(|&i| flags[i] != 0);
+        }
+        if pending.is_empty() {
+            return Ok(out);
         }
         Err(GenieError::Internal(format!(
-            "{} queries still flagged after {MAX_ATTEMPTS} runs (table full {}, too many candidates {}, tie fill short {})",
+            "{} queries still flagged after {MAX_ATTEMPTS} reruns ({})",
             pending.len(),
-            last_flags[0],
-            last_flags[1],
-            last_flags[2]
+            describe_flags(&flags, &pending)
         )))
     }
 
     fn take_stage_times(&self) -> Option<StageTimes> {
-        self.times.lock().ok().map(|mut t| std::mem::take(&mut *t))
+        self.lock().ok().map(|mut st| std::mem::take(&mut st.times))
     }
+}
+
+/// How many of `pending` carry each flag.
+fn describe_flags(flags: &[u32], pending: &[usize]) -> String {
+    let count = |bit: u32| pending.iter().filter(|&&i| flags[i] & bit != 0).count();
+    format!(
+        "table full {}, too many candidates {}, tie fill short {}",
+        count(1),
+        count(2),
+        count(4)
+    )
 }
