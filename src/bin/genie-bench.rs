@@ -229,7 +229,7 @@ fn main() -> Result<()> {
                 bail!("GPU count table and GPU c-PQ differ on {nq} queries");
             }
         }
-        if reference.as_ref().map_or(true, |r| r.len() < hits.len()) {
+        if reference.as_ref().is_none_or(|r| r.len() < hits.len()) {
             reference = Some(hits);
         }
     }
