@@ -46,8 +46,10 @@ impl Engine {
 
     /// An engine on a given backend.
     pub fn with_backend(index: Arc<InvertedIndex>, backend: &dyn Backend) -> Result<Self> {
+        // upload first: a GPU's budget is a share of the memory left beside the index
+        let resident = backend.upload(index)?;
         Ok(Self {
-            resident: backend.upload(index)?,
+            resident,
             backend_name: backend.name(),
             budget: backend.memory_budget(),
         })

@@ -290,6 +290,21 @@ struct State {
     times: StageTimes,
 }
 
+impl State {
+    /// Frees the counting buffers of the other method, so that memory serves the one in use.
+    fn keep_buffers_of(&mut self, method: Method) -> Result<()> {
+        self.compute.synchronize().map_err(cuda_err)?;
+        match method {
+            Method::Cpq => self.counts.0 = None,
+            Method::CountTable => {
+                self.bitmaps.0 = None;
+                self.tables.0 = None;
+            }
+        }
+        self.compute.synchronize().map_err(cuda_err)
+    }
+}
+
 /// An index resident on the GPU.
 pub(crate) struct GpuResident {
     gpu: Arc<Gpu>,
@@ -654,6 +669,7 @@ impl ResidentIndex for GpuResident {
             return Ok(vec![Vec::new(); prepared.len()]);
         }
         let mut st = self.lock()?;
+        st.keep_buffers_of(params.method)?;
         let n = self.index.num_objects();
         let mut slots: Vec<u64> = prepared
             .iter()

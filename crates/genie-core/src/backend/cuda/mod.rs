@@ -66,7 +66,8 @@ pub fn cuda_probe() -> std::result::Result<(), String> {
 pub struct CudaBackend {
     #[cfg(feature = "cuda")]
     inner: Arc<gpu::Gpu>,
-    budget: u64,
+    /// An explicit batch budget; `None` takes a share of the memory free at the time.
+    budget: Option<u64>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -83,7 +84,8 @@ pub const GPU_BUDGET_FRACTION: f64 = 0.5;
 
 impl CudaBackend {
     /// Opens device `ordinal` and compiles the kernels (cached on disk). The batch budget is
-    /// half the free device memory, or `GENIE_GPU_BUDGET_MB` when set.
+    /// half the device memory free when it is asked for (after the index is uploaded), or
+    /// `GENIE_GPU_BUDGET_MB` when set.
     pub fn new(ordinal: usize) -> Result<Self> {
         cuda_probe().map_err(GenieError::GpuUnavailable)?;
         #[cfg(feature = "cuda")]
@@ -93,8 +95,8 @@ impl CudaBackend {
                 .ok()
                 .and_then(|v| v.parse::<u64>().ok())
             {
-                Some(mb) => mb << 20,
-                None => (inner.free_memory() as f64 * GPU_BUDGET_FRACTION) as u64,
+                Some(mb) => Some(mb << 20),
+                None => None,
             };
             Ok(Self { inner, budget })
         }
@@ -109,7 +111,7 @@ impl CudaBackend {
 
     /// Sets the batch memory budget in bytes.
     pub fn with_budget(mut self, bytes: u64) -> Self {
-        self.budget = bytes.max(1);
+        self.budget = Some(bytes.max(1));
         self
     }
 }
@@ -123,7 +125,12 @@ impl Backend for CudaBackend {
     }
 
     fn memory_budget(&self) -> u64 {
-        self.budget
+        #[cfg(feature = "cuda")]
+        return self
+            .budget
+            .unwrap_or_else(|| (self.inner.free_memory() as f64 * GPU_BUDGET_FRACTION) as u64);
+        #[cfg(not(feature = "cuda"))]
+        self.budget.unwrap_or(0)
     }
 
     fn upload(&self, index: Arc<InvertedIndex>) -> Result<Box<dyn ResidentIndex>> {
