@@ -91,13 +91,10 @@ impl CudaBackend {
         #[cfg(feature = "cuda")]
         {
             let inner = Arc::new(gpu::Gpu::open(ordinal)?);
-            let budget = match std::env::var("GENIE_GPU_BUDGET_MB")
+            let budget = std::env::var("GENIE_GPU_BUDGET_MB")
                 .ok()
                 .and_then(|v| v.parse::<u64>().ok())
-            {
-                Some(mb) => Some(mb << 20),
-                None => None,
-            };
+                .map(|mb| mb << 20);
             Ok(Self { inner, budget })
         }
         #[cfg(not(feature = "cuda"))]
