@@ -394,6 +394,8 @@ impl GpuResident {
         up.memcpy_htod(h_in, d_in).map_err(cuda_err)?;
         let e1 = timing_event(up)?;
         compute.wait(&e1).map_err(cuda_err)?;
+        // stage clocks start on the stream that runs the stage, after its waits
+        let e1c = timing_event(compute)?;
 
         // compute: clear, match, select
         let d_keys = slot.d_keys.get(compute, nq * kp)?;
@@ -534,6 +536,7 @@ impl GpuResident {
 
         // down: the top-k, counts and flags
         down.wait(&e3).map_err(cuda_err)?;
+        let e3d = timing_event(down)?;
         let h_keys = slot.h_keys.get(&gpu.ctx, nq * kp, false)?;
         down.memcpy_dtoh(&d_keys.slice(..nq * kp), h_keys)
             .map_err(cuda_err)?;
@@ -544,7 +547,7 @@ impl GpuResident {
         down.memcpy_dtoh(&d_flags.slice(..nq), h_flags)
             .map_err(cuda_err)?;
         let e4 = timing_event(down)?;
-        slot.events = vec![e0, e1, e2, e3, e4];
+        slot.events = vec![e0, e1, e1c, e2, e3, e3d, e4];
         slot.batch = Some((first, nq, kp));
         times.batches += 1;
         times.peak_batch_bytes = times.peak_batch_bytes.max(batch_bytes);
@@ -597,13 +600,13 @@ impl GpuResident {
                 })
                 .collect();
         }
-        if let [e0, e1, e2, e3, e4] = &slot.events[..] {
+        if let [e0, e1, e1c, e2, e3, e3d, e4] = &slot.events[..] {
             let ms =
                 |a: &CudaEvent, b: &CudaEvent| a.elapsed_ms(b).map(f64::from).map_err(cuda_err);
             times.transfer_in_ms += ms(e0, e1)?;
-            times.match_ms += ms(e1, e2)?;
+            times.match_ms += ms(e1c, e2)?;
             times.select_ms += ms(e2, e3)?;
-            times.transfer_out_ms += ms(e3, e4)?;
+            times.transfer_out_ms += ms(e3d, e4)?;
         }
         Ok(())
     }
