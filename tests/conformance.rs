@@ -53,6 +53,8 @@ macro_rules! all_cases {
             one_query,
             ten_thousand_queries,
             ten_million_objects,
+            parts_equal_one_part,
+            part_boundary_inside_ties,
         );
     };
 }

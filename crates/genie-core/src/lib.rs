@@ -8,7 +8,7 @@
 //!
 //! Modules: [`model`] (Definition 2.1), [`index`] (List Array, Position Map, sublists, build,
 //! persistence), [`cpq`] (Count Priority Queue), [`baseline`] (count table), [`backend`] (CPU and
-//! CUDA, device selection), [`engine`] (batching), [`oracle`] (brute force for tests), [`plugin`] (transform and verifier traits).
+//! CUDA, device selection), [`engine`] (batching), [`parts`] (multi-loading), [`oracle`] (brute force for tests), [`plugin`] (transform and verifier traits).
 #![deny(missing_docs)]
 
 pub mod backend;
@@ -19,6 +19,7 @@ pub mod error;
 pub mod index;
 pub mod model;
 pub mod oracle;
+pub mod parts;
 pub mod plugin;
 
 pub use backend::{
@@ -29,4 +30,5 @@ pub use engine::Engine;
 pub use error::{GenieError, Result};
 pub use index::{IndexBuilder, InvertedIndex, PreparedQuery};
 pub use model::{contract_order, Hit, Item, Keyword, ObjectId, Query};
+pub use parts::{IndexPart, PartSource, PartedEngine};
 pub use plugin::{rerank, Transform, VerifiedHit, Verifier};

@@ -259,3 +259,55 @@ mod plugin {
         assert_eq!(got, vec![(3, 0.0), (1, 0.0), (2, 2.0)]);
     }
 }
+
+mod parted_files {
+    use genie_core::parts::{is_manifest, open_parts, save_parts};
+    use genie_core::{GenieError, IndexBuilder};
+
+    #[test]
+    fn manifest_round_trip_and_errors_name_the_file() {
+        let mut b = IndexBuilder::new();
+        for i in 0..100u32 {
+            b.push_object(&[i % 7, 10 + i % 3]).unwrap();
+        }
+        let index = b.build().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.genie");
+        save_parts(&path, &index.split(4)).unwrap();
+        assert!(is_manifest(&path).unwrap());
+        let (m, sources) = open_parts(&path).unwrap();
+        assert_eq!((m.num_objects, sources.len()), (100, 4));
+        let bases: Vec<u32> = sources.iter().map(|s| s.base()).collect();
+        assert_eq!(bases, vec![0, 25, 50, 75]);
+        assert_eq!(sources[2].load().unwrap().num_objects(), 25);
+
+        // a part file that disagrees with the manifest
+        std::fs::copy(
+            dir.path().join("m.genie.part0"),
+            dir.path().join("m.genie.part1"),
+        )
+        .unwrap();
+        let swapped = open_parts(&path).unwrap().1;
+        assert!(swapped[1].load().is_ok(), "same size parts load");
+        std::fs::write(dir.path().join("m.genie.part1"), b"GENIEIDX junk").unwrap();
+        let err = open_parts(&path).unwrap().1[1].load().unwrap_err();
+        assert!(err.to_string().contains("m.genie.part1"), "{err}");
+
+        // a manifest with a gap between parts
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("\"base\": 25", "\"base\": 26");
+        std::fs::write(&path, text).unwrap();
+        let err = open_parts(&path).unwrap_err();
+        assert!(
+            matches!(err, GenieError::BadIndexFile { .. })
+                && err.to_string().contains("expected 25"),
+            "{err}"
+        );
+        std::fs::write(&path, "{ not json").unwrap();
+        assert!(open_parts(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("m.genie"));
+    }
+}

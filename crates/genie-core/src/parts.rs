@@ -1,0 +1,368 @@
+//! Multi-loading (paper section III-D; DESIGN.md section 4): an index larger than the device
+//! memory budget is split into parts over contiguous object ranges, each a complete inverted index
+//! over its objects (local ids). Parts stream through each device in turn: while the kernels of
+//! part i run, part i + 1 is read (from memory or its file) and uploaded by another host thread on
+//! its own streams, so its copy overlaps the matching. Per-part top-k are merged exactly on the
+//! host (ids offset by the part's base) in the contract order: the result equals the one-part
+//! result bit for bit, whatever the number of parts or devices.
+//!
+//! A parted index on disk is a manifest (JSON) beside one index file per part; a search reads one
+//! part at a time (two with the prefetch), so the whole index never sits in host memory at once.
+
+use crate::backend::{Backend, SearchParams};
+use crate::engine::Engine;
+use crate::error::{GenieError, Result};
+use crate::index::InvertedIndex;
+use crate::model::{sort_and_cut, Hit, Query};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One part: an index over objects `base..base + index.num_objects()` with local ids.
+#[derive(Clone, Debug)]
+pub struct IndexPart {
+    /// Global id of the part's object 0.
+    pub base: u32,
+    /// The part's index (local ids).
+    pub index: Arc<InvertedIndex>,
+}
+
+impl InvertedIndex {
+    /// Splits the index into `parts` parts of nearly equal object ranges (at least one part, at
+    /// most one per object). Each keyword's postings are sorted, so a part's postings of a keyword
+    /// are one sub-slice found by binary search.
+    pub fn split(&self, parts: usize) -> Vec<IndexPart> {
+        let n = self.num_objects as usize;
+        let parts = parts.clamp(1, n.max(1));
+        let per = n.div_ceil(parts).max(1);
+        (0..parts)
+            .map(|p| ((p * per).min(n) as u32, (((p + 1) * per).min(n)) as u32))
+            .filter(|(a, b)| b > a || n == 0)
+            .map(|(a, b)| IndexPart {
+                base: a,
+                index: Arc::new(self.object_range(a, b)),
+            })
+            .collect()
+    }
+
+    /// The index of objects `lo..hi`, ids shifted to start at 0; bounds (block maxima, longest
+    /// object) are kept from the whole index, which bounds every part.
+    fn object_range(&self, lo: u32, hi: u32) -> InvertedIndex {
+        let u = self.keyword_space as usize;
+        let mut offsets = Vec::with_capacity(u + 1);
+        let mut postings = Vec::new();
+        offsets.push(0u64);
+        for kw in 0..u {
+            let list = &self.postings[self.offsets[kw] as usize..self.offsets[kw + 1] as usize];
+            let a = list.partition_point(|&id| id < lo);
+            let b = list.partition_point(|&id| id < hi);
+            postings.extend(list[a..b].iter().map(|&id| id - lo));
+            offsets.push(postings.len() as u64);
+        }
+        InvertedIndex {
+            num_objects: hi - lo,
+            keyword_space: self.keyword_space,
+            offsets,
+            postings,
+            block_starts: self.block_starts.clone(),
+            block_max: self.block_max.clone(),
+            max_object_len: self.max_object_len,
+            metadata: self.metadata.clone(),
+        }
+    }
+}
+
+/// Where a part comes from.
+#[derive(Clone, Debug)]
+pub enum PartSource {
+    /// A part held in memory.
+    Memory(IndexPart),
+    /// A part file of a parted index, read when its turn comes.
+    File {
+        /// Global id of the part's object 0.
+        base: u32,
+        /// Objects in the part.
+        objects: u32,
+        /// The part's index file.
+        path: PathBuf,
+    },
+}
+
+impl PartSource {
+    /// Global id of the part's object 0.
+    pub fn base(&self) -> u32 {
+        match self {
+            PartSource::Memory(p) => p.base,
+            PartSource::File { base, .. } => *base,
+        }
+    }
+
+    /// The part's index (reads the file for a file part).
+    pub fn load(&self) -> Result<Arc<InvertedIndex>> {
+        match self {
+            PartSource::Memory(p) => Ok(p.index.clone()),
+            PartSource::File { path, objects, .. } => {
+                let index = InvertedIndex::load(path)?;
+                if index.num_objects() != *objects {
+                    return Err(GenieError::BadIndexFile {
+                        path: path.clone(),
+                        reason: format!(
+                            "has {} objects, the manifest says {objects}",
+                            index.num_objects()
+                        ),
+                    });
+                }
+                Ok(Arc::new(index))
+            }
+        }
+    }
+}
+
+/// The manifest of a parted index file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Manifest {
+    /// Always `genie-parts`.
+    pub format: String,
+    /// Manifest version (1).
+    pub version: u32,
+    /// Objects in all parts.
+    pub num_objects: u64,
+    /// The keyword space shared by all parts.
+    pub keyword_space: u32,
+    /// The parts, in object order.
+    pub parts: Vec<ManifestPart>,
+    /// Plugin metadata of the index.
+    pub metadata: String,
+}
+
+/// One part of a manifest.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ManifestPart {
+    /// The part file, relative to the manifest's folder.
+    pub file: String,
+    /// Global id of the part's object 0.
+    pub base: u32,
+    /// Objects in the part.
+    pub objects: u32,
+}
+
+const MANIFEST_FORMAT: &str = "genie-parts";
+
+/// Writes `parts` as a parted index: `path` is the manifest, `path.partN` the part files.
+pub fn save_parts(path: impl AsRef<Path>, parts: &[IndexPart]) -> Result<()> {
+    let path = path.as_ref();
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("index");
+    let mut manifest = Manifest {
+        format: MANIFEST_FORMAT.into(),
+        version: 1,
+        num_objects: 0,
+        keyword_space: parts.first().map_or(0, |p| p.index.keyword_space()),
+        parts: Vec::new(),
+        metadata: parts
+            .first()
+            .map_or(String::new(), |p| p.index.metadata().to_string()),
+    };
+    for (i, p) in parts.iter().enumerate() {
+        let file = format!("{name}.part{i}");
+        p.index.save(path.with_file_name(&file))?;
+        manifest.num_objects += u64::from(p.index.num_objects());
+        manifest.parts.push(ManifestPart {
+            file,
+            base: p.base,
+            objects: p.index.num_objects(),
+        });
+    }
+    let json =
+        serde_json::to_string_pretty(&manifest).map_err(|e| GenieError::Internal(e.to_string()))?;
+    std::fs::write(path, json).map_err(|source| GenieError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Whether `path` is a parted-index manifest (rather than a single index file).
+pub fn is_manifest(path: impl AsRef<Path>) -> Result<bool> {
+    use std::io::Read;
+    let path = path.as_ref();
+    let mut head = [0u8; 1];
+    let mut f = std::fs::File::open(path).map_err(|source| GenieError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let read = f.read(&mut head).map_err(|source| GenieError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(read == 1 && head[0] == b'{')
+}
+
+/// Reads a manifest and returns its parts as file sources (no part is read yet).
+pub fn open_parts(path: impl AsRef<Path>) -> Result<(Manifest, Vec<PartSource>)> {
+    let path = path.as_ref();
+    let bad = |reason: String| GenieError::BadIndexFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| GenieError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let m: Manifest = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("not a parted-index manifest: {e}")))?;
+    if m.format != MANIFEST_FORMAT || m.version != 1 {
+        return Err(bad(format!(
+            "manifest format {} version {}, expected {MANIFEST_FORMAT} version 1",
+            m.format, m.version
+        )));
+    }
+    let mut next = 0u64;
+    let mut sources = Vec::with_capacity(m.parts.len());
+    for p in &m.parts {
+        if u64::from(p.base) != next {
+            return Err(bad(format!(
+                "part {} starts at object {}, expected {next}",
+                p.file, p.base
+            )));
+        }
+        next += u64::from(p.objects);
+        sources.push(PartSource::File {
+            base: p.base,
+            objects: p.objects,
+            path: path.with_file_name(&p.file),
+        });
+    }
+    if next != m.num_objects {
+        return Err(bad(format!(
+            "parts hold {next} objects, the manifest says {}",
+            m.num_objects
+        )));
+    }
+    Ok((m, sources))
+}
+
+/// Parts needed so that two parts (the one searched and the one being uploaded) and the batch
+/// working memory fit `budget` bytes: each part at most a quarter of it.
+pub fn plan_parts(index_bytes: u64, budget: u64) -> usize {
+    index_bytes.div_ceil((budget / 4).max(1)).max(1) as usize
+}
+
+/// Searches parts that stream through one or more devices and merges their top-k exactly.
+pub struct PartedEngine<'b> {
+    parts: Vec<PartSource>,
+    backends: Vec<&'b dyn Backend>,
+    budget: Option<u64>,
+}
+
+impl std::fmt::Debug for PartedEngine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartedEngine")
+            .field("parts", &self.parts.len())
+            .field("devices", &self.backends.len())
+            .finish()
+    }
+}
+
+impl<'b> PartedEngine<'b> {
+    /// Parts in object order, searched on `backends` (one per device; parts go to them in turn).
+    pub fn new(parts: Vec<PartSource>, backends: Vec<&'b dyn Backend>) -> Result<Self> {
+        if backends.is_empty() {
+            return Err(GenieError::InvalidParameter(
+                "a parted search needs at least one backend".into(),
+            ));
+        }
+        Ok(Self {
+            parts,
+            backends,
+            budget: None,
+        })
+    }
+
+    /// Overrides the batch memory budget of every part's engine (bytes).
+    pub fn with_budget(mut self, bytes: u64) -> Self {
+        self.budget = Some(bytes.max(1));
+        self
+    }
+
+    /// Number of parts.
+    pub fn num_parts(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Per query, the top-k hits over all parts in the contract order.
+    pub fn search(&self, queries: &[Query], params: &SearchParams) -> Result<Vec<Vec<Hit>>> {
+        let nb = self.backends.len();
+        let per_device: Vec<Result<Vec<Vec<Hit>>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..nb)
+                .map(|d| {
+                    let mine: Vec<&PartSource> = self.parts.iter().skip(d).step_by(nb).collect();
+                    let backend = self.backends[d];
+                    s.spawn(move || self.search_on(backend, &mine, queries, params))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(GenieError::Internal("a device thread panicked".into()))
+                    })
+                })
+                .collect()
+        });
+        let mut merged = vec![Vec::new(); queries.len()];
+        for hits in per_device {
+            merge_into(&mut merged, hits?, 0, params.k as usize);
+        }
+        Ok(merged)
+    }
+
+    /// One device's parts in turn, the next part loaded and uploaded while this one is searched.
+    fn search_on(
+        &self,
+        backend: &dyn Backend,
+        parts: &[&PartSource],
+        queries: &[Query],
+        params: &SearchParams,
+    ) -> Result<Vec<Vec<Hit>>> {
+        let mut merged = vec![Vec::new(); queries.len()];
+        let prepare = |p: &PartSource| -> Result<Engine> {
+            let engine = Engine::with_backend(p.load()?, backend)?;
+            Ok(match self.budget {
+                Some(b) => engine.with_budget(b),
+                None => engine,
+            })
+        };
+        std::thread::scope(|s| -> Result<()> {
+            let mut next = parts.first().map(|&p| s.spawn(move || prepare(p)));
+            for (i, part) in parts.iter().enumerate() {
+                let engine = join(next.take())?;
+                next = parts.get(i + 1).map(|&p| s.spawn(move || prepare(p)));
+                let hits = engine.search(queries, params)?;
+                drop(engine);
+                merge_into(&mut merged, hits, part.base(), params.k as usize);
+            }
+            if let Some(h) = next {
+                join(Some(h))?;
+            }
+            Ok(())
+        })?;
+        Ok(merged)
+    }
+}
+
+fn join<T>(h: Option<std::thread::ScopedJoinHandle<'_, Result<T>>>) -> Result<T> {
+    h.ok_or_else(|| GenieError::Internal("no part to join".into()))?
+        .join()
+        .unwrap_or_else(|_| Err(GenieError::Internal("a part loader panicked".into())))
+}
+
+/// Merges per-query hits of a part (local ids, offset by `base`) into `into`, keeping the top `k`
+/// in the contract order. Exact: every object of the global top-k is in its part's top-k.
+pub fn merge_into(into: &mut [Vec<Hit>], part: Vec<Vec<Hit>>, base: u32, k: usize) {
+    for (acc, hits) in into.iter_mut().zip(part) {
+        acc.extend(hits.into_iter().map(|h| Hit {
+            id: h.id + base,
+            count: h.count,
+        }));
+        sort_and_cut(acc, k);
+    }
+}
