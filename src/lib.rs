@@ -8,3 +8,4 @@ pub use genie_core as core;
 pub mod input;
 pub mod output;
 pub mod progress;
+pub mod searcher;

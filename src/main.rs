@@ -3,17 +3,17 @@
 use anyhow::{anyhow, Context, Result};
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use genie::core::{
-    DeviceChoice, Engine, GenieError, IndexBuilder, InvertedIndex, Method, Query, SearchParams,
+    DeviceChoice, GenieError, IndexBuilder, InvertedIndex, Method, Query, SearchParams,
 };
 use genie::input::{display_path, LineReader};
 use genie::output;
 use genie::progress::bytes_bar;
+use genie::searcher::Searcher;
 use indicatif::{HumanCount, ProgressBar};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Default number of queries read, searched and written at a time.
@@ -86,6 +86,12 @@ struct BuildArgs {
     /// The index file to write (overwritten if it exists).
     #[arg(short, long, value_name = "INDEX")]
     output: PathBuf,
+
+    /// Save the index in N parts over consecutive object ranges: INDEX is then a manifest and
+    /// INDEX.part0 .. INDEX.partN-1 the parts; a search streams them one at a time.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    parts: usize,
 }
 
 #[derive(Debug, Args)]
@@ -123,6 +129,17 @@ struct SearchArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
     )]
     batch_queries: usize,
+
+    /// Split the index into N parts that stream through the device one at a time (multi-loading).
+    /// Default: the parts of a parted index file; else as many as the device memory budget needs
+    /// (one when the index fits), and at least one per GPU.
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    parts: Option<usize>,
+
+    /// GPUs to use, e.g. 0,1 (default: all visible GPUs; parts go to them in turn).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    devices: Option<Vec<usize>>,
 }
 
 #[derive(Debug, Args)]
@@ -245,7 +262,11 @@ fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
         .build()
         .with_context(|| format!("cannot build an index from {name}"))?;
     bar.set_prefix("saving the index");
-    let saved = index.save(&args.output);
+    let saved = if args.parts > 1 {
+        genie::core::parts::save_parts(&args.output, &index.split(args.parts))
+    } else {
+        index.save(&args.output)
+    };
     bar.finish_and_clear();
     saved.context("cannot save the index")?;
 
@@ -277,21 +298,20 @@ fn search(args: &SearchArgs, quiet: bool) -> Result<()> {
     let start = Instant::now();
     let (device, asked_by) = device_choice(args.device)?;
     let mut reader = LineReader::open(&args.queries)?;
-    let index = InvertedIndex::load(&args.index).context("cannot load the index")?;
-    log::debug!(
-        "loaded {}: {} objects, {} postings in {:.2?}",
-        args.index.display(),
-        index.num_objects(),
-        index.num_postings(),
-        start.elapsed()
-    );
-    let engine = Engine::new(Arc::new(index), device).map_err(|e| match e {
-        GenieError::GpuUnavailable(_) => anyhow!(
+    let engine =
+        Searcher::open(&args.index, device, args.parts, args.devices.as_deref()).map_err(|e| {
+            match e {
+                GenieError::GpuUnavailable(_) => anyhow!(
             "{e} (the GPU was requested by {asked_by}; use --device cpu or --device auto to \
              search on the CPU)"
         ),
-        other => anyhow!(other).context("cannot start the search backend"),
-    })?;
+                e @ (GenieError::Io { .. } | GenieError::BadIndexFile { .. }) => {
+                    anyhow!(e).context("cannot load the index")
+                }
+                other => anyhow!(other).context("cannot start the search backend"),
+            }
+        })?;
+    log::debug!("opened {} in {:.2?}", args.index.display(), start.elapsed());
     log::info!("backend: {}", engine.backend_name());
 
     let out_name = args
@@ -347,13 +367,16 @@ fn search(args: &SearchArgs, quiet: bool) -> Result<()> {
 /// beyond the supported maximum), else passes the error on.
 fn locate_query_error(
     e: GenieError,
-    engine: &Engine,
+    engine: &Searcher,
     queries: &[Query],
     path: &Path,
     first: u64,
 ) -> anyhow::Error {
+    let Some(index) = engine.index() else {
+        return anyhow!(e).context("search failed");
+    };
     for (line, q) in (first + 1..).zip(queries) {
-        if let Err(why) = engine.index().prepare(q) {
+        if let Err(why) = index.prepare(q) {
             return anyhow!("{}:{line}: query rejected: {why}", display_path(path));
         }
     }
@@ -361,8 +384,26 @@ fn locate_query_error(
 }
 
 fn info(args: &InfoArgs) -> Result<()> {
-    let index = InvertedIndex::load(&args.index).context("cannot load the index")?;
     let mut out = io::stdout().lock();
+    if genie::core::parts::is_manifest(&args.index)? {
+        let (m, _) =
+            genie::core::parts::open_parts(&args.index).context("cannot load the index")?;
+        writeln!(out, "index: {} (parted)", args.index.display())?;
+        writeln!(out, "objects: {}", m.num_objects)?;
+        writeln!(out, "keyword space: {}", m.keyword_space)?;
+        for p in &m.parts {
+            writeln!(
+                out,
+                "part {}: objects {}..{}",
+                p.file,
+                p.base,
+                u64::from(p.base) + u64::from(p.objects)
+            )?;
+        }
+        writeln!(out, "metadata: {}", m.metadata)?;
+        return Ok(());
+    }
+    let index = InvertedIndex::load(&args.index).context("cannot load the index")?;
     writeln!(out, "index: {}", args.index.display())?;
     writeln!(out, "objects: {}", index.num_objects())?;
     writeln!(out, "postings: {}", index.num_postings())?;

@@ -1,5 +1,7 @@
 //! End-to-end tests of the `genie` binary.
 
+#![allow(clippy::unwrap_used)]
+
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -593,4 +595,72 @@ fn quiet_build_prints_nothing() {
 fn skip(reason: impl std::fmt::Display) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "skipped: {reason}");
+}
+
+#[test]
+fn parted_build_and_in_memory_parts_match_one_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects: String = (0..500u32)
+        .map(|i| format!("{} {} {}\n", i % 11, 20 + i % 7, 40 + i % 3))
+        .collect();
+    let queries: String = (0..40u32)
+        .map(|i| format!("{} {}-{} 40:2\n", i % 11, 20 + i % 7, 22 + i % 7))
+        .collect();
+    let obj = dir.path().join("o.txt");
+    let qs = dir.path().join("q.txt");
+    std::fs::write(&obj, objects).unwrap();
+    std::fs::write(&qs, queries).unwrap();
+    let one = dir.path().join("one.genie");
+    let parted = dir.path().join("parted.genie");
+    assert!(genie(&[
+        "build",
+        "--input",
+        obj.to_str().unwrap(),
+        "--output",
+        one.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let out = genie(&[
+        "build",
+        "--input",
+        obj.to_str().unwrap(),
+        "--output",
+        parted.to_str().unwrap(),
+        "--parts",
+        "4",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join("parted.genie.part3").exists());
+    let search = |index: &std::path::Path, extra: &[&str]| {
+        let mut args = vec![
+            "search",
+            "--index",
+            index.to_str().unwrap(),
+            "--queries",
+            qs.to_str().unwrap(),
+            "--k",
+            "7",
+            "--device",
+            "cpu",
+        ];
+        args.extend_from_slice(extra);
+        let out = genie(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let want = search(&one, &[]);
+    assert_eq!(want.lines().count(), 40);
+    assert_eq!(search(&parted, &[]), want, "parted index file");
+    assert_eq!(search(&one, &["--parts", "3"]), want, "split in memory");
+    let info = genie(&["info", "--index", parted.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&info.stdout).contains("parted.genie.part3: objects 375..500"));
 }

@@ -43,7 +43,21 @@ pub(crate) struct Gpu {
     cpq_select: CudaFunction,
     ct_match: CudaFunction,
     ct_select: CudaFunction,
+    /// Pinned staging buffers for index uploads.
+    staging: Mutex<Staging>,
+    /// Streams and counting buffers of a resident index that was dropped, for the next one (the
+    /// parts of a multi-loaded index reuse them).
+    spare: Mutex<Option<State>>,
 }
+
+/// Two pinned chunks: the host fills one while the copy engine drains the other.
+struct Staging {
+    bufs: [Pinned<u32>; 2],
+    done: [Option<CudaEvent>; 2],
+}
+
+/// Postings per staging chunk (64 MiB).
+const STAGING_CHUNK: usize = 1 << 24;
 
 impl Gpu {
     /// Opens device `ordinal` and loads the kernels compiled for its architecture.
@@ -63,6 +77,11 @@ impl Gpu {
             cpq_select: f("cpq_select")?,
             ct_match: f("ct_match")?,
             ct_select: f("ct_select")?,
+            staging: Mutex::new(Staging {
+                bufs: [Pinned(None), Pinned(None)],
+                done: [None, None],
+            }),
+            spare: Mutex::new(None),
             ctx,
             arch,
         })
@@ -77,6 +96,40 @@ impl Gpu {
 
     pub(crate) fn name(&self) -> String {
         format!("{} ({})", self.name, self.arch)
+    }
+
+    /// Copies postings to the device through the pinned staging chunks: the host copy of chunk
+    /// j + 1 (all cores) overlaps the DMA of chunk j, at pinned rather than pageable bandwidth.
+    fn upload(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
+        use rayon::prelude::*;
+        // SAFETY: every element is written by the chunk copies below before any kernel reads it.
+        let mut dev = unsafe { stream.alloc::<u32>(host.len().max(1)) }.map_err(cuda_err)?;
+        let mut st = self
+            .staging
+            .lock()
+            .map_err(|_| GenieError::Internal("staging lock poisoned".into()))?;
+        let Staging { bufs, done } = &mut *st;
+        for (j, chunk) in host.chunks(STAGING_CHUNK).enumerate() {
+            let b = j % 2;
+            if let Some(e) = done[b].take() {
+                e.synchronize().map_err(cuda_err)?;
+            }
+            let pinned = bufs[b]
+                .get(&self.ctx, STAGING_CHUNK, true)?
+                .as_mut_slice()
+                .map_err(cuda_err)?;
+            let dst = &mut pinned[..chunk.len()];
+            dst.par_chunks_mut(1 << 18)
+                .zip(chunk.par_chunks(1 << 18))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+            let off = j * STAGING_CHUNK;
+            stream
+                .memcpy_htod(&*dst, &mut dev.slice_mut(off..off + chunk.len()))
+                .map_err(cuda_err)?;
+            done[b] = Some(stream.record_event(None).map_err(cuda_err)?);
+        }
+        stream.synchronize().map_err(cuda_err)?;
+        Ok(dev)
     }
 }
 
@@ -305,12 +358,46 @@ impl State {
     }
 }
 
+/// The locked state of a resident index.
+struct StateGuard<'a>(std::sync::MutexGuard<'a, Option<State>>);
+
+impl std::ops::Deref for StateGuard<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.0
+            .as_ref()
+            .expect("checked in lock(); taken only in drop")
+    }
+}
+
+impl std::ops::DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        self.0
+            .as_mut()
+            .expect("checked in lock(); taken only in drop")
+    }
+}
+
 /// An index resident on the GPU.
 pub(crate) struct GpuResident {
     gpu: Arc<Gpu>,
     index: Arc<InvertedIndex>,
     postings: CudaSlice<u32>,
-    state: Mutex<State>,
+    /// `None` only while being dropped.
+    state: Mutex<Option<State>>,
+}
+
+impl Drop for GpuResident {
+    fn drop(&mut self) {
+        // hand the streams and counting buffers to the next index on this device
+        let state = self.state.get_mut().ok().and_then(|s| s.take());
+        if let (Some(mut st), Ok(mut spare)) = (state, self.gpu.spare.lock()) {
+            if spare.is_none() && st.compute.synchronize().is_ok() {
+                st.times = StageTimes::default();
+                *spare = Some(st);
+            }
+        }
+    }
 }
 
 fn timing_event(stream: &CudaStream) -> Result<CudaEvent> {
@@ -321,39 +408,49 @@ fn timing_event(stream: &CudaStream) -> Result<CudaEvent> {
 
 impl GpuResident {
     pub(crate) fn new(gpu: Arc<Gpu>, index: Arc<InvertedIndex>) -> Result<Self> {
-        let new_stream = || gpu.ctx.new_stream().map_err(cuda_err);
-        let (up, compute, down) = (new_stream()?, new_stream()?, new_stream()?);
-        let host: &[u32] = if index.postings().is_empty() {
-            &[0]
-        } else {
-            index.postings()
+        let spare = gpu.spare.lock().ok().and_then(|mut s| s.take());
+        let state = match spare {
+            Some(st) => st,
+            None => {
+                let new_stream = || gpu.ctx.new_stream().map_err(cuda_err);
+                State {
+                    up: new_stream()?,
+                    compute: new_stream()?,
+                    down: new_stream()?,
+                    bitmaps: Grow(None),
+                    tables: Grow(None),
+                    zipper: Grow(None),
+                    audit: Grow(None),
+                    counts: Grow(None),
+                    slots: [Slot::new(), Slot::new()],
+                    times: StageTimes::default(),
+                }
+            }
         };
-        let postings = up.clone_htod(host).map_err(cuda_err)?;
-        up.synchronize().map_err(cuda_err)?;
-        let state = State {
-            up,
-            compute,
-            down,
-            bitmaps: Grow(None),
-            tables: Grow(None),
-            zipper: Grow(None),
-            audit: Grow(None),
-            counts: Grow(None),
-            slots: [Slot::new(), Slot::new()],
-            times: StageTimes::default(),
-        };
+        let t = std::time::Instant::now();
+        let postings = gpu.upload(&state.up, index.postings())?;
+        log::debug!(
+            "uploaded {} postings in {:.3} s",
+            index.num_postings(),
+            t.elapsed().as_secs_f64()
+        );
         Ok(Self {
             gpu,
             index,
             postings,
-            state: Mutex::new(state),
+            state: Mutex::new(Some(state)),
         })
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, State>> {
-        self.state
+    fn lock(&self) -> Result<StateGuard<'_>> {
+        let guard = self
+            .state
             .lock()
-            .map_err(|_| GenieError::Internal("GPU state lock poisoned".into()))
+            .map_err(|_| GenieError::Internal("GPU state lock poisoned".into()))?;
+        if guard.is_none() {
+            return Err(GenieError::Internal("GPU state already released".into()));
+        }
+        Ok(StateGuard(guard))
     }
 
     /// Copies a batch in and launches its kernels; its results arrive in the slot's pinned buffers.

@@ -62,6 +62,17 @@ pub fn cuda_probe() -> std::result::Result<(), String> {
     Err("genie-core was built without the `cuda` feature".into())
 }
 
+/// Number of CUDA devices visible (0 when there is no usable GPU).
+pub fn device_count() -> usize {
+    if cuda_probe().is_err() {
+        return 0;
+    }
+    #[cfg(feature = "cuda")]
+    return cudarc::driver::CudaContext::device_count().map_or(0, |n| n.max(0) as usize);
+    #[cfg(not(feature = "cuda"))]
+    0
+}
+
 /// The CUDA backend on one device.
 pub struct CudaBackend {
     #[cfg(feature = "cuda")]
