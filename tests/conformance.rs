@@ -55,6 +55,7 @@ macro_rules! all_cases {
             ten_million_objects,
             parts_equal_one_part,
             part_boundary_inside_ties,
+            two_gpus_equal_one_part,
         );
     };
 }

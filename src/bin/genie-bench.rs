@@ -7,7 +7,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use genie_core::backend::cuda::measure_ceilings;
+use genie_core::backend::cuda::{measure_ceilings, Ceilings};
 use genie_core::{
     Backend, CpuBackend, CudaBackend, Engine, Hit, IndexBuilder, InvertedIndex, Method, Query,
     SearchParams,
@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(about = "Benchmark: GPU c-PQ vs GPU count table vs CPU backend on a synthetic workload")]
 struct Args {
     /// Number of objects.
@@ -52,6 +52,24 @@ struct Args {
     /// Write the raw rows as CSV here.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
+    /// What to measure: `table` (GPU c-PQ vs GPU count table vs CPU), `multiload` (a resident
+    /// index vs the same index in --parts parts streamed through the GPU), `scale` (c-PQ time as
+    /// the number of objects grows, --scale).
+    #[arg(long, default_value = "table")]
+    mode: String,
+    /// Parts of the multi-loaded index (mode multiload).
+    #[arg(long, default_value_t = 8)]
+    parts: usize,
+    /// Batch memory budget in MB (default: half the free device memory).
+    #[arg(long)]
+    budget_mb: Option<u64>,
+    /// Object counts to run (mode scale), comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "6000000,12000000,24000000,36000000"
+    )]
+    scale: Vec<u32>,
 }
 
 fn generate(args: &Args) -> Result<InvertedIndex> {
@@ -170,7 +188,10 @@ fn main() -> Result<()> {
         args.objects = args.objects.min(1_000_000);
         args.queries = vec![1024];
     }
-    let gpu = CudaBackend::new(0).context("genie-bench needs a GPU")?;
+    let mut gpu = CudaBackend::new(0).context("genie-bench needs a GPU")?;
+    if let Some(mb) = args.budget_mb {
+        gpu = gpu.with_budget(mb << 20);
+    }
     let ceilings = measure_ceilings(0).unwrap_or_default();
     println!(
         "device: {}\nceilings: d2d copy {:.0} GB/s, random atomics {:.1} G/s, h2d pinned {:.1} GB/s, pageable {:.1} GB/s",
@@ -180,6 +201,13 @@ fn main() -> Result<()> {
         ceilings.h2d_pinned_gbs,
         ceilings.h2d_pageable_gbs
     );
+    match args.mode.as_str() {
+        "table" => {}
+        "multiload" => return multiload(&args, &gpu, &ceilings),
+        "scale" => return scale(&args, &gpu),
+        "multigpu" => return multigpu(&args),
+        other => bail!("unknown --mode {other}: expected table, multiload, scale or multigpu"),
+    }
     let t = Instant::now();
     let index = Arc::new(generate(&args)?);
     let build_s = t.elapsed().as_secs_f64();
@@ -311,5 +339,187 @@ fn main() -> Result<()> {
         std::fs::write(path, csv).with_context(|| format!("writing {}", path.display()))?;
     }
     println!("\n{table}");
+    Ok(())
+}
+
+/// A resident index against the same index in `--parts` parts streamed through the GPU.
+fn multiload(args: &Args, gpu: &CudaBackend, ceilings: &Ceilings) -> Result<()> {
+    use genie_core::{PartSource, PartedEngine};
+    let index = Arc::new(generate(args)?);
+    let nq = args.queries.first().copied().unwrap_or(1024);
+    let qs = queries(&index, args, nq);
+    let params = SearchParams::top_k(args.k);
+    let budget = gpu.memory_budget();
+    let index_gb = index.num_postings() as f64 * 4e-9;
+    println!(
+        "multiload: index {index_gb:.2} GB, batch budget {:.2} GB ({:.1}x smaller than the index), {} parts, {nq} queries",
+        budget as f64 * 1e-9,
+        index_gb / (budget as f64 * 1e-9),
+        args.parts
+    );
+    let t = Instant::now();
+    let resident = Engine::with_backend(index.clone(), gpu)?;
+    let upload_s = t.elapsed().as_secs_f64();
+    resident.search(&qs[..8.min(nq)], &params)?; // warm-up
+    let t = Instant::now();
+    let want = resident.search(&qs, &params)?;
+    let resident_s = t.elapsed().as_secs_f64();
+    drop(resident);
+
+    let parts: Vec<PartSource> = index
+        .split(args.parts)
+        .into_iter()
+        .map(PartSource::Memory)
+        .collect();
+    let engine = PartedEngine::new(parts, vec![gpu])?;
+    let t = Instant::now();
+    let got = engine.search(&qs, &params)?;
+    let parted_s = t.elapsed().as_secs_f64();
+    if got != want {
+        bail!("multi-loaded results differ from the resident ones");
+    }
+    let stats = engine.last_stats();
+    let load: f64 = stats.iter().map(|s| s.load_s).sum();
+    let search: f64 = stats.iter().map(|s| s.search_s).sum();
+    // the first part's upload cannot overlap anything; the rest can hide behind searches
+    let hideable = load - stats.first().map_or(0.0, |s| s.load_s);
+    let exposed = (parted_s - search - stats.first().map_or(0.0, |s| s.load_s)).max(0.0);
+    let hidden = if hideable > 0.0 {
+        (1.0 - exposed / hideable).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut bw: Vec<f64> = stats
+        .iter()
+        .map(|s| s.bytes as f64 / s.load_s / 1e9)
+        .collect();
+    bw.sort_by(f64::total_cmp);
+    let median_bw = bw.get(bw.len() / 2).copied().unwrap_or(0.0);
+    println!("results identical to the resident index: true");
+    println!("\n{:<28} {:>10}", "measure", "value");
+    println!("{:<28} {:>10.3}", "resident upload s", upload_s);
+    println!("{:<28} {:>10.3}", "resident search s", resident_s);
+    println!("{:<28} {:>10.3}", "multi-load end-to-end s", parted_s);
+    println!("{:<28} {:>10.3}", "  sum of part uploads s", load);
+    println!("{:<28} {:>10.3}", "  sum of part searches s", search);
+    println!(
+        "{:<28} {:>9.0}%",
+        "uploads hidden by searches",
+        hidden * 100.0
+    );
+    println!("{:<28} {:>10.1}", "part upload GB/s (median)", median_bw);
+    println!(
+        "{:<28} {:>10.1}",
+        "pinned H2D ceiling GB/s", ceilings.h2d_pinned_gbs
+    );
+    println!(
+        "{:<28} {:>10.2}",
+        "multi-load / resident",
+        parted_s / resident_s
+    );
+    if let Some(path) = &args.csv {
+        let mut csv = String::from("part_base,device,bytes,load_s,search_s\n");
+        for s in &stats {
+            writeln!(
+                csv,
+                "{},{},{},{:.6},{:.6}",
+                s.base, s.device, s.bytes, s.load_s, s.search_s
+            )?;
+        }
+        writeln!(csv, "# resident_upload_s={upload_s:.6} resident_s={resident_s:.6} parted_s={parted_s:.6} hidden={hidden:.4} queries={nq} objects={} budget={budget}", args.objects)?;
+        std::fs::write(path, csv).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The c-PQ on a growing number of objects (the paper's Table II sizes).
+fn scale(args: &Args, gpu: &CudaBackend) -> Result<()> {
+    let nq = args.queries.first().copied().unwrap_or(1024);
+    let params = SearchParams::top_k(args.k);
+    let mut table = format!(
+        "{:>10} {:>8} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8}\n",
+        "objects", "build_s", "upload_s", "search_s", "q/s", "Gpost/s", "batches", "MB/q"
+    );
+    let mut csv = String::from("objects,dims,values,queries,k,build_s,upload_s,search_s,qps,gpostings_per_s,batches,mb_per_query\n");
+    for &n in &args.scale {
+        let a = Args {
+            objects: n,
+            ..args.clone()
+        };
+        let t = Instant::now();
+        let index = Arc::new(generate(&a)?);
+        let build_s = t.elapsed().as_secs_f64();
+        let qs = queries(&index, &a, nq);
+        let t = Instant::now();
+        let engine = Engine::with_backend(index.clone(), gpu)?;
+        let upload_s = t.elapsed().as_secs_f64();
+        engine.search(&qs[..8.min(nq)], &params)?;
+        let (row, _) = run(&engine, &qs, a.k, Method::Cpq, "gpu")?;
+        let gps = row.postings as f64 / row.wall_s / 1e9;
+        let qps = nq as f64 / row.wall_s;
+        writeln!(
+            table,
+            "{n:>10} {build_s:>8.1} {upload_s:>9.2} {:>9.3} {qps:>8.0} {gps:>9.2} {:>8} {:>8.1}",
+            row.wall_s, row.batches, row.mb_per_query
+        )?;
+        writeln!(
+            csv,
+            "{n},{},{},{nq},{},{build_s:.3},{upload_s:.4},{:.6},{qps:.1},{gps:.4},{},{:.3}",
+            a.dims, a.values, a.k, row.wall_s, row.batches, row.mb_per_query
+        )?;
+        println!("{n} objects done");
+    }
+    if let Some(path) = &args.csv {
+        std::fs::write(path, csv).with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!("\n{table}");
+    Ok(())
+}
+
+/// The same parted index on one GPU and on all visible GPUs (parts go to them in turn).
+fn multigpu(args: &Args) -> Result<()> {
+    use genie_core::{PartSource, PartedEngine};
+    let count = genie_core::backend::cuda::device_count();
+    let index = Arc::new(generate(args)?);
+    let nq = args.queries.first().copied().unwrap_or(1024);
+    let qs = queries(&index, args, nq);
+    let params = SearchParams::top_k(args.k);
+    let parts: Vec<PartSource> = index
+        .split(args.parts.max(count))
+        .into_iter()
+        .map(PartSource::Memory)
+        .collect();
+    let gpus: Vec<CudaBackend> = (0..count).map(CudaBackend::new).collect::<Result<_, _>>()?;
+    let mut reference = None;
+    let mut rows = Vec::new();
+    for devices in 1..=count {
+        let engine = PartedEngine::new(
+            parts.clone(),
+            gpus[..devices].iter().map(|g| g as &dyn Backend).collect(),
+        )?;
+        engine.search(&qs[..8.min(nq)], &params)?; // warm-up on every device
+        let t = Instant::now();
+        let hits = engine.search(&qs, &params)?;
+        let secs = t.elapsed().as_secs_f64();
+        if reference.get_or_insert_with(|| hits.clone()) != &hits {
+            bail!("results on {devices} GPUs differ from one GPU");
+        }
+        rows.push((devices, secs));
+    }
+    println!(
+        "\n{} parts, {nq} queries, results identical on 1..{count} GPUs",
+        parts.len()
+    );
+    println!(
+        "{:>8} {:>9} {:>8} {:>8}",
+        "gpus", "wall_s", "q/s", "speedup"
+    );
+    for &(d, secs) in &rows {
+        println!(
+            "{d:>8} {secs:>9.3} {:>8.0} {:>8.2}",
+            nq as f64 / secs,
+            rows[0].1 / secs
+        );
+    }
     Ok(())
 }

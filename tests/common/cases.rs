@@ -367,3 +367,22 @@ pub fn part_boundary_inside_ties(backend: &dyn Backend) {
         }
     }
 }
+
+/// Two real GPUs (when there are two) give the one-part results; `backend` is the first.
+pub fn two_gpus_equal_one_part(backend: &dyn Backend) {
+    use genie_core::parts::PartSource;
+    use genie_core::{CudaBackend, PartedEngine};
+    if genie_core::backend::cuda::device_count() < 2 || backend.name().starts_with("cpu") {
+        skip("needs two GPUs");
+        return;
+    }
+    let second = CudaBackend::new(1).expect("second GPU");
+    let (index, queries) = dims_case(12, 50_000, 32, 16, 300);
+    let p = SearchParams::top_k(20);
+    let want = engine(backend, index.clone())
+        .search(&queries, &p)
+        .expect("one GPU");
+    let parts: Vec<PartSource> = index.split(5).into_iter().map(PartSource::Memory).collect();
+    let pe = PartedEngine::new(parts, vec![backend, &second]).expect("engine");
+    assert_eq!(pe.search(&queries, &p).expect("two GPUs"), want);
+}

@@ -30,5 +30,5 @@ pub use engine::Engine;
 pub use error::{GenieError, Result};
 pub use index::{IndexBuilder, InvertedIndex, PreparedQuery};
 pub use model::{contract_order, Hit, Item, Keyword, ObjectId, Query};
-pub use parts::{IndexPart, PartSource, PartedEngine};
+pub use parts::{IndexPart, PartSource, PartStat, PartedEngine};
 pub use plugin::{rerank, Transform, VerifiedHit, Verifier};

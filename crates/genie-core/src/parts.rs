@@ -251,6 +251,22 @@ pub struct PartedEngine<'b> {
     parts: Vec<PartSource>,
     backends: Vec<&'b dyn Backend>,
     budget: Option<u64>,
+    stats: std::sync::Mutex<Vec<PartStat>>,
+}
+
+/// Timings of one part in the last search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartStat {
+    /// The part's base id.
+    pub base: u32,
+    /// Index of the device (backend) that searched it.
+    pub device: usize,
+    /// Bytes of the part's postings.
+    pub bytes: u64,
+    /// Seconds to read (if from a file) and upload the part, on the prefetch thread.
+    pub load_s: f64,
+    /// Seconds of the part's search.
+    pub search_s: f64,
 }
 
 impl std::fmt::Debug for PartedEngine<'_> {
@@ -274,6 +290,7 @@ impl<'b> PartedEngine<'b> {
             parts,
             backends,
             budget: None,
+            stats: Default::default(),
         })
     }
 
@@ -283,6 +300,11 @@ impl<'b> PartedEngine<'b> {
         self
     }
 
+    /// Per-part timings of the last search, in completion order.
+    pub fn last_stats(&self) -> Vec<PartStat> {
+        self.stats.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
     /// Number of parts.
     pub fn num_parts(&self) -> usize {
         self.parts.len()
@@ -290,13 +312,16 @@ impl<'b> PartedEngine<'b> {
 
     /// Per query, the top-k hits over all parts in the contract order.
     pub fn search(&self, queries: &[Query], params: &SearchParams) -> Result<Vec<Vec<Hit>>> {
+        if let Ok(mut s) = self.stats.lock() {
+            s.clear();
+        }
         let nb = self.backends.len();
         let per_device: Vec<Result<Vec<Vec<Hit>>>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..nb)
                 .map(|d| {
                     let mine: Vec<&PartSource> = self.parts.iter().skip(d).step_by(nb).collect();
                     let backend = self.backends[d];
-                    s.spawn(move || self.search_on(backend, &mine, queries, params))
+                    s.spawn(move || self.search_on(d, backend, &mine, queries, params))
                 })
                 .collect();
             handles
@@ -318,26 +343,40 @@ impl<'b> PartedEngine<'b> {
     /// One device's parts in turn, the next part loaded and uploaded while this one is searched.
     fn search_on(
         &self,
+        device: usize,
         backend: &dyn Backend,
         parts: &[&PartSource],
         queries: &[Query],
         params: &SearchParams,
     ) -> Result<Vec<Vec<Hit>>> {
         let mut merged = vec![Vec::new(); queries.len()];
-        let prepare = |p: &PartSource| -> Result<Engine> {
+        let prepare = |p: &PartSource| -> Result<(Engine, f64)> {
+            let t = std::time::Instant::now();
             let engine = Engine::with_backend(p.load()?, backend)?;
-            Ok(match self.budget {
+            let engine = match self.budget {
                 Some(b) => engine.with_budget(b),
                 None => engine,
-            })
+            };
+            Ok((engine, t.elapsed().as_secs_f64()))
         };
         std::thread::scope(|s| -> Result<()> {
             let mut next = parts.first().map(|&p| s.spawn(move || prepare(p)));
             for (i, part) in parts.iter().enumerate() {
-                let engine = join(next.take())?;
+                let (engine, load_s) = join(next.take())?;
                 next = parts.get(i + 1).map(|&p| s.spawn(move || prepare(p)));
+                let t = std::time::Instant::now();
                 let hits = engine.search(queries, params)?;
+                let stat = PartStat {
+                    base: part.base(),
+                    device,
+                    bytes: engine.index().num_postings() * 4,
+                    load_s,
+                    search_s: t.elapsed().as_secs_f64(),
+                };
                 drop(engine);
+                if let Ok(mut st) = self.stats.lock() {
+                    st.push(stat);
+                }
                 merge_into(&mut merged, hits, part.base(), params.k as usize);
             }
             if let Some(h) = next {

@@ -109,6 +109,30 @@ impl IndexBuilder {
         Ok(())
     }
 
+    /// A builder holding `keywords.len() / per_object` objects of `per_object` keywords each,
+    /// taking the buffer without a copy (for large generated data).
+    pub fn from_fixed(keywords: Vec<Keyword>, per_object: usize) -> Result<Self> {
+        if per_object == 0 || keywords.len() % per_object != 0 {
+            return Err(GenieError::InvalidParameter(format!(
+                "{} keywords do not split into objects of {per_object}",
+                keywords.len()
+            )));
+        }
+        let count = keywords.len() / per_object;
+        if count >= u32::MAX as usize {
+            return Err(GenieError::Capacity(format!(
+                "more than {} objects",
+                u32::MAX
+            )));
+        }
+        let object_starts = (0..=count as u64).map(|i| i * per_object as u64).collect();
+        Ok(Self {
+            object_starts,
+            keywords,
+            ..Self::default()
+        })
+    }
+
     /// Builds the index (parallel).
     pub fn build(self) -> Result<InvertedIndex> {
         let Self {
