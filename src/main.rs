@@ -372,7 +372,7 @@ fn locate_query_error(
     path: &Path,
     first: u64,
 ) -> anyhow::Error {
-    let Some(index) = engine.index() else {
+    let Ok(index) = engine.reference_index() else {
         return anyhow!(e).context("search failed");
     };
     for (line, q) in (first + 1..).zip(queries) {

@@ -100,11 +100,15 @@ impl Searcher {
         }
     }
 
-    /// The resident index, when there is one (to find which query a search error is about).
-    pub fn index(&self) -> Option<&InvertedIndex> {
+    /// An index that prepares queries as the search does (the resident index, or the first part:
+    /// all parts share the keyword space and count bounds), to find which query an error is about.
+    pub fn reference_index(&self) -> Result<Arc<InvertedIndex>, GenieError> {
         match self {
-            Self::Single(e) => Some(e.index()),
-            Self::Parted { .. } => None,
+            Self::Single(e) => Ok(e.shared_index()),
+            Self::Parted { parts, .. } => match parts.first() {
+                Some(p) => p.load(),
+                None => Err(GenieError::Internal("an index of no parts".into())),
+            },
         }
     }
 

@@ -71,6 +71,11 @@ impl Engine {
         self.resident.take_stage_times()
     }
 
+    /// The index, shared.
+    pub fn shared_index(&self) -> Arc<InvertedIndex> {
+        self.resident.shared_index()
+    }
+
     /// The index.
     pub fn index(&self) -> &InvertedIndex {
         self.resident.index()

@@ -63,6 +63,10 @@ impl ResidentIndex for CpuResident {
         &self.index
     }
 
+    fn shared_index(&self) -> Arc<InvertedIndex> {
+        self.index.clone()
+    }
+
     fn search_batch(
         &self,
         batch: &[PreparedQuery],

@@ -70,6 +70,8 @@ pub trait Backend: Send + Sync {
 pub trait ResidentIndex: Send + Sync {
     /// The index on the host.
     fn index(&self) -> &InvertedIndex;
+    /// The index on the host, shared.
+    fn shared_index(&self) -> Arc<InvertedIndex>;
     /// Runs one batch; the result has one entry per query, in order.
     fn search_batch(&self, batch: &[PreparedQuery], params: &SearchParams)
         -> Result<Vec<Vec<Hit>>>;

@@ -748,6 +748,10 @@ impl ResidentIndex for GpuResident {
         &self.index
     }
 
+    fn shared_index(&self) -> Arc<InvertedIndex> {
+        self.index.clone()
+    }
+
     fn search_batch(
         &self,
         batch: &[PreparedQuery],
