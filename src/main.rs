@@ -88,10 +88,16 @@ struct BuildArgs {
     output: PathBuf,
 
     /// Save the index in N parts over consecutive object ranges: INDEX is then a manifest and
-    /// INDEX.part0 .. INDEX.partN-1 the parts; a search streams them one at a time.
+    /// INDEX.part0 .. INDEX.partN-1 the parts. Each part is built and saved as soon as its objects
+    /// are read, so the whole index is never in memory; a search streams the parts.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     parts: usize,
+
+    /// Save a parted index of M objects per part (instead of --parts; works on standard input).
+    #[arg(long, value_name = "M", conflicts_with = "parts",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    part_objects: Option<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -236,19 +242,43 @@ fn spinner(message: &'static str, quiet: bool) -> ProgressBar {
 
 fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
     let start = Instant::now();
-    let mut reader = LineReader::open(&args.input)?;
     let name = display_path(&args.input);
+    let per_part = objects_per_part(args)?;
+    let mut reader = LineReader::open(&args.input)?;
     let metadata = serde_json::json!({
         "built_by": format!("genie {}", env!("CARGO_PKG_VERSION")),
         "input": name,
-    });
-    let mut builder = IndexBuilder::new().metadata(metadata.to_string());
+    })
+    .to_string();
+    let new_builder = || IndexBuilder::new().metadata(metadata.clone());
+    let mut builder = new_builder();
+    let mut writer = per_part.map(|_| genie::core::parts::PartWriter::new(&args.output));
+    let mut totals = Totals::default();
+    // a part is built and saved as soon as it is full, so the whole index is never in memory
+    let flush = |builder: IndexBuilder,
+                 writer: &mut genie::core::parts::PartWriter,
+                 totals: &mut Totals| {
+        let part = builder
+            .build()
+            .with_context(|| format!("cannot build an index from {name}"))?;
+        totals.add(&part);
+        writer.add(&part).context("cannot save the index")
+    };
     let bar = bytes_bar("reading objects", reader.len(), quiet);
     let mut keywords = Vec::new();
     while reader.next_object(&mut keywords)? {
         builder
             .push_object(&keywords)
             .with_context(|| format!("{name}:{}", reader.lines_read()))?;
+        if let (Some(m), Some(w)) = (per_part, writer.as_mut()) {
+            if builder.len() == m {
+                flush(
+                    std::mem::replace(&mut builder, new_builder()),
+                    w,
+                    &mut totals,
+                )?;
+            }
+        }
         if reader.lines_read() % PROGRESS_EVERY == 0 {
             bar.set_position(reader.bytes_read());
             bar.set_message(format!("{} objects", HumanCount(reader.lines_read())));
@@ -258,29 +288,91 @@ fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
     log::debug!("read {} objects from {name}", reader.lines_read());
 
     let bar = spinner("building the index", quiet);
-    let index = builder
-        .build()
-        .with_context(|| format!("cannot build an index from {name}"))?;
-    bar.set_prefix("saving the index");
-    let saved = if args.parts > 1 {
-        genie::core::parts::save_parts(&args.output, &index.split(args.parts))
-    } else {
-        index.save(&args.output)
+    let saved = match writer.as_mut() {
+        Some(w) => {
+            if !builder.is_empty() || totals.objects == 0 {
+                flush(builder, w, &mut totals)?;
+            }
+            writer
+                .map(|w| w.finish())
+                .transpose()
+                .map(|_| ())
+                .context("cannot save the index")
+        }
+        None => {
+            let index = builder
+                .build()
+                .with_context(|| format!("cannot build an index from {name}"))?;
+            totals.add(&index);
+            bar.set_prefix("saving the index");
+            index.save(&args.output).context("cannot save the index")
+        }
     };
     bar.finish_and_clear();
-    saved.context("cannot save the index")?;
-
+    saved?;
     if !quiet {
         eprintln!(
             "built {}: {} objects, {} postings, keyword space {} in {:.2?}",
             args.output.display(),
-            index.num_objects(),
-            index.num_postings(),
-            index.keyword_space(),
+            totals.objects,
+            totals.postings,
+            totals.space,
             start.elapsed()
         );
     }
     Ok(())
+}
+
+/// What a build wrote, for its summary line.
+#[derive(Default)]
+struct Totals {
+    objects: u64,
+    postings: u64,
+    space: u32,
+}
+
+impl Totals {
+    fn add(&mut self, index: &InvertedIndex) {
+        self.objects += u64::from(index.num_objects());
+        self.postings += index.num_postings();
+        self.space = self.space.max(index.keyword_space());
+    }
+}
+
+/// Objects per part of a parted build: `--part-objects`, or the line count split `--parts` ways
+/// (a first pass over the file); `None` for a single index.
+fn objects_per_part(args: &BuildArgs) -> Result<Option<usize>> {
+    if let Some(m) = args.part_objects {
+        return Ok(Some(m));
+    }
+    if args.parts <= 1 {
+        return Ok(None);
+    }
+    if args.input.as_os_str() == "-" {
+        anyhow::bail!(
+            "--parts needs a file to count its objects; with standard input use --part-objects"
+        );
+    }
+    let f = File::open(&args.input)
+        .with_context(|| format!("{}: cannot open", args.input.display()))?;
+    let mut lines = 0usize;
+    let mut last = b'\n';
+    let mut r = io::BufReader::with_capacity(1 << 20, f);
+    loop {
+        let buf = io::BufRead::fill_buf(&mut r)
+            .with_context(|| format!("{}: cannot read", args.input.display()))?;
+        if buf.is_empty() {
+            break;
+        }
+        lines += buf.iter().filter(|&&b| b == b'\n').count();
+        last = buf[buf.len() - 1];
+        let n = buf.len();
+        io::BufRead::consume(&mut r, n);
+    }
+    if last != b'\n' {
+        lines += 1;
+    }
+    Ok(Some(lines.div_ceil(args.parts).max(1)))
 }
 
 /// The device to use and what asked for it (for error messages).

@@ -663,4 +663,44 @@ fn parted_build_and_in_memory_parts_match_one_part() {
     assert_eq!(search(&one, &["--parts", "3"]), want, "split in memory");
     let info = genie(&["info", "--index", parted.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&info.stdout).contains("parted.genie.part3: objects 375..500"));
+    // parts of 150 objects, streamed from standard input: 4 parts, the last of 50
+    let streamed = dir.path().join("streamed.genie");
+    let out = Command::new(binary())
+        .args([
+            "build",
+            "--input",
+            "-",
+            "--output",
+            streamed.to_str().unwrap(),
+            "--part-objects",
+            "150",
+        ])
+        .stdin(std::fs::File::open(&obj).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = genie(&["info", "--index", streamed.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&info.stdout).contains("streamed.genie.part3: objects 450..500")
+    );
+    assert_eq!(search(&streamed, &[]), want, "streamed parted build");
+    let stdin_parts = Command::new(binary())
+        .args([
+            "build",
+            "--input",
+            "-",
+            "--output",
+            streamed.to_str().unwrap(),
+            "--parts",
+            "2",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!stdin_parts.status.success());
+    assert!(String::from_utf8_lossy(&stdin_parts.stderr).contains("--part-objects"));
 }

@@ -148,36 +148,75 @@ pub struct ManifestPart {
 
 const MANIFEST_FORMAT: &str = "genie-parts";
 
-/// Writes `parts` as a parted index: `path` is the manifest, `path.partN` the part files.
-pub fn save_parts(path: impl AsRef<Path>, parts: &[IndexPart]) -> Result<()> {
-    let path = path.as_ref();
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("index");
-    let mut manifest = Manifest {
-        format: MANIFEST_FORMAT.into(),
-        version: 1,
-        num_objects: 0,
-        keyword_space: parts.first().map_or(0, |p| p.index.keyword_space()),
-        parts: Vec::new(),
-        metadata: parts
-            .first()
-            .map_or(String::new(), |p| p.index.metadata().to_string()),
-    };
-    for (i, p) in parts.iter().enumerate() {
-        let file = format!("{name}.part{i}");
-        p.index.save(path.with_file_name(&file))?;
-        manifest.num_objects += u64::from(p.index.num_objects());
-        manifest.parts.push(ManifestPart {
-            file,
-            base: p.base,
-            objects: p.index.num_objects(),
-        });
+/// Writes a parted index one part at a time, so a build never holds more than one part: each
+/// [`PartWriter::add`] saves `path.partN` at once; [`PartWriter::finish`] writes the manifest.
+#[derive(Debug)]
+pub struct PartWriter {
+    path: PathBuf,
+    manifest: Manifest,
+}
+
+impl PartWriter {
+    /// A writer whose manifest will be `path`.
+    pub fn new(path: impl AsRef<Path>) -> Self {
+        let manifest = Manifest {
+            format: MANIFEST_FORMAT.into(),
+            version: 1,
+            num_objects: 0,
+            keyword_space: 0,
+            parts: Vec::new(),
+            metadata: String::new(),
+        };
+        Self {
+            path: path.as_ref().to_path_buf(),
+            manifest,
+        }
     }
-    let json =
-        serde_json::to_string_pretty(&manifest).map_err(|e| GenieError::Internal(e.to_string()))?;
-    std::fs::write(path, json).map_err(|source| GenieError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+
+    /// Saves the next part (its objects follow the previous part's).
+    pub fn add(&mut self, index: &InvertedIndex) -> Result<()> {
+        let name = self
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("index");
+        let file = format!("{name}.part{}", self.manifest.parts.len());
+        let base = u32::try_from(self.manifest.num_objects)
+            .map_err(|_| GenieError::Capacity(format!("more than {} objects", u32::MAX)))?;
+        index.save(self.path.with_file_name(&file))?;
+        self.manifest.num_objects += u64::from(index.num_objects());
+        self.manifest.keyword_space = self.manifest.keyword_space.max(index.keyword_space());
+        if self.manifest.parts.is_empty() {
+            self.manifest.metadata = index.metadata().to_string();
+        }
+        self.manifest.parts.push(ManifestPart {
+            file,
+            base,
+            objects: index.num_objects(),
+        });
+        Ok(())
+    }
+
+    /// Writes the manifest and returns it.
+    pub fn finish(self) -> Result<Manifest> {
+        let json = serde_json::to_string_pretty(&self.manifest)
+            .map_err(|e| GenieError::Internal(e.to_string()))?;
+        std::fs::write(&self.path, json).map_err(|source| GenieError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        Ok(self.manifest)
+    }
+}
+
+/// Writes `parts` (consecutive, from [`InvertedIndex::split`]) as a parted index: `path` is the
+/// manifest, `path.partN` the part files.
+pub fn save_parts(path: impl AsRef<Path>, parts: &[IndexPart]) -> Result<()> {
+    let mut w = PartWriter::new(path);
+    for p in parts {
+        w.add(&p.index)?;
+    }
+    w.finish().map(|_| ())
 }
 
 /// Whether `path` is a parted-index manifest (rather than a single index file).
