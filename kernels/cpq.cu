@@ -448,3 +448,148 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
         __syncthreads();
     }
 }
+
+// ---- tiled counting (the fast path of the c-PQ match) -------------------------------------------
+//
+// One block per (query, range of object tiles). A tile's counts live in shared memory as bytes
+// (4 objects per 32-bit word, so a shared atomic add updates one byte and never carries: counts
+// stay within a bound <= 255). Every posting list of the query is sorted by object id, so the
+// block keeps one cursor per list and sweeps its tiles in order: only the first tile needs a
+// binary search. When a tile is complete its counts are final:
+//   - they are written to the query's count array (8 bits per object, the bitmap counter layout
+//     with log_bits = 3), which the select kernel reads for exact counts and the tie fill;
+//   - the tile's suffix histogram feeds the ZipperArray for every value >= AT, AT advances as in
+//     Algorithm 1, and only objects whose count reaches the new AT enter the hash table.
+// The extraction argument of the global kernel holds unchanged: ZA never over-counts, and every
+// object whose final count reaches the final AT is inserted when its tile completes.
+//
+// lists: per query, `list_start[q]..list_start[q + 1]` index (start lo, start hi, end lo, end hi,
+// weight) records of 5 x u32, one per keyword of every item.
+
+#define TILE_OBJECTS 32768u
+#define TILE_MAX_LISTS 1024u
+
+extern "C" __global__ void __launch_bounds__(512) tile_match(
+    const u32* __restrict__ postings, const u32* __restrict__ lists, const u32* __restrict__ list_start,
+    u32 nq, u32 n, u32 tiles_per_block, const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit,
+    u64* tables, u32* flags, u32 k) {
+    __shared__ u32 counts[TILE_OBJECTS / 4];
+    __shared__ u64 cursor[TILE_MAX_LISTS];
+    __shared__ u32 hist[256];
+    const u32 ntiles = (n + TILE_OBJECTS - 1) / TILE_OBJECTS;
+    const u32 chunks = (ntiles + tiles_per_block - 1) / tiles_per_block;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (u64 job = blockIdx.x; job < (u64)nq * chunks; job += gridDim.x) {
+        const u32 q = (u32)(job / chunks), chunk = (u32)(job % chunks);
+        const u32 t0 = chunk * tiles_per_block, t1 = min(ntiles, t0 + tiles_per_block);
+        const QueryMeta m = load_meta(meta, q);
+        u32* qcounts = bitmaps + m.bitmap_off;
+        u32* qza = za + m.za_off;
+        u32* qat = audit + q;
+        u64* tab = tables + m.table_off;
+        const u32 l0 = list_start[q], nl = list_start[q + 1] - l0;
+        const u32* ql = lists + 5 * (u64)l0;
+        // first tile: each list's cursor by binary search
+        const u32 first_id = t0 * TILE_OBJECTS;
+        for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
+            u64 lo = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
+            u64 hi = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
+            while (lo < hi) {
+                const u64 mid = (lo + hi) >> 1;
+                if (__ldg(&postings[mid]) < first_id) lo = mid + 1; else hi = mid;
+            }
+            cursor[l] = lo;
+        }
+        for (u32 t = t0; t < t1; ++t) {
+            const u32 base = t * TILE_OBJECTS, end_id = min(n, base + TILE_OBJECTS);
+            for (u32 i = threadIdx.x; i < TILE_OBJECTS / 4; i += blockDim.x) counts[i] = 0;
+            if (threadIdx.x < 256) hist[threadIdx.x] = 0;
+            __syncthreads();
+            // each warp sweeps whole lists: 32 consecutive postings a step, coalesced
+            for (u32 l = warp; l < nl; l += nwarps) {
+                const u64 end = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
+                const u32 w = ql[5 * l + 4];
+                u64 cur = cursor[l];
+                while (cur < end) {
+                    // 4 x 32 postings in flight per warp; the list is sorted, so the postings of
+                    // this tile are a prefix of them
+                    u32 ids[4];
+#pragma unroll
+                    for (u32 j = 0; j < 4; ++j) {
+                        const u64 p = cur + 32 * j + lane;
+                        ids[j] = p < end ? __ldg(&postings[p]) : 0xFFFFFFFFu;
+                    }
+                    u32 taken = 0;
+#pragma unroll
+                    for (u32 j = 0; j < 4; ++j) {
+                        const bool mine = ids[j] < end_id;
+                        if (mine) atomicAdd(&counts[(ids[j] - base) >> 2], w << (((ids[j] - base) & 3) << 3));
+                        taken += __popc(__ballot_sync(0xFFFFFFFFu, mine));
+                    }
+                    cur += taken;
+                    if (taken < 128) break;
+                }
+                if (lane == 0) cursor[l] = cur;
+            }
+            __syncthreads();
+            // the tile's counts are final: write them out and histogram them
+            const u32 words = (end_id - base + 3) / 4;
+            u32* out = qcounts + base / 4;
+            for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
+                const u32 c4 = counts[i];
+                out[i] = c4;
+                if (c4 != 0) {
+#pragma unroll
+                    for (u32 j = 0; j < 4; ++j) {
+                        const u32 c = (c4 >> (8 * j)) & 0xFFu;
+                        if (c != 0) atomicAdd(&hist[c], 1u);
+                    }
+                }
+            }
+            __syncthreads();
+            // suffix sums: hist[v] becomes the objects of count >= v
+            if (warp == 0) {
+                u32 carry = 0;
+                for (int v0 = 255 - 31; v0 >= 0; v0 -= 32) {
+                    u32 x = hist[v0 + (31 - lane)];
+                    for (u32 d = 1; d < 32; d <<= 1) {
+                        const u32 y = __shfl_up_sync(0xFFFFFFFFu, x, d);
+                        if (lane >= d) x += y;
+                    }
+                    hist[v0 + (31 - lane)] = x + carry;
+                    carry += __shfl_sync(0xFFFFFFFFu, x, 31);
+                }
+            }
+            __syncthreads();
+            // Gate: ZA[v] += objects of count >= v, for every v >= AT; then AT advances
+            const u32 at0 = ld_volatile(qat);
+            for (u32 v = max(at0, 1u) + threadIdx.x; v <= min(m.bound, 255u); v += blockDim.x) {
+                if (hist[v] != 0) atomicAdd(&qza[v], hist[v]);
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                while (true) {
+                    const u32 a = ld_volatile(qat);
+                    if (a >= m.bound + 1 || ld_volatile(&qza[a]) < k) break;
+                    atomicCAS(qat, a, a + 1);
+                }
+            }
+            __syncthreads();
+            // only objects at or above the AuditThreshold enter the hash table
+            const u32 at = max(ld_volatile(qat), 1u);
+            if (at <= 255u && hist[at] != 0) {
+                for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
+                    const u32 c4 = counts[i];
+                    if (c4 == 0) continue;
+#pragma unroll
+                    for (u32 j = 0; j < 4; ++j) {
+                        const u32 c = (c4 >> (8 * j)) & 0xFFu;
+                        if (c >= at && !table_insert(tab, m.slots, base + 4 * i + j, c, qat))
+                            atomicOr(&flags[q], FLAG_TABLE_FULL);
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}

@@ -148,7 +148,16 @@ fn run(
     method: Method,
     name: &str,
 ) -> Result<(Row, Vec<Vec<Hit>>)> {
-    let params = SearchParams::top_k(k).with_method(method);
+    run_with(engine, qs, SearchParams::top_k(k).with_method(method), name)
+}
+
+fn run_with(
+    engine: &Engine,
+    qs: &[Query],
+    params: SearchParams,
+    name: &str,
+) -> Result<(Row, Vec<Vec<Hit>>)> {
+    let method = params.method;
     let prepared = engine.index().prepare_all(qs)?;
     let per_query: f64 = prepared
         .iter()
@@ -162,10 +171,10 @@ fn run(
     let st = engine.take_stage_times().unwrap_or_default();
     let row = Row {
         backend: name.into(),
-        method: if method == Method::Cpq {
-            "c-PQ"
-        } else {
-            "count-table"
+        method: match (method, params.gpu_tiles) {
+            (Method::Cpq, true) => "c-PQ",
+            (Method::Cpq, false) => "c-PQ global",
+            _ => "count-table",
         },
         queries: qs.len(),
         batches: st
@@ -250,6 +259,13 @@ fn main() -> Result<()> {
         let qs = &all_queries[..nq];
         let (row, hits) = run(&gpu_engine, qs, args.k, Method::Cpq, &gpu_name)?;
         rows.push(row);
+        let mut global = SearchParams::top_k(args.k);
+        global.gpu_tiles = false;
+        let (row, g) = run_with(&gpu_engine, qs, global, &gpu_name)?;
+        rows.push(row);
+        if g != hits {
+            bail!("GPU tiled and global c-PQ kernels differ on {nq} queries");
+        }
         if !args.no_count_table {
             let (row, ct) = run(&gpu_engine, qs, args.k, Method::CountTable, &gpu_name)?;
             rows.push(row);

@@ -36,6 +36,10 @@ pub struct SearchParams {
     pub sublist_len: u32,
     /// Hash table slots per `k * count bound` (1.5 by default; smaller forces reruns).
     pub table_factor: f64,
+    /// On a GPU, count with byte counters in shared memory over object tiles when every query's
+    /// count bound is at most 255 (default); `false` forces the global bitmap counter kernel.
+    /// Results are identical either way.
+    pub gpu_tiles: bool,
 }
 
 impl SearchParams {
@@ -46,6 +50,7 @@ impl SearchParams {
             method: Method::Cpq,
             sublist_len: crate::index::DEFAULT_SUBLIST_LEN,
             table_factor: 1.5,
+            gpu_tiles: true,
         }
     }
 

@@ -43,6 +43,7 @@ pub(crate) struct Gpu {
     cpq_select: CudaFunction,
     ct_match: CudaFunction,
     ct_select: CudaFunction,
+    tile_match: CudaFunction,
     /// Pinned staging buffers for index uploads.
     staging: Mutex<Staging>,
     /// Streams and counting buffers of a resident index that was dropped, for the next one (the
@@ -77,6 +78,7 @@ impl Gpu {
             cpq_select: f("cpq_select")?,
             ct_match: f("ct_match")?,
             ct_select: f("ct_select")?,
+            tile_match: f("tile_match")?,
             staging: Mutex::new(Staging {
                 bufs: [Pinned(None), Pinned(None)],
                 done: [None, None],
@@ -133,11 +135,16 @@ impl Gpu {
     }
 }
 
-/// The host-side plan of one batch (see the comments at the top of kernels/cpq.cu).
+/// The host-side plan of one batch (see the comments in kernels/cpq.cu).
 struct Plan {
     nq: usize,
-    /// items (6 x u32 each), then the task prefix sums (nitems + 1), then metadata (8 x u32 each).
+    /// Segment A (items of 6 x u32, or with `tiled` keyword lists of 5 x u32), segment B (their
+    /// prefix sums: tasks per item, or lists per query), then metadata (8 x u32 per query).
     input: Vec<u32>,
+    a_len: usize,
+    b_len: usize,
+    /// The tiled counting kernel runs this batch (else the global bitmap kernel).
+    tiled: bool,
     nitems: u32,
     ntasks: u32,
     bitmap_words: u64,
@@ -147,11 +154,45 @@ struct Plan {
 
 impl Plan {
     fn task_start_offset(&self) -> usize {
-        6 * self.nitems as usize
+        self.a_len
     }
     fn meta_offset(&self) -> usize {
-        self.task_start_offset() + self.nitems as usize + 1
+        self.a_len + self.b_len
     }
+}
+
+/// Largest count bound of the tiled kernel (byte counters) and most keyword lists per query.
+const TILE_MAX_BOUND: u32 = 255;
+const TILE_MAX_LISTS: usize = 1024;
+/// Objects per tile of the tiled kernel (kernels/cpq.cu TILE_OBJECTS).
+const TILE_OBJECTS: u32 = 32768;
+
+/// The keyword lists of a query: one (start, end, weight) per non-empty keyword of every item;
+/// `None` when there are more than the tiled kernel keeps.
+fn keyword_lists(index: &InvertedIndex, q: &PreparedQuery, out: &mut Vec<u32>) -> Option<usize> {
+    let mut count = 0;
+    for it in &q.items {
+        for kw in it.lo..=it.hi.min(index.keyword_space().saturating_sub(1)) {
+            let (a, b) = (
+                index.offsets()[kw as usize],
+                index.offsets()[kw as usize + 1],
+            );
+            if b > a {
+                count += 1;
+                if count > TILE_MAX_LISTS {
+                    return None;
+                }
+                out.extend_from_slice(&[
+                    a as u32,
+                    (a >> 32) as u32,
+                    b as u32,
+                    (b >> 32) as u32,
+                    it.weight,
+                ]);
+            }
+        }
+    }
+    Some(count)
 }
 
 fn plan(
@@ -162,6 +203,23 @@ fn plan(
 ) -> Result<Plan> {
     let n = index.num_objects();
     let cpq = params.method == Method::Cpq;
+    // the tiled fast path: byte counters in shared memory, for every query of the batch
+    let mut lists = Vec::new();
+    let mut list_start = vec![0u32];
+    let mut tiled =
+        cpq && params.gpu_tiles && n > 0 && queries.iter().all(|q| q.bound <= TILE_MAX_BOUND);
+    if tiled {
+        for q in queries {
+            if keyword_lists(index, q, &mut lists).is_none() {
+                tiled = false;
+                break;
+            }
+            list_start.push(
+                u32::try_from(lists.len() / 5)
+                    .map_err(|_| cap("more than 2^32 lists in one batch"))?,
+            );
+        }
+    }
     let sublist = u64::from(params.sublist_len.max(1));
     let (mut items, mut task_start, mut meta) = (
         Vec::new(),
@@ -170,23 +228,26 @@ fn plan(
     );
     let (mut ntasks, mut bitmap_words, mut tables, mut zipper) = (0u64, 0u64, 0u64, 0u64);
     for (qi, (q, &slots)) in queries.iter().zip(slots_of).enumerate() {
-        for it in &q.items {
-            let Some((a, b)) = index.slice_of(it.lo, it.hi).filter(|(a, b)| b > a) else {
-                continue;
-            };
-            items.extend_from_slice(&[
-                a as u32,
-                (a >> 32) as u32,
-                b as u32,
-                (b >> 32) as u32,
-                qi as u32,
-                it.weight,
-            ]);
-            ntasks += (b - a).div_ceil(sublist);
-            task_start
-                .push(u32::try_from(ntasks).map_err(|_| cap("more than 2^32 tasks in one batch"))?);
+        if !tiled {
+            for it in &q.items {
+                let Some((a, b)) = index.slice_of(it.lo, it.hi).filter(|(a, b)| b > a) else {
+                    continue;
+                };
+                items.extend_from_slice(&[
+                    a as u32,
+                    (a >> 32) as u32,
+                    b as u32,
+                    (b >> 32) as u32,
+                    qi as u32,
+                    it.weight,
+                ]);
+                ntasks += (b - a).div_ceil(sublist);
+                task_start.push(
+                    u32::try_from(ntasks).map_err(|_| cap("more than 2^32 tasks in one batch"))?,
+                );
+            }
         }
-        let bits = bits_for_bound(q.bound);
+        let bits = if tiled { 8 } else { bits_for_bound(q.bound) };
         let words = if cpq {
             (words_for(n, bits) as u64).next_multiple_of(4)
         } else {
@@ -211,12 +272,21 @@ fn plan(
         zipper += u64::from(q.bound) + 2;
     }
     let nitems = (items.len() / 6) as u32;
-    let mut input = items;
-    input.extend_from_slice(&task_start);
+    let (a, b) = if tiled {
+        (lists, list_start)
+    } else {
+        (items, task_start)
+    };
+    let (a_len, b_len) = (a.len(), b.len());
+    let mut input = a;
+    input.extend_from_slice(&b);
     input.extend_from_slice(&meta);
     Ok(Plan {
         nq: queries.len(),
         input,
+        a_len,
+        b_len,
+        tiled,
         nitems,
         ntasks: ntasks as u32,
         bitmap_words,
@@ -526,9 +596,12 @@ impl GpuResident {
         match params.method {
             Method::Cpq => {
                 let bm = bitmaps.get(compute, p.bitmap_words as usize)?;
-                compute
-                    .memset_zeros(&mut bm.slice_mut(..p.bitmap_words.max(1) as usize))
-                    .map_err(cuda_err)?;
+                if !p.tiled {
+                    // the tiled kernel writes every count word itself
+                    compute
+                        .memset_zeros(&mut bm.slice_mut(..p.bitmap_words.max(1) as usize))
+                        .map_err(cuda_err)?;
+                }
                 let tab = tables.get(compute, p.table_slots as usize)?;
                 let at = audit.get(compute, nq)?;
                 batch_bytes += p.bitmap_words * 4 + p.table_slots * 8 + nq as u64 * 4;
@@ -546,7 +619,36 @@ impl GpuResident {
                         .arg(&nq32)
                         .launch(cfg(init_blocks))
                         .map_err(cuda_err)?;
-                    if p.ntasks > 0 {
+                    if p.tiled {
+                        let ntiles = n.div_ceil(TILE_OBJECTS);
+                        // enough (query, tile range) jobs to fill the GPU several times over
+                        let chunks = (4096u32.div_ceil(nq32.max(1))).clamp(1, ntiles.max(1));
+                        let tiles_per_block = ntiles.div_ceil(chunks).max(1);
+                        let jobs = (u64::from(nq32) * u64::from(ntiles.div_ceil(tiles_per_block)))
+                            .min(1 << 24) as u32;
+                        let tcfg = LaunchConfig {
+                            grid_dim: (jobs.max(1), 1, 1),
+                            block_dim: (512, 1, 1),
+                            shared_mem_bytes: 0,
+                        };
+                        compute
+                            .launch_builder(&gpu.tile_match)
+                            .arg(&self.postings)
+                            .arg(&items)
+                            .arg(&task_start)
+                            .arg(&nq32)
+                            .arg(&n)
+                            .arg(&tiles_per_block)
+                            .arg(&meta)
+                            .arg(&mut *bm)
+                            .arg(&mut *za)
+                            .arg(&mut *at)
+                            .arg(&mut *tab)
+                            .arg(&mut *d_flags)
+                            .arg(&k)
+                            .launch(tcfg)
+                            .map_err(cuda_err)?;
+                    } else if p.ntasks > 0 {
                         compute
                             .launch_builder(&gpu.cpq_match)
                             .arg(&self.postings)
