@@ -21,23 +21,35 @@
 //! files beside the index.
 #![deny(missing_docs)]
 
+pub mod document;
 pub mod edit_distance;
 pub mod error;
 pub mod gram_dict;
 pub mod ngram;
+pub mod schema;
 pub mod seq_search;
 pub mod seq_store;
 pub mod sequence;
+pub mod stopwords;
 pub mod store;
+pub mod table;
+pub mod table_query;
+pub mod tokenize;
+pub mod uci;
 pub mod verify;
 
+pub use document::{DocumentMetadata, DocumentTransform};
 
 pub use error::{Result, SaError};
 pub use ngram::{Alphabet, NGramConfig};
+pub use schema::{InferOptions, Schema};
 pub use seq_search::{
     build_sequence_index, SequenceResult, SequenceSearchParams, SequenceSearcher,
 };
 pub use seq_store::SequenceStore;
 pub use sequence::{SequenceMetadata, SequenceQuery, SequenceTransform};
 pub use store::StringTable;
+pub use table::{TableMetadata, TableTransform};
+pub use table_query::{Condition, TableQuery};
+pub use tokenize::Tokenizer;
 pub use verify::{verify, Outside, SequenceHit, Verified};
