@@ -18,7 +18,9 @@
 //! sequences were verified and `c_out < |G(Q)| - n * tau_k`, every sequence within distance
 //! `tau_k` of `Q` is a candidate, so the returned top-k equals the top-k of a scan of all
 //! sequences by (distance, count, id): the result is **exact**. When no object lies outside the
-//! candidates, the result is exact too.
+//! candidates, the result is exact too; [`zero_count_tail`] completes the candidates of count 1 or
+//! more with the objects of count 0, so that Algorithm 2 can run over all objects (the exhaustive
+//! fallback of [`crate::seq_search`]).
 
 use crate::edit_distance::Pattern;
 use crate::error::Result;
@@ -37,6 +39,22 @@ pub struct SequenceHit {
     pub count: u32,
     /// Its edit distance to the query.
     pub distance: u32,
+}
+
+/// The objects of an index of `num_objects` that are not among `hits`, as hits of count 0 in
+/// ascending id order: after the hits, they complete the contract order of all objects.
+pub fn zero_count_tail(hits: &[Hit], num_objects: u32) -> impl Iterator<Item = Hit> {
+    let mut ids: Vec<ObjectId> = hits.iter().map(|h| h.id).collect();
+    ids.sort_unstable();
+    let mut j = 0;
+    (0..num_objects)
+        .filter(move |&id| {
+            while j < ids.len() && ids[j] < id {
+                j += 1;
+            }
+            ids.get(j) != Some(&id)
+        })
+        .map(|id| Hit { id, count: 0 })
 }
 
 /// What lies outside a query's candidate list.
@@ -76,7 +94,7 @@ pub struct Verified {
 pub fn verify(
     config: &NGramConfig,
     query: &SequenceQuery,
-    candidates: &[Hit],
+    candidates: impl IntoIterator<Item = Hit>,
     outside: Outside,
     k: usize,
     store: &SequenceStore,
@@ -154,7 +172,7 @@ mod tests {
         let q = t.prepare(b"abcdef").expect("query");
         // counts: 0: 5, 1: 3, 2: 5, 3: 0, 4: 2 (contract order: 0, 2, 1, 4)
         let cands = [(0, 5), (2, 5), (1, 3), (4, 2)].map(|(id, count)| Hit { id, count });
-        let v = verify(&config, &q, &cands, Outside::AtMost(0), 2, &store).expect("verify");
+        let v = verify(&config, &q, cands, Outside::AtMost(0), 2, &store).expect("verify");
         let got: Vec<(u32, u32)> = v.hits.iter().map(|h| (h.id, h.distance)).collect();
         assert_eq!(got, [(0, 0), (2, 0)]);
         // tau_k = 0 after two exact matches: nothing more is computed
@@ -162,7 +180,7 @@ mod tests {
         // c_out = 0 < |G(Q)| - 0 = 5
         assert!(v.exact);
 
-        let v = verify(&config, &q, &cands, Outside::AtMost(0), 3, &store).expect("verify");
+        let v = verify(&config, &q, cands, Outside::AtMost(0), 3, &store).expect("verify");
         let got: Vec<(u32, u32)> = v.hits.iter().map(|h| (h.id, h.distance)).collect();
         assert_eq!(got, [(0, 0), (2, 0), (1, 1)]);
         // tau_3 = 1: bound 5 - 2 = 3 > c_out = 0
@@ -171,11 +189,27 @@ mod tests {
         assert_eq!(v.computed, 3);
 
         // the K-th candidate's count decides: 3 is not below 5 - 2 * 1
-        let v = verify(&config, &q, &cands[..3], Outside::AtMost(3), 3, &store).expect("verify");
+        let v = verify(
+            &config,
+            &q,
+            cands[..3].iter().copied(),
+            Outside::AtMost(3),
+            3,
+            &store,
+        )
+        .expect("verify");
         assert!(!v.exact);
-        let v = verify(&config, &q, &cands, Outside::Nothing, 5, &store).expect("verify");
+        let v = verify(&config, &q, cands, Outside::Nothing, 5, &store).expect("verify");
         assert!(v.exact);
         assert_eq!(v.hits.len(), 4);
+    }
+
+    #[test]
+    fn tail_of_zero_counts() {
+        let hits = [(4, 2), (1, 1)].map(|(id, count)| Hit { id, count });
+        let tail: Vec<u32> = zero_count_tail(&hits, 6).map(|h| h.id).collect();
+        assert_eq!(tail, [0, 2, 3, 5]);
+        assert!(zero_count_tail(&hits, 0).next().is_none());
     }
 
     #[test]
@@ -184,7 +218,7 @@ mod tests {
         let (t, store) = setup(&["ab", "cd"], config);
         let q = t.prepare(b"ab").expect("query");
         let cands = [Hit { id: 0, count: 1 }];
-        let v = verify(&config, &q, &cands, Outside::AtMost(0), 2, &store).expect("verify");
+        let v = verify(&config, &q, cands, Outside::AtMost(0), 2, &store).expect("verify");
         assert_eq!(v.hits.len(), 1);
         assert!(!v.exact);
         assert_eq!(Outside::of(&cands, 2, 2), Outside::AtMost(0));
