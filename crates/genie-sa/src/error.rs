@@ -47,13 +47,12 @@ pub enum SaError {
         expected: usize,
     },
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (part of the message, so not a separate source).
+        error: std::io::Error,
     },
     /// A side file (sequences, words) is truncated, corrupted or does not belong to the index.
     #[error("{}: {reason}", path.display())]

@@ -118,17 +118,17 @@ impl StringTable {
 
     /// Writes the table to `path`.
     pub fn save(&self, path: &Path) -> Result<()> {
-        std::fs::write(path, self.to_bytes()).map_err(|source| SaError::Io {
+        std::fs::write(path, self.to_bytes()).map_err(|error| SaError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })
     }
 
     /// Reads a table written by [`StringTable::save`].
     pub fn load(path: &Path) -> Result<Self> {
-        let data = std::fs::read(path).map_err(|source| SaError::Io {
+        let data = std::fs::read(path).map_err(|error| SaError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Self::from_bytes(&data).map_err(|reason| SaError::BadSideFile {
             path: path.to_path_buf(),
