@@ -3,8 +3,11 @@
 //! indexed sequences.
 //!
 //! ```text
-//! cargo run --release --example sequences -- [words|titles] [QUERIES] [n]
+//! cargo run --release --example sequences -- [words|titles] [QUERIES] [n] [CSV]
 //! ```
+//!
+//! With CSV, the rows of the table are also written to that file (with the device, the commit
+//! and the parameters), e.g. under `bench/runs/`.
 //!
 //! `words` is an English word list (104,334 words), `titles` 58,788 movie titles (the stand-in
 //! for the paper's DBLP titles). A query is a random indexed sequence with `round(p * len)`
@@ -72,6 +75,36 @@ fn main() -> Result<()> {
     let n: usize = args
         .get(2)
         .map_or(Ok(NGramConfig::default().n), |s| s.parse())?;
+    let mut csv_out = match args.get(3) {
+        Some(path) => {
+            let mut w =
+                csv::Writer::from_path(path).with_context(|| format!("cannot create {path}"))?;
+            w.write_record([
+                "device",
+                "commit",
+                "dataset",
+                "sequences",
+                "n",
+                "queries",
+                "modified",
+                "setting",
+                "candidates",
+                "max_candidates",
+                "accuracy",
+                "exact",
+                "seconds",
+                "seed",
+            ])?;
+            Some(w)
+        }
+        None => None,
+    };
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map_or_else(|| "unknown".to_string(), |s| s.trim().to_string());
     let seqs = load(dataset).with_context(|| format!("cannot read {dataset}"))?;
     let config = NGramConfig {
         n,
@@ -100,7 +133,8 @@ fn main() -> Result<()> {
         "exact dflt",
         "time dflt"
     );
-    let mut rng = StdRng::seed_from_u64(2016);
+    const SEED: u64 = 2016;
+    let mut rng = StdRng::seed_from_u64(SEED);
     for fraction in [0.1, 0.2, 0.3, 0.4] {
         let queries: Vec<String> = (0..num_queries)
             .map(|_| {
@@ -140,8 +174,34 @@ fn main() -> Result<()> {
                 share(exact),
                 secs
             );
+            if let Some(w) = csv_out.as_mut() {
+                let setting = if params.max_candidates > params.candidates {
+                    "default"
+                } else {
+                    "single-round"
+                };
+                w.write_record([
+                    engine.backend_name().to_string(),
+                    commit.clone(),
+                    dataset.to_string(),
+                    seqs.len().to_string(),
+                    n.to_string(),
+                    num_queries.to_string(),
+                    fraction.to_string(),
+                    setting.to_string(),
+                    params.candidates.to_string(),
+                    params.max_candidates.to_string(),
+                    format!("{:.4}", share(correct)),
+                    format!("{:.4}", share(exact)),
+                    format!("{secs:.3}"),
+                    SEED.to_string(),
+                ])?;
+            }
         }
         println!("{row}");
+    }
+    if let Some(mut w) = csv_out {
+        w.flush()?;
     }
     Ok(())
 }

@@ -99,9 +99,11 @@ pub struct NGramConfig {
 pub const MAX_N: usize = 64;
 
 impl Default for NGramConfig {
-    /// `n = 3` over Unicode scalar values, padded: the setting of the `genie` CLI (it reaches a
-    /// top-1 accuracy of 0.99 and more with K = 32 on an English word list with 20% of the letters
-    /// changed; see docs of the `sequences` example).
+    /// `n = 3` over Unicode scalar values, padded: the setting of the `genie` CLI. With the
+    /// default search (K = 32, doubled up to 1024 while a query is not proven), 1024 queries made
+    /// from an English word list by changing 20% of the letters all found a nearest word (top-1
+    /// accuracy 1.000; one round of K = 32 alone: 0.983). See `examples/sequences.rs` and
+    /// docs/SA.md.
     fn default() -> Self {
         Self {
             n: 3,
