@@ -1,7 +1,10 @@
 //! `genie`: build, search and inspect GENIE match-count inverted indexes from the command line.
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{
+    ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
+};
 use genie::core::{
     DeviceChoice, Engine, GenieError, IndexBuilder, InvertedIndex, Method, Query, SearchParams,
 };
@@ -326,12 +329,67 @@ impl From<MethodArg> for Method {
     }
 }
 
+/// Options that only apply to one kind of data: (argument id, kind).
+const KIND_OPTIONS: &[(&str, Kind)] = &[
+    ("ngram", Kind::Sequences),
+    ("alphabet", Kind::Sequences),
+    ("no_pad", Kind::Sequences),
+    ("candidates", Kind::Sequences),
+    ("max_candidates", Kind::Sequences),
+    ("exhaustive", Kind::Sequences),
+    ("column", Kind::Documents),
+    ("keep_stop_words", Kind::Documents),
+    ("bins", Kind::Table),
+    ("names", Kind::Table),
+    ("names_file", Kind::Table),
+    ("header", Kind::Table),
+    ("numeric", Kind::Table),
+    ("categorical", Kind::Table),
+    ("radius", Kind::Table),
+    ("query_format", Kind::Table),
+];
+
+/// The kind-specific options given on the command line of a subcommand.
+fn kind_options_given(matches: Option<&ArgMatches>) -> Vec<(&'static str, Kind)> {
+    let Some(m) = matches else { return Vec::new() };
+    KIND_OPTIONS
+        .iter()
+        .filter(|(id, _)| {
+            m.try_get_raw(id).is_ok_and(|v| v.is_some())
+                && m.value_source(id) == Some(ValueSource::CommandLine)
+        })
+        .copied()
+        .collect()
+}
+
+/// An error for an option of another kind than `kind`.
+fn check_kind_options(given: &[(&str, Kind)], kind: Kind) -> Result<()> {
+    match given.iter().find(|(_, k)| *k != kind) {
+        Some((id, k)) => bail!(
+            "--{} applies to --kind {}, not to {}",
+            id.replace('_', "-"),
+            k.name(),
+            kind.name()
+        ),
+        None => Ok(()),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let given = kind_options_given(
+        matches
+            .subcommand()
+            .map(|(_, m)| m)
+            .filter(|_| !matches!(cli.command, Command::Info(_))),
+    );
     init_logging(cli.verbose, cli.quiet);
     let result = match &cli.command {
-        Command::Build(args) => build(args, cli.quiet),
-        Command::Search(args) => search(args, cli.quiet),
+        Command::Build(args) => {
+            check_kind_options(&given, args.kind.into()).and_then(|()| build(args, cli.quiet))
+        }
+        Command::Search(args) => search(args, &given, cli.quiet),
         Command::Info(args) => info(args),
     };
     match result {
@@ -430,7 +488,7 @@ fn device_choice(arg: Option<DeviceArg>) -> Result<(DeviceChoice, String)> {
     }
 }
 
-fn search(args: &SearchArgs, quiet: bool) -> Result<()> {
+fn search(args: &SearchArgs, given: &[(&str, Kind)], quiet: bool) -> Result<()> {
     let start = Instant::now();
     let (device, asked_by) = device_choice(args.device)?;
     let reader = LineReader::open(&args.queries)?;
@@ -454,6 +512,7 @@ fn search(args: &SearchArgs, quiet: bool) -> Result<()> {
             );
         }
     }
+    check_kind_options(given, kind)?;
     let index = Arc::new(index);
     let engine = start_engine(Arc::clone(&index), device, &asked_by)?;
     log::info!("backend: {}", engine.backend_name());
@@ -592,7 +651,7 @@ fn search_kind(
                 out,
             )?
         }
-        Kind::Keywords => unreachable!("keyword queries are searched by search_keywords"),
+        Kind::Keywords => bail!("internal error: keyword queries are searched by search_keywords"),
     };
     Ok(n)
 }
@@ -666,7 +725,7 @@ fn build_kind_files(args: &BuildArgs) -> Result<(InvertedIndex, Option<PathBuf>)
             index.save(&args.output).context("cannot save the index")?;
             Ok((index, None))
         }
-        Kind::Keywords => unreachable!("keyword objects are built by build"),
+        Kind::Keywords => bail!("internal error: keyword objects are built by build"),
     }
 }
 

@@ -449,4 +449,33 @@ fn keyword_indexes_accept_kind_keywords() {
         "documents",
     ]);
     assert!(err.contains("holds keywords, not documents"), "{err}");
+    // options of another kind are errors, not silently ignored
+    let err = d.fails(&[
+        "build",
+        "--ngram",
+        "4",
+        "--input",
+        "objects.txt",
+        "--output",
+        "x.genie",
+    ]);
+    assert!(
+        err.contains("--ngram applies to --kind sequences, not to keywords"),
+        "{err}"
+    );
+    let err = d.fails(&[
+        "search",
+        "--index",
+        "k.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+        "--radius",
+        "2",
+    ]);
+    assert!(
+        err.contains("--radius applies to --kind table, not to keywords"),
+        "{err}"
+    );
 }
