@@ -99,6 +99,13 @@ pub fn verify(
     k: usize,
     store: &SequenceStore,
 ) -> Result<Verified> {
+    if k == 0 {
+        return Ok(Verified {
+            hits: Vec::new(),
+            exact: true,
+            computed: 0,
+        });
+    }
     let pattern = Pattern::new(&query.symbols);
     let qlen = query.symbols.len() as i64;
     let mut best: Vec<SequenceHit> = Vec::with_capacity(k + 1);
@@ -112,9 +119,6 @@ pub fn verify(
             if (qlen - i64::from(store.symbol_len(c.id))).unsigned_abs() >= u64::from(tau) {
                 continue;
             }
-        }
-        if k == 0 {
-            break;
         }
         let distance = store.distance_to(&pattern, c.id)?;
         computed += 1;
@@ -136,7 +140,6 @@ pub fn verify(
         Outside::Nothing => true,
         Outside::AtMost(c_out) => {
             best.len() == k
-                && k > 0
                 && i64::from(c_out) < config.count_bound(query.grams, best[k - 1].distance)
         }
     };
@@ -202,6 +205,8 @@ mod tests {
         let v = verify(&config, &q, cands, Outside::Nothing, 5, &store).expect("verify");
         assert!(v.exact);
         assert_eq!(v.hits.len(), 4);
+        let v = verify(&config, &q, cands, Outside::AtMost(9), 0, &store).expect("k = 0");
+        assert!(v.exact && v.hits.is_empty());
     }
 
     #[test]
