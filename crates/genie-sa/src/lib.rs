@@ -8,7 +8,7 @@
 //! * **Sequences under edit distance** (section V-A): [`ngram`] cuts sequences into ordered
 //!   n-grams (Example 5.1), [`gram_dict`] maps them to keywords, [`sequence`] is the
 //!   [`genie_core::Transform`], [`edit_distance`] computes edit distances bit-parallel,
-//!   [`verify`] runs Algorithm 2 with the certificate of Theorem 5.2, and [`seq_search`] runs the
+//!   [`mod@verify`] runs Algorithm 2 with the certificate of Theorem 5.2, and [`seq_search`] runs the
 //!   whole search, optionally with K doubled until the top-k is proven exact.
 //! * **Short documents** (section V-B): [`tokenize`] splits text into words, [`document`] maps
 //!   distinct words to keywords; the match count is the number of distinct shared words.

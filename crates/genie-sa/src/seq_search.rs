@@ -1,5 +1,5 @@
 //! Sequence similarity search end to end (paper section V-A): the index returns the top-K
-//! candidates by match count, [`crate::verify`] ranks them by edit distance and tells whether the
+//! candidates by match count, [`mod@crate::verify`] ranks them by edit distance and tells whether the
 //! top-k is proven exact (Theorem 5.2); optionally the queries that are not proven are searched
 //! again with K doubled until they are or K reaches a cap (the paper's "repeat the search process
 //! with larger K", section VI-D3). With [`SequenceSearchParams::exhaustive`], a query still not

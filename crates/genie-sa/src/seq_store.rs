@@ -85,7 +85,7 @@ impl SequenceStore {
 }
 
 /// The edit distance between a query's symbols and an indexed sequence, for
-/// [`genie_core::rerank`]. (The sequence search itself uses [`crate::verify`], which adds the
+/// [`genie_core::rerank`]. (The sequence search itself uses [`fn@crate::verify`], which adds the
 /// count and length filters of Algorithm 2 and the certificate of Theorem 5.2.)
 impl Verifier for SequenceStore {
     type QueryInput = [u32];
