@@ -1,11 +1,23 @@
 //! The library behind the `genie` command-line program: parsing of the objects and queries text
 //! files ([`input`]), JSON-lines output of search results ([`output`]) and progress bars
 //! ([`progress`]). The index itself is [`genie_core`], re-exported as `genie::core`.
+//!
+//! Besides keyword objects, `genie` indexes the data kinds of the shotgun-and-assembly plugins
+//! ([`genie_sa`], re-exported as `genie::sa`): [`sequences`] under edit distance, short
+//! [`documents`] and relational [`table`]s; [`kinds`] tells them apart by the index metadata,
+//! [`csv_input`] reads CSV files and [`data_error`] is their error type.
 #![deny(missing_docs)]
 
 pub use genie_core as core;
+pub use genie_sa as sa;
 
+pub mod csv_input;
+pub mod data_error;
+pub mod documents;
 pub mod input;
+pub mod kinds;
 pub mod output;
 pub mod progress;
 pub mod searcher;
+pub mod sequences;
+pub mod table;

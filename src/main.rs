@@ -1,19 +1,26 @@
 //! `genie`: build, search and inspect GENIE match-count inverted indexes from the command line.
 
-use anyhow::{anyhow, Context, Result};
-use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use anyhow::{anyhow, bail, Context, Result};
+use clap::parser::ValueSource;
+use clap::{
+    ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
+};
 use genie::core::{
-    DeviceChoice, GenieError, IndexBuilder, InvertedIndex, Method, Query, SearchParams,
+    DeviceChoice, Engine, GenieError, IndexBuilder, InvertedIndex, Method, Query, SearchParams,
 };
 use genie::input::{display_path, LineReader};
+use genie::kinds::Kind;
 use genie::output;
 use genie::progress::bytes_bar;
+use genie::sa::{Alphabet, InferOptions, NGramConfig, SequenceSearchParams, Tokenizer};
 use genie::searcher::Searcher;
+use genie::{documents, sequences, table};
 use indicatif::{HumanCount, ProgressBar};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Default number of queries read, searched and written at a time.
@@ -59,6 +66,12 @@ enum Command {
     /// The objects file has one object per line: its keywords as whitespace-separated unsigned
     /// 32-bit integers (duplicates count once). An empty line is an object without keywords.
     /// Object ids are the 0-based line numbers. A one-line summary goes to stderr.
+    ///
+    /// With --kind, the input holds other data: `sequences` (one per line, searched by edit
+    /// distance; the sequences are saved beside the index as INDEX.seqs), `documents` (one per
+    /// line, or a CSV column with --column; the word dictionary is saved as INDEX.words) or
+    /// `table` (a CSV file; numeric columns are discretized into --bins intervals). Object ids are
+    /// the 0-based line or row numbers, a header excluded.
     Build(BuildArgs),
     /// Search an index with a file of queries; writes one JSON line per query.
     ///
@@ -72,6 +85,12 @@ enum Command {
     ///
     /// The queries file is read, searched and written in chunks (--batch-queries), so it may be
     /// larger than memory.
+    ///
+    /// For indexes of other kinds (read from the index), the queries are of that kind:
+    /// sequences (one per line; hits carry their edit distance and each query an `exact` flag),
+    /// documents (one per line, or a CSV column with --column), or table rows (a CSV row per line,
+    /// numeric values searched +- --radius intervals, or conditions such as
+    /// `age=30..40 workclass=Private`).
     Search(SearchArgs),
     /// Print the statistics and metadata of an index file.
     Info(InfoArgs),
@@ -98,6 +117,71 @@ struct BuildArgs {
     #[arg(long, value_name = "M", conflicts_with = "parts",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     part_objects: Option<usize>,
+
+    /// What the input holds.
+    #[arg(long, value_enum, default_value_t = KindArg::Keywords, value_name = "KIND")]
+    kind: KindArg,
+
+    /// Sequences: the n-gram length n.
+    #[arg(long, value_name = "N", default_value_t = NGramConfig::default().n, help_heading = "Sequences")]
+    ngram: usize,
+
+    /// Sequences: n-grams of Unicode characters or of bytes.
+    #[arg(long, value_enum, default_value_t = AlphabetArg::Chars, help_heading = "Sequences")]
+    alphabet: AlphabetArg,
+
+    /// Sequences: no n - 1 pad symbols at both ends (a sequence shorter than n then has no
+    /// n-gram and is found by no query).
+    #[arg(long, help_heading = "Sequences")]
+    no_pad: bool,
+
+    /// Documents: read the documents from this column of a CSV file with a header.
+    #[arg(long, value_name = "NAME", help_heading = "Documents")]
+    column: Option<String>,
+
+    /// Documents: keep English stop words (dropped by default).
+    #[arg(long, help_heading = "Documents")]
+    keep_stop_words: bool,
+
+    /// Table: equal-width intervals per numeric column.
+    #[arg(long, value_name = "B", default_value_t = genie::sa::schema::DEFAULT_BINS, help_heading = "Table")]
+    bins: u32,
+
+    /// Table: the column names, comma-separated (the file then has no header row).
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        help_heading = "Table"
+    )]
+    names: Option<Vec<String>>,
+
+    /// Table: take the column names from a UCI .names file (the file then has no header row).
+    /// Default: INPUT's STEM.names when it exists, else the header row.
+    #[arg(long, value_name = "FILE", help_heading = "Table")]
+    names_file: Option<PathBuf>,
+
+    /// Table: the first row is the header, even if a STEM.names file lies beside the input.
+    #[arg(long, help_heading = "Table")]
+    header: bool,
+
+    /// Table: columns that must be numeric (comma-separated names).
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        help_heading = "Table"
+    )]
+    numeric: Vec<String>,
+
+    /// Table: columns to treat as categorical even if their values are numbers.
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        help_heading = "Table"
+    )]
+    categorical: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -146,6 +230,36 @@ struct SearchArgs {
     /// GPUs to use, e.g. 0,1 (default: all visible GPUs; parts go to them in turn).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     devices: Option<Vec<usize>>,
+
+    /// What the index holds; default: the kind recorded in the index (a mismatch is an error).
+    #[arg(long, value_enum, value_name = "KIND")]
+    kind: Option<KindArg>,
+
+    /// Sequences: candidates K taken by match count and verified by edit distance.
+    #[arg(long, value_name = "K", default_value_t = genie::sa::seq_search::DEFAULT_CANDIDATES, help_heading = "Sequences")]
+    candidates: u32,
+
+    /// Sequences: queries not proven exact are searched again with K doubled, up to this K
+    /// (no repetition when not above --candidates).
+    #[arg(long, value_name = "K", default_value_t = genie::sa::seq_search::DEFAULT_MAX_CANDIDATES, help_heading = "Sequences")]
+    max_candidates: u32,
+
+    /// Sequences: verify queries still not proven after the last round against all sequences,
+    /// so that every result is exact.
+    #[arg(long, help_heading = "Sequences")]
+    exhaustive: bool,
+
+    /// Documents: read the queries from this column of a CSV file with a header.
+    #[arg(long, value_name = "NAME", help_heading = "Documents")]
+    column: Option<String>,
+
+    /// Table: intervals on each side of the numeric values of CSV-row queries.
+    #[arg(long, value_name = "R", default_value_t = 0, help_heading = "Table")]
+    radius: u32,
+
+    /// Table: how query lines are read.
+    #[arg(long, value_enum, default_value_t = QueryFormatArg::Auto, value_name = "FORMAT", help_heading = "Table")]
+    query_format: QueryFormatArg,
 }
 
 #[derive(Debug, Args)]
@@ -177,6 +291,50 @@ impl From<DeviceArg> for DeviceChoice {
     }
 }
 
+/// The `--kind` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum KindArg {
+    /// Objects as lists of keywords (unsigned 32-bit integers).
+    Keywords,
+    /// Sequences (one per line) under edit distance, by ordered n-grams.
+    Sequences,
+    /// Short documents (one per line or a CSV column), by shared words.
+    Documents,
+    /// Rows of a CSV table, by attribute conditions.
+    Table,
+}
+
+impl From<KindArg> for Kind {
+    fn from(k: KindArg) -> Self {
+        match k {
+            KindArg::Keywords => Self::Keywords,
+            KindArg::Sequences => Self::Sequences,
+            KindArg::Documents => Self::Documents,
+            KindArg::Table => Self::Table,
+        }
+    }
+}
+
+/// The `--alphabet` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum AlphabetArg {
+    /// Unicode scalar values.
+    Chars,
+    /// Bytes.
+    Bytes,
+}
+
+/// The `--query-format` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum QueryFormatArg {
+    /// Conditions when the first word is NAME=..., else a CSV row.
+    Auto,
+    /// CSV rows.
+    Csv,
+    /// Conditions NAME=VALUE, NAME=LO..HI, NAME=V~R.
+    Conditions,
+}
+
 /// The `--method` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum MethodArg {
@@ -195,12 +353,67 @@ impl From<MethodArg> for Method {
     }
 }
 
+/// Options that only apply to one kind of data: (argument id, kind).
+const KIND_OPTIONS: &[(&str, Kind)] = &[
+    ("ngram", Kind::Sequences),
+    ("alphabet", Kind::Sequences),
+    ("no_pad", Kind::Sequences),
+    ("candidates", Kind::Sequences),
+    ("max_candidates", Kind::Sequences),
+    ("exhaustive", Kind::Sequences),
+    ("column", Kind::Documents),
+    ("keep_stop_words", Kind::Documents),
+    ("bins", Kind::Table),
+    ("names", Kind::Table),
+    ("names_file", Kind::Table),
+    ("header", Kind::Table),
+    ("numeric", Kind::Table),
+    ("categorical", Kind::Table),
+    ("radius", Kind::Table),
+    ("query_format", Kind::Table),
+];
+
+/// The kind-specific options given on the command line of a subcommand.
+fn kind_options_given(matches: Option<&ArgMatches>) -> Vec<(&'static str, Kind)> {
+    let Some(m) = matches else { return Vec::new() };
+    KIND_OPTIONS
+        .iter()
+        .filter(|(id, _)| {
+            m.try_get_raw(id).is_ok_and(|v| v.is_some())
+                && m.value_source(id) == Some(ValueSource::CommandLine)
+        })
+        .copied()
+        .collect()
+}
+
+/// An error for an option of another kind than `kind`.
+fn check_kind_options(given: &[(&str, Kind)], kind: Kind) -> Result<()> {
+    match given.iter().find(|(_, k)| *k != kind) {
+        Some((id, k)) => bail!(
+            "--{} applies to --kind {}, not to {}",
+            id.replace('_', "-"),
+            k.name(),
+            kind.name()
+        ),
+        None => Ok(()),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let given = kind_options_given(
+        matches
+            .subcommand()
+            .map(|(_, m)| m)
+            .filter(|_| !matches!(cli.command, Command::Info(_))),
+    );
     init_logging(cli.verbose, cli.quiet);
     let result = match &cli.command {
-        Command::Build(args) => build(args, cli.quiet),
-        Command::Search(args) => search(args, cli.quiet),
+        Command::Build(args) => {
+            check_kind_options(&given, args.kind.into()).and_then(|()| build(args, cli.quiet))
+        }
+        Command::Search(args) => search(args, &given, cli.quiet),
         Command::Info(args) => info(args),
     };
     match result {
@@ -241,6 +454,9 @@ fn spinner(message: &'static str, quiet: bool) -> ProgressBar {
 }
 
 fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
+    if args.kind != KindArg::Keywords {
+        return build_kind(args, quiet);
+    }
     let start = Instant::now();
     let name = display_path(&args.input);
     let per_part = objects_per_part(args)?;
@@ -386,25 +602,44 @@ fn device_choice(arg: Option<DeviceArg>) -> Result<(DeviceChoice, String)> {
     }
 }
 
-fn search(args: &SearchArgs, quiet: bool) -> Result<()> {
+fn search(args: &SearchArgs, given: &[(&str, Kind)], quiet: bool) -> Result<()> {
     let start = Instant::now();
     let (device, asked_by) = device_choice(args.device)?;
-    let mut reader = LineReader::open(&args.queries)?;
-    let engine =
-        Searcher::open(&args.index, device, args.parts, args.devices.as_deref()).map_err(|e| {
-            match e {
-                GenieError::GpuUnavailable(_) => anyhow!(
+    let reader = LineReader::open(&args.queries)?;
+    let gpu_error = |e: GenieError| match e {
+        GenieError::GpuUnavailable(_) => anyhow!(
             "{e} (the GPU was requested by {asked_by}; use --device cpu or --device auto to \
              search on the CPU)"
         ),
-                e @ (GenieError::Io { .. } | GenieError::BadIndexFile { .. }) => {
-                    anyhow!(e).context("cannot load the index")
-                }
-                other => anyhow!(other).context("cannot start the search backend"),
-            }
-        })?;
+        e @ (GenieError::Io { .. } | GenieError::BadIndexFile { .. }) => {
+            anyhow!(e).context("cannot load the index")
+        }
+        other => anyhow!(other).context("cannot start the search backend"),
+    };
+    // a parted index (a manifest of part files) holds keyword objects
+    let parted = genie::core::parts::is_manifest(&args.index).context("cannot load the index")?;
+    let index = if parted {
+        None
+    } else {
+        Some(InvertedIndex::load(&args.index).context("cannot load the index")?)
+    };
     log::debug!("opened {} in {:.2?}", args.index.display(), start.elapsed());
-    log::info!("backend: {}", engine.backend_name());
+    let kind = match &index {
+        Some(i) => Kind::of_metadata(i.metadata())
+            .with_context(|| format!("cannot search {}", args.index.display()))?,
+        None => Kind::Keywords,
+    };
+    if let Some(asked) = args.kind.map(Kind::from) {
+        if asked != kind {
+            bail!(
+                "{} holds {}, not {} (leave out --kind to search what it holds)",
+                args.index.display(),
+                kind.name(),
+                asked.name()
+            );
+        }
+    }
+    check_kind_options(given, kind)?;
 
     let out_name = args
         .output
@@ -417,7 +652,64 @@ fn search(args: &SearchArgs, quiet: bool) -> Result<()> {
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 16, sink);
+    let searched = match (kind, index) {
+        (Kind::Keywords, index) => {
+            let (parts, devices) = (args.parts, args.devices.as_deref());
+            let searcher = match index {
+                Some(i) => Searcher::from_index(i, device, parts, devices),
+                None => Searcher::open(&args.index, device, parts, devices),
+            }
+            .map_err(gpu_error)?;
+            log::info!("backend: {}", searcher.backend_name());
+            search_keywords(args, &searcher, reader, &mut out, &out_name, quiet)?
+        }
+        (_, Some(index)) => {
+            drop(reader);
+            let index = Arc::new(index);
+            let engine = start_engine(Arc::clone(&index), device, &asked_by)?;
+            log::info!("backend: {}", engine.backend_name());
+            let bar = spinner("searching", quiet);
+            let n = search_kind(args, kind, &engine, &index, &mut out);
+            bar.finish_and_clear();
+            n?
+        }
+        (_, None) => bail!(
+            "{}: a parted index holds keyword objects only",
+            args.index.display()
+        ),
+    };
+    out.flush()
+        .with_context(|| format!("cannot write to {out_name}"))?;
+    if !quiet {
+        let secs = start.elapsed().as_secs_f64();
+        log::info!(
+            "searched {searched} queries in {secs:.2}s ({:.0} queries/s)",
+            searched as f64 / secs.max(1e-9)
+        );
+    }
+    Ok(())
+}
 
+/// An engine on the chosen device; a missing GPU names what asked for it.
+fn start_engine(index: Arc<InvertedIndex>, device: DeviceChoice, asked_by: &str) -> Result<Engine> {
+    Engine::new(index, device).map_err(|e| match e {
+        GenieError::GpuUnavailable(_) => anyhow!(
+            "{e} (the GPU was requested by {asked_by}; use --device cpu or --device auto to \
+             search on the CPU)"
+        ),
+        other => anyhow!(other).context("cannot start the search backend"),
+    })
+}
+
+/// Searches a queries file of keyword items; returns the number of queries.
+fn search_keywords(
+    args: &SearchArgs,
+    engine: &Searcher,
+    mut reader: LineReader,
+    out: &mut BufWriter<Box<dyn Write>>,
+    out_name: &str,
+    quiet: bool,
+) -> Result<u64> {
     let params = SearchParams::top_k(args.k).with_method(args.method.into());
     let bar = bytes_bar("searching", reader.len(), quiet);
     let mut queries = Vec::new();
@@ -436,23 +728,145 @@ fn search(args: &SearchArgs, quiet: bool) -> Result<()> {
                 bar.set_position(chunk_start + (chunk_bytes * frac) as u64);
                 bar.set_message(format!("{} queries", HumanCount(first + done as u64)));
             })
-            .map_err(|e| locate_query_error(e, &engine, &queries, reader.path(), first))?;
-        output::write_results(&mut out, first, &results)
+            .map_err(|e| locate_query_error(e, engine, &queries, reader.path(), first))?;
+        output::write_results(out, first, &results)
             .and_then(|()| out.flush())
             .with_context(|| format!("cannot write to {out_name}"))?;
         first += n as u64;
     }
     bar.finish_and_clear();
-    out.flush()
-        .with_context(|| format!("cannot write to {out_name}"))?;
+    Ok(first)
+}
+
+/// Searches a queries file of sequences, documents or table rows; returns the number of queries.
+fn search_kind(
+    args: &SearchArgs,
+    kind: Kind,
+    engine: &Engine,
+    index: &InvertedIndex,
+    out: &mut dyn Write,
+) -> Result<u64> {
+    let params = SearchParams::top_k(args.k).with_method(args.method.into());
+    let batch = args.batch_queries;
+    let n = match kind {
+        Kind::Sequences => {
+            let (transform, store) = sequences::open(index, &args.index)?;
+            let searcher = sequences::searcher(engine, &transform, &store)?;
+            let mut params = SequenceSearchParams::top_k(args.k)
+                .with_candidates(args.candidates)
+                .repeat_until(args.max_candidates);
+            params.exhaustive = args.exhaustive;
+            sequences::search_file(&searcher, &args.queries, &params, batch, out)?
+        }
+        Kind::Documents => {
+            let transform = documents::open(index, &args.index)?;
+            let column = args.column.as_deref();
+            documents::search_file(
+                engine,
+                &transform,
+                &args.queries,
+                column,
+                &params,
+                batch,
+                out,
+            )?
+        }
+        Kind::Table => {
+            let transform = table::open(index, &args.index)?;
+            let options = table::QueryOptions {
+                radius: args.radius,
+                format: match args.query_format {
+                    QueryFormatArg::Auto => table::QueryFormat::Auto,
+                    QueryFormatArg::Csv => table::QueryFormat::Csv,
+                    QueryFormatArg::Conditions => table::QueryFormat::Conditions,
+                },
+            };
+            table::search_file(
+                engine,
+                &transform,
+                &args.queries,
+                options,
+                &params,
+                batch,
+                out,
+            )?
+        }
+        Kind::Keywords => bail!("internal error: keyword queries are searched by search_keywords"),
+    };
+    Ok(n)
+}
+
+/// Builds and saves an index of sequences, documents or a table.
+fn build_kind(args: &BuildArgs, quiet: bool) -> Result<()> {
+    let start = Instant::now();
+    let bar = spinner("building the index", quiet);
+    let built = build_kind_files(args);
+    bar.finish_and_clear();
+    let (index, side) = built?;
     if !quiet {
-        let secs = start.elapsed().as_secs_f64();
-        log::info!(
-            "searched {first} queries in {secs:.2}s ({:.0} queries/s)",
-            first as f64 / secs.max(1e-9)
+        eprintln!(
+            "built {}: {} objects, {} postings, keyword space {} in {:.2?}{}",
+            args.output.display(),
+            index.num_objects(),
+            index.num_postings(),
+            index.keyword_space(),
+            start.elapsed(),
+            side.map_or_else(String::new, |p| format!(" (side data: {})", p.display()))
         );
     }
     Ok(())
+}
+
+/// Builds and saves; returns the index and its side file, if any.
+fn build_kind_files(args: &BuildArgs) -> Result<(InvertedIndex, Option<PathBuf>)> {
+    let input = &args.input;
+    let cannot = || format!("cannot build an index from {}", display_path(input));
+    match Kind::from(args.kind) {
+        Kind::Sequences => {
+            let alphabet = match args.alphabet {
+                AlphabetArg::Chars => Alphabet::Chars,
+                AlphabetArg::Bytes => Alphabet::Bytes,
+            };
+            let config = NGramConfig::new(args.ngram, alphabet, !args.no_pad)?;
+            let (index, table) = sequences::build(input, config).with_context(cannot)?;
+            sequences::save(&args.output, &index, &table).context("cannot save the index")?;
+            let side = genie::kinds::side_path(&args.output, sequences::SIDE_EXT);
+            Ok((index, Some(side)))
+        }
+        Kind::Documents => {
+            let tokenizer = Tokenizer {
+                keep_stop_words: args.keep_stop_words,
+            };
+            let (index, transform) =
+                documents::build(input, args.column.as_deref(), tokenizer).with_context(cannot)?;
+            documents::save(&args.output, &index, &transform).context("cannot save the index")?;
+            let side = genie::kinds::side_path(&args.output, documents::SIDE_EXT);
+            Ok((index, Some(side)))
+        }
+        Kind::Table => {
+            let source = table::NameSource {
+                names: args.names.clone(),
+                names_file: args.names_file.clone(),
+                header: args.header,
+            };
+            let mut options = InferOptions {
+                bins: args.bins,
+                ..InferOptions::default()
+            };
+            for (names, hint) in [
+                (&args.numeric, genie::sa::schema::KindHint::Numeric),
+                (&args.categorical, genie::sa::schema::KindHint::Categorical),
+            ] {
+                options
+                    .hints
+                    .extend(names.iter().map(|n| (n.clone(), hint)));
+            }
+            let (index, _) = table::build(input, &source, &options).with_context(cannot)?;
+            index.save(&args.output).context("cannot save the index")?;
+            Ok((index, None))
+        }
+        Kind::Keywords => bail!("internal error: keyword objects are built by build"),
+    }
 }
 
 /// Names the query line behind a search error when one query is to blame (such as a count bound

@@ -57,15 +57,25 @@ impl Searcher {
         parts: Option<usize>,
         devices: Option<&[usize]>,
     ) -> Result<Self, GenieError> {
-        let backends = backends(device, devices)?;
         if is_manifest(path)? {
+            let backends = backends(device, devices)?;
             let (_, sources) = open_parts(path)?;
             return Ok(Self::Parted {
                 parts: sources,
                 backends,
             });
         }
-        let index = InvertedIndex::load(path)?;
+        Self::from_index(InvertedIndex::load(path)?, device, parts, devices)
+    }
+
+    /// A loaded index on the chosen devices, split as [`Searcher::open`] says.
+    pub fn from_index(
+        index: InvertedIndex,
+        device: DeviceChoice,
+        parts: Option<usize>,
+        devices: Option<&[usize]>,
+    ) -> Result<Self, GenieError> {
+        let backends = backends(device, devices)?;
         let on_gpu = !backends[0].name().starts_with("cpu");
         let planned = if on_gpu {
             plan_parts(index.heap_bytes(), backends[0].memory_budget()).max(backends.len())

@@ -1,0 +1,58 @@
+//! Helpers of the integration tests: where the real data sets are, and small generators.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The folder of data set `name` (`words`, `tweets`, `adult`, ...): `../shared/data/NAME` beside
+/// the repository, else `data/NAME` inside it (see scripts/fetch-data.sh); `None` prints
+/// `skipped: <reason>`.
+pub fn data_dir(name: &str) -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let candidates = [
+        root.join("../shared/data").join(name),
+        root.join("data").join(name),
+    ];
+    let found = candidates.iter().find(|p| p.is_dir()).cloned();
+    if found.is_none() {
+        println!(
+            "skipped: data set {name:?} not found in ../shared/data or data/ (run scripts/fetch-data.sh)"
+        );
+    }
+    found
+}
+
+/// A small deterministic generator (xorshift), so the tests need no seeded RNG crate.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// `s` with `round(fraction * len)` distinct characters replaced by other lowercase letters.
+pub fn modify(s: &str, fraction: f64, rng: &mut Rng) -> String {
+    let mut chars: Vec<char> = s.chars().collect();
+    let changes = (fraction * chars.len() as f64).round() as usize;
+    let mut positions: Vec<usize> = (0..chars.len()).collect();
+    for i in 0..changes.min(chars.len()) {
+        let j = i + rng.below(positions.len() - i);
+        positions.swap(i, j);
+        let p = positions[i];
+        loop {
+            let c = (b'a' + rng.below(26) as u8) as char;
+            if c != chars[p] {
+                chars[p] = c;
+                break;
+            }
+        }
+    }
+    chars.into_iter().collect()
+}

@@ -1,0 +1,280 @@
+//! Relational-table indexes of the `genie` CLI (paper section V-C).
+//!
+//! `genie build --kind table` reads a CSV file (fields trimmed; every row as long as the first;
+//! object id = 0-based row number, header excluded). Column names come from, in this order:
+//! `--names a,b,c`; `--names-file F` (a UCI `.names` description, see [`genie_sa::uci`]); a file
+//! `STEM.names` beside the input (so `adult.data` is read header-less with the names of
+//! `adult.names`), unless `--header` is given; else the first row, the header. The schema is
+//! inferred ([`genie_sa::schema`]) and stored in the index metadata.
+//!
+//! `genie search` reads one query per line, either **conditions** `age=30..40 workclass=Private`
+//! ([`genie_sa::table_query`]) or a **CSV row** in the table's column order (no header), whose
+//! numeric values are searched `+- --radius` intervals. With `--query-format auto` (the default)
+//! a line whose first word is `NAME=...` with no comma before the `=` is read as conditions, any
+//! other as a row. Output: `{"query":0,"hits":[{"id":12,"count":3}]}` lines, the count being the
+//! number of conditions a row meets.
+
+use crate::csv_input;
+use crate::data_error::DataError;
+use crate::input::{display_path, LineReader};
+use crate::kinds::metadata_with;
+use genie_core::{Engine, InvertedIndex, SearchParams, Transform};
+use genie_sa::{uci, InferOptions, SaError, Schema, TableMetadata, TableQuery, TableTransform};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where the column names of a table come from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameSource {
+    /// Names given on the command line.
+    pub names: Option<Vec<String>>,
+    /// A UCI `.names` file.
+    pub names_file: Option<PathBuf>,
+    /// The first row is the header, even if a `.names` file lies beside the input.
+    pub header: bool,
+}
+
+/// How table queries are read and searched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryOptions {
+    /// Intervals on each side of a numeric value of a CSV-row query.
+    pub radius: u32,
+    /// How lines are read.
+    pub format: QueryFormat,
+}
+
+/// How the lines of a table queries file are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueryFormat {
+    /// Conditions when the first word looks like `NAME=`, else a CSV row.
+    #[default]
+    Auto,
+    /// Every line is a CSV row.
+    Csv,
+    /// Every line is a list of conditions.
+    Conditions,
+}
+
+/// The column names of `input` if it is read header-less (`None`: the first row is the header).
+pub fn header_less_names(
+    input: &Path,
+    source: &NameSource,
+) -> Result<Option<Vec<String>>, DataError> {
+    if let Some(names) = &source.names {
+        return Ok(Some(names.clone()));
+    }
+    let file = match &source.names_file {
+        Some(f) => f.clone(),
+        None if source.header => return Ok(None),
+        None => {
+            let sibling = input.with_extension("names");
+            if sibling == input || !sibling.is_file() {
+                return Ok(None);
+            }
+            log::info!(
+                "{}: no header; column names from {}",
+                display_path(input),
+                sibling.display()
+            );
+            sibling
+        }
+    };
+    let text = std::fs::read_to_string(&file).map_err(|error| DataError::Io {
+        path: file.clone(),
+        error,
+    })?;
+    let names = uci::column_names(&text).map_err(|e| DataError::File {
+        path: file.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(Some(names))
+}
+
+/// The rows of a table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rows {
+    /// Column names.
+    pub names: Vec<String>,
+    /// Fields per row (trimmed).
+    pub rows: Vec<Vec<String>>,
+    /// The 1-based line each row starts on.
+    pub lines: Vec<u64>,
+}
+
+/// Reads the rows of `input` (a CSV file; see the module docs for the names).
+pub fn read_rows(input: &Path, source: &NameSource) -> Result<Rows, DataError> {
+    let given = header_less_names(input, source)?;
+    let mut reader = csv_input::reader(input, given.is_none())?;
+    let names = match given {
+        Some(n) => n,
+        None => reader
+            .headers()
+            .map_err(|e| DataError::csv(input, &e))?
+            .iter()
+            .map(String::from)
+            .collect(),
+    };
+    let mut out = Rows {
+        names,
+        ..Rows::default()
+    };
+    let mut record = csv::StringRecord::new();
+    while let Some(line) = csv_input::next_record(&mut reader, input, &mut record)? {
+        if record.len() != out.names.len() {
+            return Err(DataError::Csv {
+                path: input.to_path_buf(),
+                line,
+                message: format!(
+                    "row has {} fields, expected {} ({})",
+                    record.len(),
+                    out.names.len(),
+                    out.names.join(", ")
+                ),
+            });
+        }
+        out.rows.push(record.iter().map(String::from).collect());
+        out.lines.push(line);
+    }
+    Ok(out)
+}
+
+/// Builds the index of the table `input`.
+pub fn build(
+    input: &Path,
+    source: &NameSource,
+    options: &InferOptions,
+) -> Result<(InvertedIndex, TableTransform), DataError> {
+    let rows = read_rows(input, source)?;
+    let schema = Schema::infer(&rows.names, &rows.rows, options).map_err(|e| DataError::File {
+        path: input.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let transform = TableTransform::new(schema);
+    let mut builder = transform
+        .builder()
+        .metadata(metadata_with(&transform.metadata(), input));
+    let mut keywords = Vec::new();
+    for (row, &line) in rows.rows.iter().zip(&rows.lines) {
+        keywords.clear();
+        transform
+            .keywords(row, &mut keywords)
+            .map_err(|e| DataError::at(input, line, e))?;
+        builder.push_object(&keywords)?;
+    }
+    Ok((builder.build()?, transform))
+}
+
+/// The transform of a loaded index.
+pub fn open(index: &InvertedIndex, index_path: &Path) -> Result<TableTransform, DataError> {
+    let meta: TableMetadata = serde_json::from_str(index.metadata())
+        .map_err(|e| SaError::BadMetadata(format!("{}: {e}", index_path.display())))?;
+    Ok(TableTransform::from_metadata(&meta)?)
+}
+
+/// Whether a query line reads as conditions under `format`.
+fn is_conditions(line: &str, format: QueryFormat) -> bool {
+    match format {
+        QueryFormat::Csv => false,
+        QueryFormat::Conditions => true,
+        QueryFormat::Auto => line
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.split_once('='))
+            .is_some_and(|(name, _)| !name.is_empty() && !name.contains(',')),
+    }
+}
+
+/// Parses one line of a table queries file (an empty line is an empty query).
+pub fn parse_query_line(
+    line: &str,
+    schema: &Schema,
+    radius: u32,
+    format: QueryFormat,
+) -> Result<TableQuery, SaError> {
+    if line.trim().is_empty() {
+        return Ok(TableQuery::default());
+    }
+    if is_conditions(line, format) {
+        return TableQuery::parse(line, schema);
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .trim(csv::Trim::All)
+        .from_reader(line.as_bytes());
+    let mut record = csv::StringRecord::new();
+    match reader.read_record(&mut record) {
+        Ok(true) => {}
+        Ok(false) => return Ok(TableQuery::default()),
+        Err(e) => return Err(SaError::BadQuery(format!("not a CSV row: {e}"))),
+    }
+    let fields: Vec<&str> = record.iter().collect();
+    TableQuery::from_row(&fields, schema, radius)
+}
+
+/// Searches the queries of `queries` in chunks of `batch` and writes JSON lines; returns the
+/// number of queries.
+pub fn search_file(
+    engine: &Engine,
+    transform: &TableTransform,
+    queries: &Path,
+    options: QueryOptions,
+    params: &SearchParams,
+    batch: usize,
+    out: &mut dyn Write,
+) -> Result<u64, DataError> {
+    let mut reader = LineReader::open(queries)?;
+    let mut first = 0u64;
+    loop {
+        let mut chunk = Vec::new();
+        while chunk.len() < batch {
+            let Some(line) = reader.next_line()? else {
+                break;
+            };
+            let q = parse_query_line(line, transform.schema(), options.radius, options.format)
+                .and_then(|q| transform.prepare(&q))
+                .map_err(|e| DataError::at(queries, reader.lines_read(), e))?;
+            chunk.push(q);
+        }
+        if chunk.is_empty() {
+            return Ok(first);
+        }
+        let results = engine.search(&chunk, params)?;
+        crate::output::write_results(out, first, &results)
+            .and_then(|()| out.flush())
+            .map_err(DataError::Write)?;
+        first += chunk.len() as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Schema {
+        let names = ["age", "workclass"].map(String::from);
+        let rows = [["20", "Private"], ["60", "State-gov"]];
+        Schema::infer(&names, &rows, &InferOptions::default()).expect("schema")
+    }
+
+    #[test]
+    fn query_lines() {
+        let s = schema();
+        let conds = parse_query_line("age=30..40 workclass=Private", &s, 0, QueryFormat::Auto)
+            .expect("conditions");
+        assert_eq!(conds.conditions.len(), 2);
+        let row = parse_query_line(" 30, Private", &s, 5, QueryFormat::Auto).expect("row");
+        assert_eq!(row.conditions.len(), 2);
+        let e = parse_query_line("salary=3 age=30", &s, 0, QueryFormat::Auto).expect_err("unknown");
+        assert!(
+            e.to_string().contains("unknown attribute \"salary\""),
+            "{e}"
+        );
+        let e = parse_query_line("30", &s, 0, QueryFormat::Auto).expect_err("short row");
+        assert_eq!(e.to_string(), "row has 1 fields, expected 2");
+        assert!(parse_query_line("age=3,x", &s, 0, QueryFormat::Csv).is_err());
+        assert!(parse_query_line("", &s, 0, QueryFormat::Auto)
+            .expect("empty")
+            .conditions
+            .is_empty());
+    }
+}

@@ -1,0 +1,481 @@
+//! End-to-end tests of `genie build --kind` and `genie search` on sequences, documents and tables.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use tempfile::TempDir;
+
+/// The binary: `GENIE_BIN`, else cargo's build path, else `../bin/genie` beside this test binary.
+fn binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("GENIE_BIN") {
+        return p.into();
+    }
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_genie"));
+    if built.exists() {
+        return built;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("bin").join("genie"))
+        .unwrap_or(built)
+}
+
+struct Dir(TempDir);
+
+impl Dir {
+    fn new() -> Self {
+        Self(tempfile::tempdir().expect("temp dir"))
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, bytes).expect("write fixture");
+        p
+    }
+
+    /// `genie ARGS...` with file names resolved in the directory when they exist there.
+    fn genie(&self, args: &[&str]) -> Output {
+        let resolved: Vec<std::ffi::OsString> = args
+            .iter()
+            .map(|a| {
+                let p = self.path(a);
+                if a.contains('.') && !a.starts_with('-') && (p.exists() || a.ends_with(".genie")) {
+                    p.into_os_string()
+                } else {
+                    a.into()
+                }
+            })
+            .collect();
+        Command::new(binary())
+            .env_remove("GENIE_DEVICE")
+            .env_remove("RUST_LOG")
+            .args(["--quiet"])
+            .args(&resolved)
+            .output()
+            .expect("run genie")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.genie(args);
+        assert!(
+            out.status.success(),
+            "genie {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("UTF-8")
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.genie(args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "genie {args:?} succeeded");
+        assert_ne!(out.status.code(), None, "killed by a signal: {err}");
+        assert!(!err.contains("panicked"), "panic: {err}");
+        err
+    }
+}
+
+fn search(d: &Dir, index: &str, queries: &str, k: &str, extra: &[&str]) -> String {
+    let mut args = vec![
+        "search",
+        "--device",
+        "cpu",
+        "--index",
+        index,
+        "--queries",
+        queries,
+    ];
+    args.extend(["--k", k]);
+    args.extend(extra);
+    d.ok(&args)
+}
+
+#[test]
+fn sequences_round_trip() {
+    let d = Dir::new();
+    d.write("seqs.txt", b"aabaab\naab\nbaab\nhello\nhelp\n");
+    d.write("q.txt", b"helo\naabaab\n");
+    d.ok(&[
+        "build",
+        "--kind",
+        "sequences",
+        "--input",
+        "seqs.txt",
+        "--output",
+        "s.genie",
+    ]);
+    assert!(d.path("s.genie.seqs").is_file());
+    // padded 3-grams; "helo": hello shares ^^h ^he hel lo$ o$$ (5), help ^^h ^he hel (3), both at
+    // distance 1; "aabaab" is itself (8 n-grams), then baab at distance 2 (4 shared)
+    let expected = concat!(
+        r#"{"query":0,"exact":true,"candidates":32,"hits":[{"id":3,"count":5,"distance":1},{"id":4,"count":3,"distance":1}]}"#,
+        "\n",
+        r#"{"query":1,"exact":true,"candidates":32,"hits":[{"id":0,"count":8,"distance":0},{"id":2,"count":4,"distance":2}]}"#,
+        "\n"
+    );
+    assert_eq!(search(&d, "s.genie", "q.txt", "2", &[]), expected);
+    // K = 2 proves neither query (e.g. "helo": c_K = 3 is not below 6 - 3 * 1); K = 4 holds every
+    // sequence of count 1 or more, so the counts outside are 0 and both are proven
+    assert_eq!(
+        search(
+            &d,
+            "s.genie",
+            "q.txt",
+            "2",
+            &["--kind", "sequences", "--candidates", "2"]
+        ),
+        expected.replace("\"candidates\":32", "\"candidates\":4")
+    );
+    let info = d.ok(&["info", "--index", "s.genie"]);
+    assert!(info.contains("\"kind\":\"sequences\""), "{info}");
+    assert!(info.contains("\"n\":3"), "{info}");
+}
+
+#[test]
+fn sequence_options_and_errors() {
+    let d = Dir::new();
+    d.write("seqs.txt", b"abc\nab\n");
+    d.write("q.txt", b"ab\n");
+    d.ok(&[
+        "build",
+        "--kind",
+        "sequences",
+        "--ngram",
+        "3",
+        "--no-pad",
+        "--alphabet",
+        "bytes",
+        "--input",
+        "seqs.txt",
+        "--output",
+        "s.genie",
+    ]);
+    // without padding "ab" has no 3-gram: no candidate, not proven
+    assert_eq!(
+        search(&d, "s.genie", "q.txt", "1", &[]),
+        "{\"query\":0,\"exact\":false,\"candidates\":32,\"hits\":[]}\n"
+    );
+    // the exhaustive fallback verifies all sequences
+    assert_eq!(
+        search(&d, "s.genie", "q.txt", "1", &["--exhaustive"]),
+        "{\"query\":0,\"exact\":true,\"candidates\":2,\"hits\":[{\"id\":1,\"count\":0,\"distance\":0}]}\n"
+    );
+    let err = d.fails(&[
+        "build",
+        "--kind",
+        "sequences",
+        "--ngram",
+        "0",
+        "--input",
+        "seqs.txt",
+        "--output",
+        "z.genie",
+    ]);
+    assert!(err.contains("n-gram length 0"), "{err}");
+    d.write("bad.txt", b"fine\nnot \xff utf-8\n");
+    let err = d.fails(&[
+        "build",
+        "--kind",
+        "sequences",
+        "--input",
+        "bad.txt",
+        "--output",
+        "z.genie",
+    ]);
+    assert!(err.contains("bad.txt:2: line is not valid UTF-8"), "{err}");
+    std::fs::remove_file(d.path("s.genie.seqs")).expect("remove side file");
+    let err = d.fails(&[
+        "search",
+        "--index",
+        "s.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+    ]);
+    assert!(err.contains("s.genie.seqs"), "{err}");
+    let err = d.fails(&[
+        "search",
+        "--index",
+        "s.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+        "--kind",
+        "table",
+    ]);
+    assert!(err.contains("holds sequences, not table"), "{err}");
+}
+
+#[test]
+fn documents_from_lines_and_csv() {
+    let d = Dir::new();
+    d.write(
+        "docs.txt",
+        b"The cat sat on the mat\nA dog and a cat\nDogs bark at the CAT's mat\n\n",
+    );
+    d.write("q.txt", b"cat mat\nthe\ndog, cat!\n");
+    d.ok(&[
+        "build",
+        "--kind",
+        "documents",
+        "--input",
+        "docs.txt",
+        "--output",
+        "d.genie",
+    ]);
+    assert!(d.path("d.genie.words").is_file());
+    // words: 0 cat sat mat | 1 dog cat | 2 dogs bark cat mat (the "s" of CAT's is a stop word)
+    let expected = concat!(
+        r#"{"query":0,"hits":[{"id":0,"count":2},{"id":2,"count":2},{"id":1,"count":1}]}"#,
+        "\n",
+        r#"{"query":1,"hits":[]}"#,
+        "\n",
+        r#"{"query":2,"hits":[{"id":1,"count":2},{"id":0,"count":1},{"id":2,"count":1}]}"#,
+        "\n"
+    );
+    assert_eq!(search(&d, "d.genie", "q.txt", "3", &[]), expected);
+
+    d.write(
+        "docs.csv",
+        b"id,text\n1,\"The cat sat\non the mat\"\n2,A dog and a cat\n3,\"Dogs bark at the CAT's mat\"\n4,\n",
+    );
+    d.write("q.csv", b"text\ncat mat\nthe\n\"dog, cat!\"\n");
+    d.ok(&[
+        "build",
+        "--kind",
+        "documents",
+        "--column",
+        "text",
+        "--input",
+        "docs.csv",
+        "--output",
+        "c.genie",
+    ]);
+    assert_eq!(
+        search(&d, "c.genie", "q.csv", "3", &["--column", "text"]),
+        expected
+    );
+    let err = d.fails(&[
+        "build",
+        "--kind",
+        "documents",
+        "--column",
+        "body",
+        "--input",
+        "docs.csv",
+        "--output",
+        "x.genie",
+    ]);
+    assert!(err.contains("no column \"body\""), "{err}");
+    d.write("ragged.csv", b"id,text\n1,a\n2,b,c\n");
+    let err = d.fails(&[
+        "build",
+        "--kind",
+        "documents",
+        "--column",
+        "text",
+        "--input",
+        "ragged.csv",
+        "--output",
+        "x.genie",
+    ]);
+    assert!(
+        err.contains("ragged.csv:3: row has 3 fields, expected 2"),
+        "{err}"
+    );
+    d.write("bad.csv", b"id,text\n1,caf\xe9\n");
+    let err = d.fails(&[
+        "build",
+        "--kind",
+        "documents",
+        "--column",
+        "text",
+        "--input",
+        "bad.csv",
+        "--output",
+        "x.genie",
+    ]);
+    assert!(err.contains("bad.csv:2:") && err.contains("UTF-8"), "{err}");
+}
+
+#[test]
+fn tables_with_header_and_names() {
+    let d = Dir::new();
+    d.write(
+        "people.csv",
+        b"age,job,hours\n25,clerk,40\n35,nurse,38\n45,clerk,?\n55,pilot,60\n",
+    );
+    d.ok(&[
+        "build",
+        "--kind",
+        "table",
+        "--bins",
+        "10",
+        "--input",
+        "people.csv",
+        "--output",
+        "p.genie",
+    ]);
+    // age [25, 55] in 10 intervals of 3; hours [38, 60] in 10 of 2.2
+    d.write(
+        "q.txt",
+        b"age=30..40 job=clerk\n45,clerk,40\njob=pilot hours=59~1\n",
+    );
+    // query 0: rows 0 and 2 (clerk) and 1 (age 35) meet one condition each: ids ascending;
+    // query 1 (a row, radius 0): row 0 (clerk, 40) and row 2 (45, clerk) meet two;
+    // query 2: row 3 (pilot, 60 in the last interval)
+    let expected = concat!(
+        r#"{"query":0,"hits":[{"id":0,"count":1},{"id":1,"count":1}]}"#,
+        "\n",
+        r#"{"query":1,"hits":[{"id":0,"count":2},{"id":2,"count":2}]}"#,
+        "\n",
+        r#"{"query":2,"hits":[{"id":3,"count":2}]}"#,
+        "\n"
+    );
+    assert_eq!(search(&d, "p.genie", "q.txt", "2", &[]), expected);
+
+    let err = d.fails(&[
+        "search",
+        "--index",
+        "p.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+        "--query-format",
+        "conditions",
+    ]);
+    assert!(err.contains("q.txt:2:"), "{err}");
+    d.write("bad.txt", b"age=30\nsalary=3\n");
+    let err = d.fails(&[
+        "search",
+        "--index",
+        "p.genie",
+        "--queries",
+        "bad.txt",
+        "--k",
+        "1",
+    ]);
+    assert!(
+        err.contains("bad.txt:2: unknown attribute \"salary\" (known: age, job, hours)"),
+        "{err}"
+    );
+
+    // header-less with a UCI .names description beside it
+    d.write("jobs.data", b"25, clerk, 40, yes\n35, nurse, 38, no\n\n");
+    d.write(
+        "jobs.names",
+        b"| comment\nyes, no.\n\nage: continuous.\njob: clerk, nurse.\nhours: continuous.\n",
+    );
+    d.ok(&[
+        "build",
+        "--kind",
+        "table",
+        "--input",
+        "jobs.data",
+        "--output",
+        "j.genie",
+    ]);
+    let info = d.ok(&["info", "--index", "j.genie"]);
+    assert!(info.contains("\"name\":\"class\""), "{info}");
+    let err = d.fails(&[
+        "build",
+        "--kind",
+        "table",
+        "--names",
+        "age,job",
+        "--input",
+        "jobs.data",
+        "--output",
+        "x.genie",
+    ]);
+    assert!(
+        err.contains("jobs.data:1: row has 4 fields, expected 2"),
+        "{err}"
+    );
+    let err = d.fails(&[
+        "build",
+        "--kind",
+        "table",
+        "--numeric",
+        "job",
+        "--header",
+        "--input",
+        "people.csv",
+        "--output",
+        "x.genie",
+    ]);
+    assert!(err.contains("\"clerk\" is not a number"), "{err}");
+    let err = d.fails(&[
+        "build",
+        "--kind",
+        "table",
+        "--numeric",
+        "salary",
+        "--input",
+        "people.csv",
+        "--output",
+        "x.genie",
+    ]);
+    assert!(err.contains("unknown attribute \"salary\""), "{err}");
+}
+
+#[test]
+fn keyword_indexes_accept_kind_keywords() {
+    let d = Dir::new();
+    d.write("objects.txt", b"1 2\n2 3\n");
+    d.write("q.txt", b"2\n");
+    d.ok(&["build", "--input", "objects.txt", "--output", "k.genie"]);
+    let out = search(&d, "k.genie", "q.txt", "2", &["--kind", "keywords"]);
+    assert_eq!(
+        out,
+        "{\"query\":0,\"hits\":[{\"id\":0,\"count\":1},{\"id\":1,\"count\":1}]}\n"
+    );
+    let err = d.fails(&[
+        "search",
+        "--index",
+        "k.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+        "--kind",
+        "documents",
+    ]);
+    assert!(err.contains("holds keywords, not documents"), "{err}");
+    // options of another kind are errors, not silently ignored
+    let err = d.fails(&[
+        "build",
+        "--ngram",
+        "4",
+        "--input",
+        "objects.txt",
+        "--output",
+        "x.genie",
+    ]);
+    assert!(
+        err.contains("--ngram applies to --kind sequences, not to keywords"),
+        "{err}"
+    );
+    let err = d.fails(&[
+        "search",
+        "--index",
+        "k.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+        "--radius",
+        "2",
+    ]);
+    assert!(
+        err.contains("--radius applies to --kind table, not to keywords"),
+        "{err}"
+    );
+}
