@@ -655,22 +655,35 @@ fn search(args: &SearchArgs, given: &[(&str, Kind)], quiet: bool) -> Result<()> 
     let searched = match (kind, index) {
         (Kind::Keywords, index) => {
             let (parts, devices) = (args.parts, args.devices.as_deref());
+            let t = Instant::now();
             let searcher = match index {
                 Some(i) => Searcher::from_index(i, device, parts, devices),
                 None => Searcher::open(&args.index, device, parts, devices),
             }
             .map_err(gpu_error)?;
-            log::info!("backend: {}", searcher.backend_name());
-            search_keywords(args, &searcher, reader, &mut out, &out_name, quiet)?
+            log::info!(
+                "backend: {} (ready in {:.3} s)",
+                searcher.backend_name(),
+                t.elapsed().as_secs_f64()
+            );
+            let n = search_keywords(args, &searcher, reader, &mut out, &out_name, quiet)?;
+            log_stages(searcher.take_stage_times());
+            n
         }
         (_, Some(index)) => {
             drop(reader);
             let index = Arc::new(index);
+            let t = Instant::now();
             let engine = start_engine(Arc::clone(&index), device, &asked_by)?;
-            log::info!("backend: {}", engine.backend_name());
+            log::info!(
+                "backend: {} (index uploaded in {:.3} s)",
+                engine.backend_name(),
+                t.elapsed().as_secs_f64()
+            );
             let bar = spinner("searching", quiet);
             let n = search_kind(args, kind, &engine, &index, &mut out);
             bar.finish_and_clear();
+            log_stages(engine.take_stage_times());
             n?
         }
         (_, None) => bail!(
@@ -688,6 +701,21 @@ fn search(args: &SearchArgs, given: &[(&str, Kind)], quiet: bool) -> Result<()> 
         );
     }
     Ok(())
+}
+
+/// Logs the device time of the paper's Table I query stages (GPU backends).
+fn log_stages(times: Option<genie::core::StageTimes>) {
+    if let Some(t) = times {
+        log::info!(
+            "stages: query transfer {:.2} ms, match {:.2} ms, select {:.2} ms, results back {:.2} ms ({} batches, {} reruns)",
+            t.transfer_in_ms,
+            t.match_ms,
+            t.select_ms,
+            t.transfer_out_ms,
+            t.batches,
+            t.reruns
+        );
+    }
 }
 
 /// An engine on the chosen device; a missing GPU names what asked for it.

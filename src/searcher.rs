@@ -122,6 +122,14 @@ impl Searcher {
         }
     }
 
+    /// Device time per stage since the last call (a resident index on a GPU).
+    pub fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
+        match self {
+            Self::Single(e) => e.take_stage_times(),
+            Self::Parted { .. } => None,
+        }
+    }
+
     /// Per query, the top-k hits; `progress(queries_done)` is called as work finishes.
     pub fn search_with_progress(
         &self,
