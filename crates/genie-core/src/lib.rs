@@ -22,6 +22,7 @@ pub mod oracle;
 pub mod parts;
 pub mod plugin;
 
+pub use backend::StageTimes;
 pub use backend::{
     select_backend, Backend, CpuBackend, CudaBackend, DeviceChoice, Method, ResidentIndex,
     SearchParams,
