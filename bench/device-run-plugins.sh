@@ -8,11 +8,13 @@ mkdir -p "$out"
 export GENIE_CACHE_DIR=/tmp/genie-cache RUST_LOG=${RUST_LOG:-info}
 status=0
 g() { .gpu/run bin genie "$@"; }
+# timed LABEL CMD...: runs CMD, prints "LABEL wall S s" on stderr
+timed() { local label=$1; shift; local t0; t0=$(date +%s.%N); "$@"; local rc=$?; echo "$label wall $(python3 -c "print(round($(date +%s.%N) - $t0, 3))") s" >&2; return $rc; }
 tmp=$(mktemp -d)
 compare() { # name, then search args
   local name=$1; shift
   for dev in cpu gpu; do
-    /usr/bin/time -f "$name $dev wall %e s" .gpu/run bin genie search "$@" --device $dev --output "$tmp/$name.$dev" 2> "$tmp/$name.$dev.err"
+    timed "$name $dev" .gpu/run bin genie search "$@" --device $dev --output "$tmp/$name.$dev" 2> "$tmp/$name.$dev.err"
     grep -E "wall|stages|backend|searched" "$tmp/$name.$dev.err" | sed "s/^/  /"
   done
   if cmp -s "$tmp/$name.cpu" "$tmp/$name.gpu"; then echo "$name: GPU output identical to CPU ($(wc -l < "$tmp/$name.gpu") queries)";
@@ -31,7 +33,7 @@ with open(sys.argv[1], "w") as f:
             s[i] = random.choice("abcdefghijklmnopqrstuvwxyz")
         f.write("".join(s) + "\n")
 PY
-/usr/bin/time -f "build sequences wall %e s" g build --kind sequences --input data/words/american-english --output "$tmp/w.genie" 2>&1 | tail -2
+timed "build sequences" g build --kind sequences --input data/words/american-english --output "$tmp/w.genie" 2>&1 | tail -2
 compare sequences --index "$tmp/w.genie" --queries "$tmp/wq.txt" --k 1
 
 echo "== documents: tweets, 500 tweets as queries, k = 10"
@@ -42,12 +44,12 @@ with open(sys.argv[1], "w", newline="", encoding="utf-8") as f:
     w = csv.writer(f); w.writerow(["text"])
     for r in rows[:500]: w.writerow([r["text"]])
 PY
-/usr/bin/time -f "build documents wall %e s" g build --kind documents --input data/tweets/trump_tweets.csv --column text --output "$tmp/t.genie" 2>&1 | tail -2
+timed "build documents" g build --kind documents --input data/tweets/trump_tweets.csv --column text --output "$tmp/t.genie" 2>&1 | tail -2
 compare documents --index "$tmp/t.genie" --queries "$tmp/tq.csv" --column text --k 10
 
 echo "== table: Adult, 1,000 rows as queries with radius 50, k = 10"
 head -1000 data/adult/adult.data > "$tmp/aq.csv"
-/usr/bin/time -f "build table wall %e s" g build --kind table --input data/adult/adult.data --output "$tmp/a.genie" 2>&1 | tail -2
+timed "build table" g build --kind table --input data/adult/adult.data --output "$tmp/a.genie" 2>&1 | tail -2
 compare table --index "$tmp/a.genie" --queries "$tmp/aq.csv" --radius 50 --k 10
 
 if [ -e .gpu/bin/genie ] && .gpu/run bin genie build --help | grep -q vectors; then
@@ -61,7 +63,7 @@ with open(sys.argv[1] + "/fq.csv", "w") as f:
         px = raw[16 + i * r * c: 16 + (i + 1) * r * c]
         f.write(",".join(str(b) for b in px) + "\n")
 PY
-  /usr/bin/time -f "build vectors wall %e s" g build --kind vectors --input data/fashion-mnist/t10k-images-idx3-ubyte.gz --output "$tmp/f.genie" 2>&1 | tail -2
+  timed "build vectors" g build --kind vectors --input data/fashion-mnist/t10k-images-idx3-ubyte.gz --output "$tmp/f.genie" 2>&1 | tail -2
   compare vectors --index "$tmp/f.genie" --queries "$tmp/fq.csv" --k 10
 fi
 cp "$tmp"/*.err "$out/" 2>/dev/null
