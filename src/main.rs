@@ -6,8 +6,10 @@ use genie::core::{
     DeviceChoice, Engine, GenieError, IndexBuilder, InvertedIndex, Method, Query, SearchParams,
 };
 use genie::input::{display_path, LineReader};
+use genie::lsh::{Family, LshError};
 use genie::output;
 use genie::progress::bytes_bar;
+use genie::vectors;
 use indicatif::{HumanCount, ProgressBar};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -54,11 +56,17 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Build an index from an objects file and save it.
+    /// Build an index from an objects file (or a vector file) and save it.
     ///
     /// The objects file has one object per line: its keywords as whitespace-separated unsigned
     /// 32-bit integers (duplicates count once). An empty line is an object without keywords.
     /// Object ids are the 0-based line numbers. A one-line summary goes to stderr.
+    ///
+    /// With --kind vectors the input is a vector file (.fvecs, .bvecs, .ivecs, .npy, IDX such as
+    /// train-images-idx3-ubyte, .csv; optionally gzipped), hashed by an LSH family into one keyword
+    /// per hash function (paper section IV). The index stores the family, its parameters and seed,
+    /// and a copy of the vectors is saved beside it as INDEX.vectors so that a search can re-rank.
+    /// Object ids are the 0-based rows of the file.
     Build(BuildArgs),
     /// Search an index with a file of queries; writes one JSON line per query.
     ///
@@ -72,6 +80,12 @@ enum Command {
     ///
     /// The queries file is read, searched and written in chunks (--batch-queries), so it may be
     /// larger than memory.
+    ///
+    /// With --kind vectors the index is one built with --kind vectors and the queries file is a
+    /// vector file; each query takes the K2 objects of the largest match counts (--candidates) and
+    /// re-ranks them by the exact distance of the family (L2 for e2lsh, L1 for l1 and rbh, cosine
+    /// distance for srp), e.g. {"query":0,"hits":[{"id":12,"count":250,"distance":3.5}]}, hits
+    /// sorted by distance, then count descending, then id.
     Search(SearchArgs),
     /// Print the statistics and metadata of an index file.
     Info(InfoArgs),
@@ -79,13 +93,97 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct BuildArgs {
-    /// The objects file, one object per line ("-" reads standard input).
+    /// The objects file, one object per line ("-" reads standard input); with --kind vectors, a
+    /// vector file.
     #[arg(short, long, value_name = "OBJECTS")]
     input: PathBuf,
 
-    /// The index file to write (overwritten if it exists).
+    /// The index file to write (overwritten if it exists); with --kind vectors also INDEX.vectors.
     #[arg(short, long, value_name = "INDEX")]
     output: PathBuf,
+
+    /// What the input holds.
+    #[arg(long, value_enum, default_value_t = KindArg::Keywords, value_name = "KIND")]
+    kind: KindArg,
+
+    #[command(flatten)]
+    lsh: LshArgs,
+}
+
+/// The LSH options of `genie build --kind vectors`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Vector indexes (--kind vectors)")]
+struct LshArgs {
+    /// The LSH family [default: e2lsh].
+    #[arg(long, value_enum, value_name = "FAMILY")]
+    lsh: Option<LshArg>,
+
+    /// Number of hash functions m, one keyword each [default: 258, the largest m that Eqn. 9 of
+    /// the paper needs for epsilon = delta = 0.06].
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..))]
+    functions: Option<u32>,
+
+    /// Bucket width w of e2lsh and l1, kernel width sigma of rbh (unused by srp) [default: from a
+    /// sample of 1,000 vectors: 2 x the median nearest-neighbour distance for e2lsh and l1, the
+    /// mean pairwise L1 distance for rbh].
+    #[arg(long, value_name = "W")]
+    width: Option<f64>,
+
+    /// Buckets D each signature is re-hashed into by MurmurHash3 [default: 8192].
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..))]
+    buckets: Option<u32>,
+
+    /// Sign bits per srp function, 1 to 64 [default: 8].
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=64))]
+    bits: Option<u32>,
+
+    /// Seed of every random draw of the hash functions [default: 1].
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+}
+
+impl LshArgs {
+    fn any(&self) -> bool {
+        self.lsh.is_some()
+            || self.functions.is_some()
+            || self.width.is_some()
+            || self.buckets.is_some()
+            || self.bits.is_some()
+            || self.seed.is_some()
+    }
+}
+
+/// The `--kind` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum KindArg {
+    /// Objects of keywords (one per line) and queries of keyword items.
+    Keywords,
+    /// Dense vectors hashed by an LSH family; queries are vectors, answers re-ranked.
+    Vectors,
+}
+
+/// The `--lsh` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LshArg {
+    /// E2LSH for L2: floor((a.v + b) / w), a ~ N(0, 1)^d, b ~ U[0, w).
+    E2lsh,
+    /// The same with Cauchy a, for L1.
+    L1,
+    /// Random binning hashing for the Laplacian kernel exp(-||p - q||_1 / sigma).
+    Rbh,
+    /// Sign random projections, for the angle (cosine distance).
+    Srp,
+}
+
+impl From<LshArg> for Family {
+    fn from(f: LshArg) -> Self {
+        match f {
+            LshArg::E2lsh => Self::E2lsh,
+            LshArg::L1 => Self::L1,
+            LshArg::Rbh => Self::Rbh,
+            LshArg::Srp => Self::Srp,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -98,9 +196,19 @@ struct SearchArgs {
     #[arg(long, value_name = "QUERIES")]
     queries: PathBuf,
 
-    /// Hits per query: the K objects of the largest match counts (0 gives no hits).
+    /// Hits per query: the K objects of the largest match counts (0 gives no hits); with --kind
+    /// vectors, the K nearest of the candidates.
     #[arg(short = 'k', long = "k", value_name = "K")]
     k: u32,
+
+    /// What the index holds (as given to `genie build --kind`).
+    #[arg(long, value_enum, default_value_t = KindArg::Keywords, value_name = "KIND")]
+    kind: KindArg,
+
+    /// Vector indexes: candidates taken by match count and re-ranked by the exact distance; K2 = K
+    /// gives the pure tau-ANN answer of the paper [default: max(10 x K, 100)].
+    #[arg(long, value_name = "K2")]
+    candidates: Option<usize>,
 
     /// Where to search. Default: the GENIE_DEVICE environment variable, else auto (the GPU when
     /// one is usable, else the CPU). gpu without a usable GPU is an error.
@@ -176,8 +284,20 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose, cli.quiet);
     let result = match &cli.command {
-        Command::Build(args) => build(args, cli.quiet),
-        Command::Search(args) => search(args, cli.quiet),
+        Command::Build(args) => match args.kind {
+            KindArg::Keywords if args.lsh.any() => Err(anyhow!(
+                "--lsh, --functions, --width, --buckets, --bits and --seed need --kind vectors"
+            )),
+            KindArg::Keywords => build(args, cli.quiet),
+            KindArg::Vectors => build_vectors(args, cli.quiet),
+        },
+        Command::Search(args) => match args.kind {
+            KindArg::Keywords if args.candidates.is_some() => {
+                Err(anyhow!("--candidates needs --kind vectors"))
+            }
+            KindArg::Keywords => search(args, cli.quiet),
+            KindArg::Vectors => search_vectors(args, cli.quiet),
+        },
         Command::Info(args) => info(args),
     };
     match result {
@@ -257,6 +377,99 @@ fn build(args: &BuildArgs, quiet: bool) -> Result<()> {
             index.num_postings(),
             index.keyword_space(),
             start.elapsed()
+        );
+    }
+    Ok(())
+}
+
+fn build_vectors(args: &BuildArgs, quiet: bool) -> Result<()> {
+    let start = Instant::now();
+    let opts = vectors::BuildOptions {
+        input: args.input.clone(),
+        output: args.output.clone(),
+        family: args.lsh.lsh.unwrap_or(LshArg::E2lsh).into(),
+        functions: args.lsh.functions,
+        width: args.lsh.width,
+        buckets: args.lsh.buckets,
+        bits: args.lsh.bits,
+        seed: args.lsh.seed.unwrap_or(vectors::DEFAULT_SEED),
+    };
+    let bar = spinner("hashing vectors and building the index", quiet);
+    let built = vectors::build(&opts);
+    bar.finish_and_clear();
+    let summary = built
+        .with_context(|| format!("cannot build a vector index from {}", args.input.display()))?;
+    let p = &summary.params;
+    if !quiet {
+        let width = if p.family.has_width() {
+            format!(", width {:.6}", p.width)
+        } else {
+            format!(", {} bits", p.bits)
+        };
+        eprintln!(
+            "built {}: {} vectors of dimension {}, {} with {} functions{width}, {} buckets, \
+             seed {}, {} postings in {:.2?}",
+            args.output.display(),
+            summary.rows,
+            p.dim,
+            p.family.name(),
+            p.functions,
+            p.buckets,
+            p.seed,
+            summary.postings,
+            start.elapsed()
+        );
+    }
+    Ok(())
+}
+
+fn search_vectors(args: &SearchArgs, quiet: bool) -> Result<()> {
+    let start = Instant::now();
+    let (device, asked_by) = device_choice(args.device)?;
+    let index = vectors::load(&args.index, device).map_err(|e| match e {
+        LshError::Core(GenieError::GpuUnavailable(_)) => anyhow!(
+            "{e} (the GPU was requested by {asked_by}; use --device cpu or --device auto to \
+             search on the CPU)"
+        ),
+        other => anyhow!(other).context("cannot load the vector index"),
+    })?;
+    log::info!("backend: {}", index.engine().backend_name());
+    let out_name = args
+        .output
+        .as_ref()
+        .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
+    let sink: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(
+            File::create(path).with_context(|| format!("{}: cannot create", path.display()))?,
+        ),
+        None => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, sink);
+    let opts = vectors::SearchOptions {
+        queries: args.queries.clone(),
+        k: args.k as usize,
+        candidates: args.candidates,
+    };
+    let bar = bytes_bar("searching", None, quiet);
+    let n = vectors::search(&index, &opts, &mut out, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(format!("{} queries", HumanCount(done as u64)));
+    });
+    bar.finish_and_clear();
+    let n = n.map_err(|e| match e {
+        LshError::Io { source, .. } => {
+            anyhow!(source).context(format!("cannot write to {out_name}"))
+        }
+        other => anyhow!(other).context("search failed"),
+    })?;
+    out.flush()
+        .with_context(|| format!("cannot write to {out_name}"))?;
+    if !quiet {
+        let secs = start.elapsed().as_secs_f64();
+        log::info!(
+            "searched {n} queries in {secs:.2}s ({:.0} queries/s)",
+            n as f64 / secs.max(1e-9)
         );
     }
     Ok(())
