@@ -206,7 +206,7 @@ struct SearchArgs {
     kind: KindArg,
 
     /// Vector indexes: candidates taken by match count and re-ranked by the exact distance; K2 = K
-    /// gives the pure tau-ANN answer of the paper [default: max(10 x K, 100)].
+    /// gives the pure tau-ANN answer of the paper [default: max(20 x K, 200)].
     #[arg(long, value_name = "K2")]
     candidates: Option<usize>,
 

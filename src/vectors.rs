@@ -19,9 +19,11 @@ pub const DEFAULT_SEED: u64 = 1;
 /// Queries hashed, searched and written at a time.
 pub const QUERY_CHUNK: usize = 4096;
 
-/// The default number of candidates re-ranked for `k` hits: `max(10 k, 100)`.
+/// The default number of candidates re-ranked for `k` hits: `max(20 k, 200)`. Counting dominates
+/// the cost of a search, so a wide re-rank is nearly free; on Fashion-MNIST it lifts recall@10
+/// from 0.935 (K = 100) to about 0.97 (see examples/ann.rs).
 pub fn default_candidates(k: usize) -> usize {
-    k.saturating_mul(10).max(100)
+    k.saturating_mul(20).max(200)
 }
 
 /// What `genie build --kind vectors` needs.
@@ -205,8 +207,8 @@ mod tests {
 
     #[test]
     fn candidates_default() {
-        assert_eq!(default_candidates(1), 100);
-        assert_eq!(default_candidates(10), 100);
-        assert_eq!(default_candidates(50), 500);
+        assert_eq!(default_candidates(1), 200);
+        assert_eq!(default_candidates(10), 200);
+        assert_eq!(default_candidates(50), 1000);
     }
 }
