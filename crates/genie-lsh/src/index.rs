@@ -235,7 +235,8 @@ impl VectorIndex {
     pub fn search_counts(&self, queries: &VectorSet, k: usize) -> Result<Vec<Vec<Hit>>> {
         self.check_queries(queries)?;
         let qs = self.transform.queries_of_all(queries)?;
-        let k = u32::try_from(k).unwrap_or(u32::MAX);
+        // never more hits than objects (keeps the per-query buffers bounded)
+        let k = u32::try_from(k.min(self.vectors.len())).unwrap_or(u32::MAX);
         Ok(self.engine.search(&qs, &SearchParams::top_k(k))?)
     }
 

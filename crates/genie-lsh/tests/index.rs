@@ -136,4 +136,9 @@ fn empty_query_set_and_empty_results() {
     assert!(idx.search(&none, 5, 50).unwrap().is_empty());
     let q = idx.vectors().head(1);
     assert!(idx.search(&q, 0, 0).unwrap()[0].is_empty());
+    // more candidates than objects: every object with a count is a candidate, no huge buffers
+    let all = idx.search(&q, 1000, usize::MAX).unwrap();
+    let n = idx.vectors().len();
+    assert_eq!(all[0].len(), idx.search_counts(&q, n).unwrap()[0].len());
+    assert_eq!(all[0][0].id, 0);
 }

@@ -1,4 +1,4 @@
-//! Sign random projections for the angle (Charikar, the paper's reference [5]): a bit is the sign
+//! Sign random projections for the angle (Charikar, the paper's reference 5): a bit is the sign
 //! of `a.v` with `a ~ N(0, 1)^d`, and two vectors at angle `theta` agree on it with probability
 //! `1 - theta / pi`. A function concatenates `bits` such signs (collision `(1 - theta/pi)^bits`),
 //! which shortens the posting lists of each function's `2^bits` buckets.
