@@ -449,6 +449,8 @@ fn search_vectors(args: &SearchArgs, quiet: bool) -> Result<()> {
         queries: args.queries.clone(),
         k: args.k as usize,
         candidates: args.candidates,
+        method: args.method.into(),
+        chunk: args.batch_queries,
     };
     let bar = bytes_bar("searching", None, quiet);
     let n = vectors::search(&index, &opts, &mut out, &mut |done, total| {

@@ -112,6 +112,26 @@ fn build_and_search_vectors() {
         ],
         p,
     ));
+    // the count table and one query at a time give the same lines
+    let same = ok(&genie(
+        &[
+            "search",
+            "--kind",
+            "vectors",
+            "--index",
+            "v.genie",
+            "--queries",
+            "q.csv",
+            "--k",
+            "3",
+            "--method",
+            "count-table",
+            "--batch-queries",
+            "1",
+        ],
+        p,
+    ));
+    assert_eq!(same, text);
     let lines: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).expect("JSON line"))

@@ -13,7 +13,7 @@ use crate::transform::VectorTransform;
 use crate::vectors::VectorSet;
 use crate::verify::VectorVerifier;
 use genie_core::{
-    rerank, DeviceChoice, Engine, Hit, InvertedIndex, SearchParams, Transform, VerifiedHit,
+    rerank, DeviceChoice, Engine, Hit, InvertedIndex, Method, SearchParams, Transform, VerifiedHit,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -233,11 +233,22 @@ impl VectorIndex {
 
     /// Per query, the top-`k` objects by match count (count desc, id asc), without re-ranking.
     pub fn search_counts(&self, queries: &VectorSet, k: usize) -> Result<Vec<Vec<Hit>>> {
+        self.search_counts_with(queries, k, Method::Cpq)
+    }
+
+    /// As [`VectorIndex::search_counts`], counting with `method` (same results either way).
+    pub fn search_counts_with(
+        &self,
+        queries: &VectorSet,
+        k: usize,
+        method: Method,
+    ) -> Result<Vec<Vec<Hit>>> {
         self.check_queries(queries)?;
         let qs = self.transform.queries_of_all(queries)?;
         // never more hits than objects (keeps the per-query buffers bounded)
         let k = u32::try_from(k.min(self.vectors.len())).unwrap_or(u32::MAX);
-        Ok(self.engine.search(&qs, &SearchParams::top_k(k))?)
+        let params = SearchParams::top_k(k).with_method(method);
+        Ok(self.engine.search(&qs, &params)?)
     }
 
     /// Per query, the `candidates` objects of the largest match counts (at least `k`), re-ranked
@@ -248,7 +259,18 @@ impl VectorIndex {
         k: usize,
         candidates: usize,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
-        let hits = self.search_counts(queries, candidates.max(k))?;
+        self.search_with(queries, k, candidates, Method::Cpq)
+    }
+
+    /// As [`VectorIndex::search`], counting with `method`.
+    pub fn search_with(
+        &self,
+        queries: &VectorSet,
+        k: usize,
+        candidates: usize,
+        method: Method,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        let hits = self.search_counts_with(queries, candidates.max(k), method)?;
         hits.par_iter()
             .zip(queries.as_slice().par_chunks(queries.dim().max(1)))
             .map(|(h, q)| Ok(rerank(&self.verifier, q, h, k)?))

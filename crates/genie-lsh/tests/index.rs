@@ -61,6 +61,11 @@ fn k_equal_candidates_is_the_count_top_k() {
         b.sort_unstable();
         assert_eq!(a, b);
     }
+    // the count table gives the same answers as the c-PQ
+    let table = idx
+        .search_with(&q, 10, 10, genie_core::Method::CountTable)
+        .unwrap();
+    assert_eq!(table, pure);
     // more candidates never make the k-th distance worse
     let wide = idx.search(&q, 10, 100).unwrap();
     for (p, w) in pure.iter().zip(&wide) {
