@@ -20,6 +20,8 @@ pub enum Kind {
     Documents,
     /// Rows of a relational table.
     Table,
+    /// Dense vectors hashed by an LSH family (genie-lsh).
+    Vectors,
 }
 
 impl Kind {
@@ -30,12 +32,16 @@ impl Kind {
             Self::Sequences => genie_sa::sequence::KIND,
             Self::Documents => genie_sa::document::KIND,
             Self::Table => genie_sa::table::KIND,
+            Self::Vectors => "vectors",
         }
     }
 
     /// The kind recorded in an index's metadata (keywords when there is none).
     pub fn of_metadata(metadata: &str) -> Result<Self, GenieError> {
         let value: serde_json::Value = serde_json::from_str(metadata).unwrap_or_default();
+        if value.get("plugin").and_then(|p| p.as_str()) == Some(genie_lsh::index::PLUGIN) {
+            return Ok(Self::Vectors);
+        }
         match value.get("kind").and_then(|k| k.as_str()) {
             None | Some("keywords") => Ok(Self::Keywords),
             Some(k) if k == genie_sa::sequence::KIND => Ok(Self::Sequences),

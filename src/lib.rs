@@ -6,9 +6,13 @@
 //! ([`genie_sa`], re-exported as `genie::sa`): [`sequences`] under edit distance, short
 //! [`documents`] and relational [`table`]s; [`kinds`] tells them apart by the index metadata,
 //! [`csv_input`] reads CSV files and [`data_error`] is their error type.
+//!
+//! Vectors are indexed through the LSH plugin ([`genie_lsh`], re-exported as `genie::lsh`) by
+//! [`vectors`].
 #![deny(missing_docs)]
 
 pub use genie_core as core;
+pub use genie_lsh as lsh;
 pub use genie_sa as sa;
 
 pub mod csv_input;
@@ -21,3 +25,4 @@ pub mod progress;
 pub mod searcher;
 pub mod sequences;
 pub mod table;
+pub mod vectors;

@@ -10,11 +10,12 @@ use genie::core::{
 };
 use genie::input::{display_path, LineReader};
 use genie::kinds::Kind;
+use genie::lsh::{Family, LshError};
 use genie::output;
 use genie::progress::bytes_bar;
 use genie::sa::{Alphabet, InferOptions, NGramConfig, SequenceSearchParams, Tokenizer};
 use genie::searcher::Searcher;
-use genie::{documents, sequences, table};
+use genie::{documents, sequences, table, vectors};
 use indicatif::{HumanCount, ProgressBar};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -72,6 +73,12 @@ enum Command {
     /// line, or a CSV column with --column; the word dictionary is saved as INDEX.words) or
     /// `table` (a CSV file; numeric columns are discretized into --bins intervals). Object ids are
     /// the 0-based line or row numbers, a header excluded.
+    ///
+    /// With --kind vectors the input is a vector file (.fvecs, .bvecs, .ivecs, .npy, IDX such as
+    /// train-images-idx3-ubyte, .csv; optionally gzipped), hashed by an LSH family into one keyword
+    /// per hash function (paper section IV). The index stores the family, its parameters and seed,
+    /// and a copy of the vectors is saved beside it as INDEX.vectors so that a search can re-rank.
+    /// Object ids are the 0-based rows of the file.
     Build(BuildArgs),
     /// Search an index with a file of queries; writes one JSON line per query.
     ///
@@ -91,6 +98,12 @@ enum Command {
     /// documents (one per line, or a CSV column with --column), or table rows (a CSV row per line,
     /// numeric values searched +- --radius intervals, or conditions such as
     /// `age=30..40 workclass=Private`).
+    ///
+    /// For a vector index (--kind vectors) the queries file is a vector file; each query takes the
+    /// K2 objects of the largest match counts (--candidates) and re-ranks them by the exact
+    /// distance of the family (L2 for e2lsh, L1 for l1 and rbh, cosine distance for srp), e.g.
+    /// {"query":0,"hits":[{"id":12,"count":250,"distance":3.5}]}, hits sorted by distance, then
+    /// count descending, then id.
     Search(SearchArgs),
     /// Print the statistics and metadata of an index file.
     Info(InfoArgs),
@@ -182,6 +195,9 @@ struct BuildArgs {
         help_heading = "Table"
     )]
     categorical: Vec<String>,
+
+    #[command(flatten)]
+    lsh: LshArgs,
 }
 
 #[derive(Debug, Args)]
@@ -235,9 +251,11 @@ struct SearchArgs {
     #[arg(long, value_enum, value_name = "KIND")]
     kind: Option<KindArg>,
 
-    /// Sequences: candidates K taken by match count and verified by edit distance.
-    #[arg(long, value_name = "K", default_value_t = genie::sa::seq_search::DEFAULT_CANDIDATES, help_heading = "Sequences")]
-    candidates: u32,
+    /// Candidates K2 taken by match count, then verified by the true measure. Sequences: by edit
+    /// distance [default: 32]. Vectors: re-ranked by exact distance; K2 = K gives the pure tau-ANN
+    /// answer of the paper [default: max(20 x K, 200)].
+    #[arg(long, value_name = "K2")]
+    candidates: Option<u32>,
 
     /// Sequences: queries not proven exact are searched again with K doubled, up to this K
     /// (no repetition when not above --candidates).
@@ -291,6 +309,62 @@ impl From<DeviceArg> for DeviceChoice {
     }
 }
 
+/// The LSH options of `genie build --kind vectors`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Vector indexes (--kind vectors)")]
+struct LshArgs {
+    /// The LSH family [default: e2lsh].
+    #[arg(long, value_enum, value_name = "FAMILY")]
+    lsh: Option<LshArg>,
+
+    /// Number of hash functions m, one keyword each [default: 258, the largest m that Eqn. 9 of
+    /// the paper needs for epsilon = delta = 0.06].
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..))]
+    functions: Option<u32>,
+
+    /// Bucket width w of e2lsh and l1, kernel width sigma of rbh (unused by srp) [default: from a
+    /// sample of 1,000 vectors: 2 x the median nearest-neighbour distance for e2lsh and l1, the
+    /// mean pairwise L1 distance for rbh].
+    #[arg(long, value_name = "W")]
+    width: Option<f64>,
+
+    /// Buckets D each signature is re-hashed into by MurmurHash3 [default: 8192].
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..))]
+    buckets: Option<u32>,
+
+    /// Sign bits per srp function, 1 to 64 [default: 8].
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=64))]
+    bits: Option<u32>,
+
+    /// Seed of every random draw of the hash functions [default: 1].
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+}
+
+/// The `--lsh` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LshArg {
+    /// E2LSH for L2: floor((a.v + b) / w), a ~ N(0, 1)^d, b ~ U[0, w).
+    E2lsh,
+    /// The same with Cauchy a, for L1.
+    L1,
+    /// Random binning hashing for the Laplacian kernel exp(-||p - q||_1 / sigma).
+    Rbh,
+    /// Sign random projections, for the angle (cosine distance).
+    Srp,
+}
+
+impl From<LshArg> for Family {
+    fn from(f: LshArg) -> Self {
+        match f {
+            LshArg::E2lsh => Self::E2lsh,
+            LshArg::L1 => Self::L1,
+            LshArg::Rbh => Self::Rbh,
+            LshArg::Srp => Self::Srp,
+        }
+    }
+}
+
 /// The `--kind` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum KindArg {
@@ -302,6 +376,8 @@ enum KindArg {
     Documents,
     /// Rows of a CSV table, by attribute conditions.
     Table,
+    /// Dense vectors hashed by an LSH family; queries are vectors, answers re-ranked.
+    Vectors,
 }
 
 impl From<KindArg> for Kind {
@@ -311,6 +387,7 @@ impl From<KindArg> for Kind {
             KindArg::Sequences => Self::Sequences,
             KindArg::Documents => Self::Documents,
             KindArg::Table => Self::Table,
+            KindArg::Vectors => Self::Vectors,
         }
     }
 }
@@ -358,7 +435,6 @@ const KIND_OPTIONS: &[(&str, Kind)] = &[
     ("ngram", Kind::Sequences),
     ("alphabet", Kind::Sequences),
     ("no_pad", Kind::Sequences),
-    ("candidates", Kind::Sequences),
     ("max_candidates", Kind::Sequences),
     ("exhaustive", Kind::Sequences),
     ("column", Kind::Documents),
@@ -371,6 +447,12 @@ const KIND_OPTIONS: &[(&str, Kind)] = &[
     ("categorical", Kind::Table),
     ("radius", Kind::Table),
     ("query_format", Kind::Table),
+    ("lsh", Kind::Vectors),
+    ("functions", Kind::Vectors),
+    ("width", Kind::Vectors),
+    ("buckets", Kind::Vectors),
+    ("bits", Kind::Vectors),
+    ("seed", Kind::Vectors),
 ];
 
 /// The kind-specific options given on the command line of a subcommand.
@@ -410,9 +492,13 @@ fn main() -> ExitCode {
     );
     init_logging(cli.verbose, cli.quiet);
     let result = match &cli.command {
-        Command::Build(args) => {
-            check_kind_options(&given, args.kind.into()).and_then(|()| build(args, cli.quiet))
-        }
+        Command::Build(args) => check_kind_options(&given, args.kind.into()).and_then(|()| {
+            if args.kind == KindArg::Vectors {
+                build_vectors(args, cli.quiet)
+            } else {
+                build(args, cli.quiet)
+            }
+        }),
         Command::Search(args) => search(args, &given, cli.quiet),
         Command::Info(args) => info(args),
     };
@@ -591,6 +677,101 @@ fn objects_per_part(args: &BuildArgs) -> Result<Option<usize>> {
     Ok(Some(lines.div_ceil(args.parts).max(1)))
 }
 
+fn build_vectors(args: &BuildArgs, quiet: bool) -> Result<()> {
+    let start = Instant::now();
+    let opts = vectors::BuildOptions {
+        input: args.input.clone(),
+        output: args.output.clone(),
+        family: args.lsh.lsh.unwrap_or(LshArg::E2lsh).into(),
+        functions: args.lsh.functions,
+        width: args.lsh.width,
+        buckets: args.lsh.buckets,
+        bits: args.lsh.bits,
+        seed: args.lsh.seed.unwrap_or(vectors::DEFAULT_SEED),
+    };
+    let bar = spinner("hashing vectors and building the index", quiet);
+    let built = vectors::build(&opts);
+    bar.finish_and_clear();
+    let summary = built
+        .with_context(|| format!("cannot build a vector index from {}", args.input.display()))?;
+    let p = &summary.params;
+    if !quiet {
+        let width = if p.family.has_width() {
+            format!(", width {:.6}", p.width)
+        } else {
+            format!(", {} bits", p.bits)
+        };
+        eprintln!(
+            "built {}: {} vectors of dimension {}, {} with {} functions{width}, {} buckets, \
+             seed {}, {} postings in {:.2?}",
+            args.output.display(),
+            summary.rows,
+            p.dim,
+            p.family.name(),
+            p.functions,
+            p.buckets,
+            p.seed,
+            summary.postings,
+            start.elapsed()
+        );
+    }
+    Ok(())
+}
+
+fn search_vectors(args: &SearchArgs, quiet: bool) -> Result<()> {
+    let start = Instant::now();
+    let (device, asked_by) = device_choice(args.device)?;
+    let index = vectors::load(&args.index, device).map_err(|e| match e {
+        LshError::Core(GenieError::GpuUnavailable(_)) => anyhow!(
+            "{e} (the GPU was requested by {asked_by}; use --device cpu or --device auto to \
+             search on the CPU)"
+        ),
+        other => anyhow!(other).context("cannot load the vector index"),
+    })?;
+    log::info!("backend: {}", index.engine().backend_name());
+    let out_name = args
+        .output
+        .as_ref()
+        .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
+    let sink: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(
+            File::create(path).with_context(|| format!("{}: cannot create", path.display()))?,
+        ),
+        None => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, sink);
+    let opts = vectors::SearchOptions {
+        queries: args.queries.clone(),
+        k: args.k as usize,
+        candidates: args.candidates.map(|c| c as usize),
+        method: args.method.into(),
+        chunk: args.batch_queries,
+    };
+    let bar = bytes_bar("searching", None, quiet);
+    let n = vectors::search(&index, &opts, &mut out, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(format!("{} queries", HumanCount(done as u64)));
+    });
+    bar.finish_and_clear();
+    let n = n.map_err(|e| match e {
+        LshError::Io { source, .. } => {
+            anyhow!(source).context(format!("cannot write to {out_name}"))
+        }
+        other => anyhow!(other).context("search failed"),
+    })?;
+    out.flush()
+        .with_context(|| format!("cannot write to {out_name}"))?;
+    if !quiet {
+        let secs = start.elapsed().as_secs_f64();
+        log::info!(
+            "searched {n} queries in {secs:.2}s ({:.0} queries/s)",
+            n as f64 / secs.max(1e-9)
+        );
+    }
+    Ok(())
+}
+
 /// The device to use and what asked for it (for error messages).
 fn device_choice(arg: Option<DeviceArg>) -> Result<(DeviceChoice, String)> {
     match arg {
@@ -640,6 +821,16 @@ fn search(args: &SearchArgs, given: &[(&str, Kind)], quiet: bool) -> Result<()> 
         }
     }
     check_kind_options(given, kind)?;
+    if kind == Kind::Vectors {
+        drop(index);
+        return search_vectors(args, quiet);
+    }
+    if args.candidates.is_some() && kind != Kind::Sequences {
+        bail!(
+            "--candidates applies to --kind sequences and vectors, not to {}",
+            kind.name()
+        );
+    }
 
     let out_name = args
         .output
@@ -781,7 +972,10 @@ fn search_kind(
             let (transform, store) = sequences::open(index, &args.index)?;
             let searcher = sequences::searcher(engine, &transform, &store)?;
             let mut params = SequenceSearchParams::top_k(args.k)
-                .with_candidates(args.candidates)
+                .with_candidates(
+                    args.candidates
+                        .unwrap_or(genie::sa::seq_search::DEFAULT_CANDIDATES),
+                )
                 .repeat_until(args.max_candidates);
             params.exhaustive = args.exhaustive;
             sequences::search_file(&searcher, &args.queries, &params, batch, out)?
@@ -819,6 +1013,7 @@ fn search_kind(
                 out,
             )?
         }
+        Kind::Vectors => bail!("internal error: vector queries are searched by search_vectors"),
         Kind::Keywords => bail!("internal error: keyword queries are searched by search_keywords"),
     };
     Ok(n)
@@ -893,7 +1088,9 @@ fn build_kind_files(args: &BuildArgs) -> Result<(InvertedIndex, Option<PathBuf>)
             index.save(&args.output).context("cannot save the index")?;
             Ok((index, None))
         }
-        Kind::Keywords => bail!("internal error: keyword objects are built by build"),
+        Kind::Keywords | Kind::Vectors => {
+            bail!("internal error: keyword objects and vectors have builds of their own")
+        }
     }
 }
 

@@ -1,1 +1,40 @@
-//! placeholder
+//! # genie-lsh
+//!
+//! Locality-sensitive hashing plugins for the GENIE match-count index (paper section IV, "Generic
+//! ANN search with LSH"). A vector becomes an object of `m` keywords, one per hash function:
+//! function `i` hashes the vector (E2LSH, its L1 variant, random binning for the Laplacian kernel,
+//! or sign random projections), MurmurHash3 re-hashes the signature into `[0, D)` (Fig. 7), and the
+//! keyword is `i * D + bucket`. The match count of a point is then the number of functions on which
+//! it collides with the query, an estimate of the similarity (Theorem 4.1, Eqn. 7), and the top
+//! objects by count are the tau-ANN candidates (Theorem 4.2) that [`VectorIndex`] re-ranks by the
+//! exact distance. [`MinHashTransform`] does the same for sets of keywords and the Jaccard
+//! similarity.
+//!
+//! Modules: [`family`] (families and parameters), [`hash`] (the functions and the re-hash),
+//! [`transform`] and [`set_transform`] (the [`genie_core::Transform`] impls), [`params`] (the number
+//! of functions, Theorem 4.1 and Eqn. 9), [`estimate`] (defaults from a sample), [`metric`] and
+//! [`verify`] (exact distances, the [`genie_core::Verifier`]), [`index`] ([`VectorIndex`]),
+//! [`vectors`] ([`VectorSet`]) and [`io`] (vector files).
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod estimate;
+pub mod family;
+pub mod hash;
+pub mod index;
+pub mod io;
+pub mod metric;
+pub mod params;
+pub mod set_transform;
+pub mod transform;
+pub mod vectors;
+pub mod verify;
+
+pub use error::{LshError, Result};
+pub use family::{Family, LshParams};
+pub use index::{IndexMetadata, VectorIndex};
+pub use metric::Metric;
+pub use set_transform::{MinHashParams, MinHashTransform};
+pub use transform::VectorTransform;
+pub use vectors::VectorSet;
+pub use verify::VectorVerifier;

@@ -1,0 +1,45 @@
+//! The LSH functions `h_i` of paper section IV-A and the re-hash `r_i` of Fig. 7. Each family
+//! writes function `i`'s signature of a vector as bytes; [`rehash`] maps it into `[0, D)`. Every
+//! function draws its parameters from its own ChaCha8 stream (stream `i` of the seed), so the
+//! first `m` functions of a larger transform are the functions of a smaller one.
+
+pub mod binning;
+pub mod minhash;
+pub mod projection;
+pub mod rehash;
+pub mod sign;
+
+use crate::family::{Family, LshParams};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// The random stream of function `i` under `seed`.
+pub fn function_rng(seed: u64, i: u32) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(u64::from(i));
+    rng
+}
+
+/// Draws the re-hash seed of a function: the first draw of its stream.
+pub fn rehash_seed(rng: &mut ChaCha8Rng) -> u32 {
+    rng.random()
+}
+
+/// A set of `m` hash functions over vectors of one dimension.
+pub trait VectorHash: Send + Sync {
+    /// Number of functions `m`.
+    fn functions(&self) -> u32;
+    /// Appends the signature of function `i` for `v` (of the family's dimension) to `out`.
+    fn signature(&self, i: usize, v: &[f32], out: &mut Vec<u8>);
+    /// The re-hash seed of function `i`.
+    fn rehash_seed(&self, i: usize) -> u32;
+}
+
+/// The functions of `params` (which must be valid).
+pub fn build(params: &LshParams) -> Box<dyn VectorHash> {
+    match params.family {
+        Family::E2lsh | Family::L1 => Box::new(projection::ProjectionHash::new(params)),
+        Family::Rbh => Box::new(binning::RandomBinning::new(params)),
+        Family::Srp => Box::new(sign::SignProjection::new(params)),
+    }
+}

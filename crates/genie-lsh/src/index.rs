@@ -1,0 +1,287 @@
+//! [`VectorIndex`]: vectors, their LSH index and an engine in one value. A search takes the top-K
+//! objects by match count (the paper's tau-ANN candidates, section IV-B1) and re-ranks them by the
+//! exact distance to k (DESIGN.md section 5); K = k gives the pure tau-ANN answer.
+//!
+//! On disk an index is the core index file `INDEX`, whose metadata (JSON) holds the LSH parameters
+//! and seed, and a copy of the vectors beside it, `INDEX.vectors` (see [`crate::io::raw`]).
+
+use crate::error::{LshError, Result};
+use crate::family::LshParams;
+use crate::io::raw;
+use crate::metric::Metric;
+use crate::transform::VectorTransform;
+use crate::vectors::VectorSet;
+use crate::verify::VectorVerifier;
+use genie_core::{
+    rerank, DeviceChoice, Engine, Hit, InvertedIndex, Method, SearchParams, Transform, VerifiedHit,
+};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The plugin name stored in the metadata.
+pub const PLUGIN: &str = "genie-lsh";
+
+/// What the vectors file beside an index must hold.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VectorsInfo {
+    /// Number of vectors.
+    pub rows: u64,
+    /// Their dimension.
+    pub dim: u32,
+    /// CRC-32 of the raw payload.
+    pub crc32: u32,
+}
+
+/// The metadata of a vector index (stored as JSON in the core index file).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexMetadata {
+    /// Always [`PLUGIN`].
+    pub plugin: String,
+    /// The transform's parameters.
+    pub params: LshParams,
+    /// The re-ranking metric.
+    pub metric: Metric,
+    /// The vectors saved beside the index as `INDEX.vectors`.
+    pub vectors: VectorsInfo,
+    /// The file the vectors were read from, when known (for information).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl IndexMetadata {
+    /// Parses the metadata of a core index; an error when it is not a genie-lsh vector index.
+    pub fn parse(text: &str) -> Result<Self> {
+        let meta: Self = serde_json::from_str(text).map_err(|e| {
+            LshError::Metadata(format!("not a genie-lsh vector index ({e}): {text}"))
+        })?;
+        if meta.plugin != PLUGIN {
+            return Err(LshError::Metadata(format!(
+                "built by plugin {:?}, not {PLUGIN}",
+                meta.plugin
+            )));
+        }
+        Ok(meta)
+    }
+}
+
+/// The path of the vectors saved beside `index`: `INDEX.vectors`.
+pub fn vectors_path(index: &Path) -> PathBuf {
+    let mut name = index.as_os_str().to_owned();
+    name.push(".vectors");
+    PathBuf::from(name)
+}
+
+/// Vectors with an LSH match-count index over them, searched with re-ranking.
+///
+/// ```
+/// use genie_lsh::{estimate, Family, VectorIndex, VectorSet};
+/// use genie_core::DeviceChoice;
+/// let data: Vec<f32> = (0..200).map(|i| ((i * 37) % 101) as f32).collect();
+/// let vectors = VectorSet::new(2, data).unwrap();
+/// let params = estimate::estimate(&vectors, Family::E2lsh, 7).unwrap();
+/// let index = VectorIndex::build(vectors.clone(), params, DeviceChoice::Cpu).unwrap();
+/// let hits = index.search(&vectors.head(1), 1, 10).unwrap();
+/// assert_eq!((hits[0][0].id, hits[0][0].distance), (0, 0.0));
+/// ```
+pub struct VectorIndex {
+    transform: VectorTransform,
+    vectors: Arc<VectorSet>,
+    verifier: VectorVerifier,
+    engine: Engine,
+    metadata: IndexMetadata,
+}
+
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex")
+            .field("metadata", &self.metadata)
+            .field("engine", &self.engine)
+            .finish()
+    }
+}
+
+impl VectorIndex {
+    /// Hashes `vectors` (in parallel) and builds the index on the backend of `device`.
+    pub fn build(vectors: VectorSet, params: LshParams, device: DeviceChoice) -> Result<Self> {
+        Self::build_with_source(vectors, params, device, None)
+    }
+
+    /// As [`VectorIndex::build`], recording the file the vectors came from in the metadata.
+    pub fn build_with_source(
+        vectors: VectorSet,
+        params: LshParams,
+        device: DeviceChoice,
+        source: Option<String>,
+    ) -> Result<Self> {
+        if vectors.dim() != params.dim as usize {
+            return Err(LshError::Dimension {
+                expected: params.dim as usize,
+                found: vectors.dim(),
+            });
+        }
+        let transform = VectorTransform::new(params)?;
+        let metadata = IndexMetadata {
+            plugin: PLUGIN.into(),
+            params: transform.params().clone(),
+            metric: transform.params().family.metric(),
+            vectors: VectorsInfo {
+                rows: vectors.len() as u64,
+                dim: vectors.dim() as u32,
+                crc32: crc_of(&vectors),
+            },
+            source,
+        };
+        let keywords = transform.keywords_of_all(&vectors)?;
+        let text =
+            serde_json::to_string(&metadata).map_err(|e| LshError::Metadata(e.to_string()))?;
+        let mut builder = transform.builder().metadata(text);
+        builder.push_fixed(&keywords, transform.params().functions as usize)?;
+        drop(keywords);
+        let index = builder.build()?;
+        Self::assemble(transform, Arc::new(vectors), index, device, metadata)
+    }
+
+    fn assemble(
+        transform: VectorTransform,
+        vectors: Arc<VectorSet>,
+        index: InvertedIndex,
+        device: DeviceChoice,
+        metadata: IndexMetadata,
+    ) -> Result<Self> {
+        let engine = Engine::new(Arc::new(index), device)?;
+        let verifier = VectorVerifier::new(Arc::clone(&vectors), metadata.metric);
+        Ok(Self {
+            transform,
+            vectors,
+            verifier,
+            engine,
+            metadata,
+        })
+    }
+
+    /// Saves the index to `path` and the vectors to `path.vectors`.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        self.engine.index().save(path)?;
+        raw::save(&self.vectors, &vectors_path(path))?;
+        Ok(())
+    }
+
+    /// Loads an index saved by [`VectorIndex::save`] onto the backend of `device`.
+    pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Self> {
+        let path = path.as_ref();
+        let index = InvertedIndex::load(path)?;
+        let metadata = IndexMetadata::parse(index.metadata())
+            .map_err(|e| LshError::format(path, e.to_string()))?;
+        let transform = VectorTransform::new(metadata.params.clone())?;
+        let vpath = vectors_path(path);
+        let (vectors, crc) = raw::load(&vpath)?;
+        let want = &metadata.vectors;
+        if vectors.len() as u64 != want.rows
+            || vectors.dim() as u32 != want.dim
+            || crc != want.crc32
+            || u64::from(index.num_objects()) != want.rows
+        {
+            return Err(LshError::format(
+                &vpath,
+                format!(
+                    "does not belong to {}: {} vectors of dimension {} (checksum {crc:08x}), the \
+                     index expects {} of dimension {} (checksum {:08x})",
+                    path.display(),
+                    vectors.len(),
+                    vectors.dim(),
+                    want.rows,
+                    want.dim,
+                    want.crc32
+                ),
+            ));
+        }
+        Self::assemble(transform, Arc::new(vectors), index, device, metadata)
+    }
+
+    /// The metadata (parameters, metric, vectors).
+    pub fn metadata(&self) -> &IndexMetadata {
+        &self.metadata
+    }
+
+    /// The transform.
+    pub fn transform(&self) -> &VectorTransform {
+        &self.transform
+    }
+
+    /// The indexed vectors (object `i` is row `i`).
+    pub fn vectors(&self) -> &VectorSet {
+        &self.vectors
+    }
+
+    /// The engine (backend name, core index).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    fn check_queries(&self, queries: &VectorSet) -> Result<()> {
+        if !queries.is_empty() && queries.dim() != self.vectors.dim() {
+            return Err(LshError::Dimension {
+                expected: self.vectors.dim(),
+                found: queries.dim(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Per query, the top-`k` objects by match count (count desc, id asc), without re-ranking.
+    pub fn search_counts(&self, queries: &VectorSet, k: usize) -> Result<Vec<Vec<Hit>>> {
+        self.search_counts_with(queries, k, Method::Cpq)
+    }
+
+    /// As [`VectorIndex::search_counts`], counting with `method` (same results either way).
+    pub fn search_counts_with(
+        &self,
+        queries: &VectorSet,
+        k: usize,
+        method: Method,
+    ) -> Result<Vec<Vec<Hit>>> {
+        self.check_queries(queries)?;
+        let qs = self.transform.queries_of_all(queries)?;
+        // never more hits than objects (keeps the per-query buffers bounded)
+        let k = u32::try_from(k.min(self.vectors.len())).unwrap_or(u32::MAX);
+        let params = SearchParams::top_k(k).with_method(method);
+        Ok(self.engine.search(&qs, &params)?)
+    }
+
+    /// Per query, the `candidates` objects of the largest match counts (at least `k`), re-ranked
+    /// by the exact distance and cut to `k`: distance ascending, then count descending, then id.
+    pub fn search(
+        &self,
+        queries: &VectorSet,
+        k: usize,
+        candidates: usize,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        self.search_with(queries, k, candidates, Method::Cpq)
+    }
+
+    /// As [`VectorIndex::search`], counting with `method`.
+    pub fn search_with(
+        &self,
+        queries: &VectorSet,
+        k: usize,
+        candidates: usize,
+        method: Method,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        let hits = self.search_counts_with(queries, candidates.max(k), method)?;
+        hits.par_iter()
+            .zip(queries.as_slice().par_chunks(queries.dim().max(1)))
+            .map(|(h, q)| Ok(rerank(&self.verifier, q, h, k)?))
+            .collect()
+    }
+}
+
+fn crc_of(vectors: &VectorSet) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for x in vectors.as_slice() {
+        h.update(&x.to_le_bytes());
+    }
+    h.finalize()
+}

@@ -1,0 +1,125 @@
+//! [`VectorTransform`]: dense `f32` vectors to match-count objects and queries (paper section
+//! IV-A1, Fig. 1 applied to hash functions): function `i` is an attribute whose value is the
+//! re-hashed signature `r_i(h_i(v))`, so a vector becomes the object of `m` keywords
+//! `i * D + r_i(h_i(v))` and a query the `m` single-keyword items of the same form. The match count
+//! of a point is the number of functions on which it collides with the query.
+
+use crate::error::{LshError, Result};
+use crate::family::LshParams;
+use crate::hash::rehash::{bucket, keyword};
+use crate::hash::{self, VectorHash};
+use crate::vectors::VectorSet;
+use genie_core::{GenieError, Keyword, Query, Transform};
+use rayon::prelude::*;
+
+/// The LSH transform of one parameter set.
+pub struct VectorTransform {
+    params: LshParams,
+    hash: Box<dyn VectorHash>,
+}
+
+impl std::fmt::Debug for VectorTransform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorTransform")
+            .field("params", &self.params)
+            .finish()
+    }
+}
+
+impl VectorTransform {
+    /// The transform of `params` (validated).
+    pub fn new(params: LshParams) -> Result<Self> {
+        params.validate()?;
+        let hash = hash::build(&params);
+        Ok(Self { params, hash })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &LshParams {
+        &self.params
+    }
+
+    /// The hash functions (raw signatures before the re-hash).
+    pub fn functions(&self) -> &dyn VectorHash {
+        self.hash.as_ref()
+    }
+
+    fn check_dim(&self, v: &[f32]) -> Result<()> {
+        if v.len() != self.params.dim as usize {
+            return Err(LshError::Dimension {
+                expected: self.params.dim as usize,
+                found: v.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Appends the `m` keywords of `v`, reusing `buf` for the signatures.
+    fn keywords_into(&self, v: &[f32], buf: &mut Vec<u8>, out: &mut [Keyword]) {
+        let d = self.params.buckets;
+        for (i, slot) in out.iter_mut().enumerate() {
+            buf.clear();
+            self.hash.signature(i, v, buf);
+            *slot = keyword(i as u32, d, bucket(buf, self.hash.rehash_seed(i), d));
+        }
+    }
+
+    /// The `m` keywords of one vector, in function order.
+    pub fn keywords(&self, v: &[f32]) -> Result<Vec<Keyword>> {
+        self.check_dim(v)?;
+        let mut out = vec![0; self.params.functions as usize];
+        self.keywords_into(v, &mut Vec::new(), &mut out);
+        Ok(out)
+    }
+
+    /// The keywords of every vector, `n x m` row-major, hashed in parallel.
+    pub fn keywords_of_all(&self, vectors: &VectorSet) -> Result<Vec<Keyword>> {
+        if vectors.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.check_dim(vectors.row(0))?;
+        let m = self.params.functions as usize;
+        let mut out = vec![0; vectors.len() * m];
+        out.par_chunks_mut(m)
+            .zip(vectors.as_slice().par_chunks(vectors.dim()))
+            .for_each_init(Vec::new, |buf, (slot, v)| self.keywords_into(v, buf, slot));
+        Ok(out)
+    }
+
+    /// The queries of every vector, hashed in parallel.
+    pub fn queries_of_all(&self, vectors: &VectorSet) -> Result<Vec<Query>> {
+        let m = self.params.functions as usize;
+        let keywords = self.keywords_of_all(vectors)?;
+        Ok(keywords.par_chunks(m).map(Query::from_keywords).collect())
+    }
+}
+
+impl Transform for VectorTransform {
+    type Item = [f32];
+    type QueryInput = [f32];
+
+    fn keyword_space(&self) -> u32 {
+        self.params.keyword_space()
+    }
+
+    fn blocks(&self) -> Vec<Keyword> {
+        (0..self.params.functions)
+            .map(|i| i * self.params.buckets)
+            .collect()
+    }
+
+    fn object(&self, item: &[f32], out: &mut Vec<Keyword>) -> genie_core::Result<()> {
+        out.extend(self.keywords(item).map_err(GenieError::from)?);
+        Ok(())
+    }
+
+    fn query(&self, input: &[f32]) -> genie_core::Result<Query> {
+        Ok(Query::from_keywords(
+            &self.keywords(input).map_err(GenieError::from)?,
+        ))
+    }
+
+    fn metadata(&self) -> String {
+        serde_json::json!({ "plugin": "genie-lsh", "params": self.params }).to_string()
+    }
+}

@@ -1,0 +1,275 @@
+//! End-to-end tests of `genie build --kind vectors` and `genie search --kind vectors` on a tiny
+//! generated vector file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tempfile::TempDir;
+
+/// The binary: `GENIE_BIN`, else cargo's build path, else `../bin/genie` beside this test binary.
+fn binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("GENIE_BIN") {
+        return p.into();
+    }
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_genie"));
+    if built.exists() {
+        return built;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("bin").join("genie"))
+        .unwrap_or(built)
+}
+
+fn genie(args: &[&str], dir: &Path) -> Output {
+    Command::new(binary())
+        .env_remove("GENIE_DEVICE")
+        .env_remove("RUST_LOG")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run genie")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "genie failed: {}", stderr(out));
+    String::from_utf8(out.stdout.clone()).expect("UTF-8")
+}
+
+fn failure(out: &Output) -> String {
+    let err = stderr(out);
+    assert!(!out.status.success(), "genie succeeded: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// 40 vectors of dimension 4 in 4 clusters (row i in cluster i % 4), as CSV.
+fn data_csv() -> String {
+    let mut s = String::from("a,b,c,d\n");
+    for i in 0..40u32 {
+        let c = i % 4;
+        let row: Vec<String> = (0..4)
+            .map(|j| {
+                let base = if j == c { 50.0 } else { 0.0 };
+                let jitter = ((i * 7 + j * 3) % 11) as f32 / 10.0;
+                format!("{}", base + jitter)
+            })
+            .collect();
+        s.push_str(&row.join(","));
+        s.push('\n');
+    }
+    s
+}
+
+fn fixture() -> TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("data.csv"), data_csv()).expect("write data");
+    // queries: rows 0, 5 and 10 of the data
+    let data = data_csv();
+    let q: Vec<&str> = data.lines().skip(1).collect();
+    let queries = format!("{}\n{}\n{}\n", q[0], q[5], q[10]);
+    std::fs::write(dir.path().join("q.csv"), queries).expect("write queries");
+    dir
+}
+
+#[test]
+fn build_and_search_vectors() {
+    let dir = fixture();
+    let p = dir.path();
+    let built = genie(
+        &[
+            "build", "--kind", "vectors", "--input", "data.csv", "--output", "v.genie",
+        ],
+        p,
+    );
+    ok(&built);
+    let summary = stderr(&built);
+    for part in [
+        "40 vectors of dimension 4",
+        "e2lsh with 258 functions",
+        "8192 buckets",
+        "seed 1",
+    ] {
+        assert!(summary.contains(part), "summary lacks {part:?}: {summary}");
+    }
+    assert!(p.join("v.genie.vectors").is_file());
+
+    let text = ok(&genie(
+        &[
+            "search",
+            "--kind",
+            "vectors",
+            "--index",
+            "v.genie",
+            "--queries",
+            "q.csv",
+            "--k",
+            "3",
+        ],
+        p,
+    ));
+    // the count table and one query at a time give the same lines
+    let same = ok(&genie(
+        &[
+            "search",
+            "--kind",
+            "vectors",
+            "--index",
+            "v.genie",
+            "--queries",
+            "q.csv",
+            "--k",
+            "3",
+            "--method",
+            "count-table",
+            "--batch-queries",
+            "1",
+        ],
+        p,
+    ));
+    assert_eq!(same, text);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    for (i, (line, row)) in lines.iter().zip([0u64, 5, 10]).enumerate() {
+        assert_eq!(line["query"], i as u64);
+        let hits = line["hits"].as_array().expect("hits");
+        assert_eq!(hits.len(), 3);
+        // the query is a row of the data: found first, at distance 0, colliding everywhere
+        assert_eq!(hits[0]["id"], row);
+        assert_eq!(hits[0]["distance"], 0.0);
+        assert_eq!(hits[0]["count"], 258);
+        for h in hits {
+            assert_eq!(h["id"].as_u64().expect("id") % 4, row % 4, "{line}");
+        }
+        let d: Vec<f64> = hits
+            .iter()
+            .map(|h| h["distance"].as_f64().expect("distance"))
+            .collect();
+        assert!(d.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    // the same with explicit parameters, another family and pure tau-ANN (K2 = K)
+    ok(&genie(
+        &[
+            "build",
+            "--kind",
+            "vectors",
+            "--lsh",
+            "rbh",
+            "--functions",
+            "32",
+            "--width",
+            "100",
+            "--buckets",
+            "64",
+            "--seed",
+            "9",
+            "--input",
+            "data.csv",
+            "--output",
+            "r.genie",
+        ],
+        p,
+    ));
+    let info = ok(&genie(&["info", "--index", "r.genie"], p));
+    for part in [
+        "\"family\":\"rbh\"",
+        "\"functions\":32",
+        "\"width\":100.0",
+        "\"buckets\":64",
+        "\"seed\":9",
+    ] {
+        assert!(info.contains(part), "info lacks {part}: {info}");
+    }
+    let text = ok(&genie(
+        &[
+            "search",
+            "--kind",
+            "vectors",
+            "--index",
+            "r.genie",
+            "--queries",
+            "q.csv",
+            "--k",
+            "2",
+            "--candidates",
+            "2",
+            "--device",
+            "cpu",
+        ],
+        p,
+    ));
+    assert_eq!(text.lines().count(), 3);
+}
+
+#[test]
+fn vector_errors_are_clear() {
+    let dir = fixture();
+    let p = dir.path();
+    std::fs::write(p.join("bad.csv"), "1,2\n3\n").expect("write");
+    let err = failure(&genie(
+        &[
+            "build", "--kind", "vectors", "--input", "bad.csv", "--output", "b.genie",
+        ],
+        p,
+    ));
+    assert!(err.contains("bad.csv:2: 1 values, expected 2"), "{err}");
+
+    let err = failure(&genie(
+        &[
+            "build", "--lsh", "e2lsh", "--input", "data.csv", "--output", "b.genie",
+        ],
+        p,
+    ));
+    assert!(err.contains("--lsh applies to --kind vectors, not to keywords"), "{err}");
+
+    ok(&genie(
+        &[
+            "build", "--kind", "vectors", "--input", "data.csv", "--output", "v.genie",
+        ],
+        p,
+    ));
+    std::fs::write(p.join("q3.csv"), "1,2,3\n").expect("write");
+    let err = failure(&genie(
+        &[
+            "search",
+            "--kind",
+            "vectors",
+            "--index",
+            "v.genie",
+            "--queries",
+            "q3.csv",
+            "--k",
+            "1",
+        ],
+        p,
+    ));
+    assert!(
+        err.contains("q3.csv: queries of dimension 3, the index holds vectors of dimension 4"),
+        "{err}"
+    );
+
+    std::fs::remove_file(p.join("v.genie.vectors")).expect("remove");
+    let err = failure(&genie(
+        &[
+            "search",
+            "--kind",
+            "vectors",
+            "--index",
+            "v.genie",
+            "--queries",
+            "q.csv",
+            "--k",
+            "1",
+        ],
+        p,
+    ));
+    assert!(err.contains("v.genie.vectors"), "{err}");
+}
