@@ -228,7 +228,10 @@ fn vector_errors_are_clear() {
         ],
         p,
     ));
-    assert!(err.contains("--lsh applies to --kind vectors, not to keywords"), "{err}");
+    assert!(
+        err.contains("--lsh applies to --kind vectors, not to keywords"),
+        "{err}"
+    );
 
     ok(&genie(
         &[
