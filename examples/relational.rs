@@ -10,7 +10,7 @@
 mod common;
 
 use anyhow::{Context, Result};
-use genie::core::{CpuBackend, Engine, SearchParams, Transform};
+use genie::core::{DeviceChoice, Engine, SearchParams, Transform};
 use genie::sa::{uci, InferOptions, Schema, TableQuery, TableTransform};
 use std::sync::Arc;
 use std::time::Instant;
@@ -39,7 +39,7 @@ fn main() -> Result<()> {
         transform.keywords(r, &mut keywords)?;
         builder.push_object(&keywords)?;
     }
-    let engine = Engine::with_backend(Arc::new(builder.build()?), &CpuBackend::new())?;
+    let engine = Engine::new(Arc::new(builder.build()?), DeviceChoice::from_env()?)?;
     let kinds: Vec<String> = transform
         .schema()
         .attributes()
@@ -47,10 +47,11 @@ fn main() -> Result<()> {
         .map(|a| format!("{}{}", a.name, if a.is_numeric() { "#" } else { "" }))
         .collect();
     println!(
-        "{} rows, attributes (# numeric): {}\nindex built in {:.2?} (CPU backend)\n",
+        "{} rows, attributes (# numeric): {}\nindex built in {:.2?} ({})\n",
         rows.len(),
         kinds.join(" "),
-        t0.elapsed()
+        t0.elapsed(),
+        engine.backend_name()
     );
 
     // 1024 row queries with radius 50, as in the paper's experiments

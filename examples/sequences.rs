@@ -20,7 +20,7 @@
 mod common;
 
 use anyhow::{Context, Result};
-use genie::core::{CpuBackend, Engine};
+use genie::core::{DeviceChoice, Engine};
 use genie::sa::edit_distance::Pattern;
 use genie::sa::{
     build_sequence_index, NGramConfig, SequenceSearchParams, SequenceSearcher, SequenceStore,
@@ -111,7 +111,7 @@ fn main() -> Result<()> {
         ..NGramConfig::default()
     };
     println!(
-        "{dataset}: {} sequences, {num_queries} queries per row, n = {n}, padded, CPU backend",
+        "{dataset}: {} sequences, {num_queries} queries per row, n = {n}, padded",
         seqs.len()
     );
 
@@ -119,9 +119,13 @@ fn main() -> Result<()> {
     let table: StringTable = seqs.iter().collect();
     let (transform, index) = build_sequence_index(config, &table)?;
     let store = SequenceStore::new(table, config.alphabet)?;
-    let engine = Engine::with_backend(Arc::new(index), &CpuBackend::new())?;
+    let engine = Engine::new(Arc::new(index), DeviceChoice::from_env()?)?;
     let searcher = SequenceSearcher::new(&engine, &transform, &store)?;
-    println!("index built in {:.2?}\n", t0.elapsed());
+    println!(
+        "index built in {:.2?} ({})\n",
+        t0.elapsed(),
+        engine.backend_name()
+    );
 
     println!(
         "{:>8}  {:>13}  {:>13}  {:>12}  {:>13}  {:>13}  {:>12}",

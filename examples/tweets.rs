@@ -8,7 +8,7 @@
 mod common;
 
 use anyhow::{Context, Result};
-use genie::core::{CpuBackend, Engine, SearchParams, Transform};
+use genie::core::{DeviceChoice, Engine, SearchParams, Transform};
 use genie::sa::{DocumentTransform, Tokenizer};
 use std::sync::Arc;
 use std::time::Instant;
@@ -39,12 +39,13 @@ fn main() -> Result<()> {
         transform.keywords(t, &mut keywords)?;
         builder.push_object(&keywords)?;
     }
-    let engine = Engine::with_backend(Arc::new(builder.build()?), &CpuBackend::new())?;
+    let engine = Engine::new(Arc::new(builder.build()?), DeviceChoice::from_env()?)?;
     println!(
-        "{} tweets, {} distinct words, index built in {:.2?} (CPU backend)",
+        "{} tweets, {} distinct words, index built in {:.2?} ({})",
         tweets.len(),
         transform.words().len(),
-        t0.elapsed()
+        t0.elapsed(),
+        engine.backend_name()
     );
 
     let mut queries: Vec<String> = [
