@@ -12,6 +12,9 @@ use crate::vectors::VectorSet;
 use genie_core::{GenieError, Keyword, Query, Transform};
 use rayon::prelude::*;
 
+/// Multiply-adds above which [`VectorTransform::keywords_of_all`] hashes on a GPU when there is one.
+pub const GPU_HASH_MIN_WORK: u64 = 1 << 30;
+
 /// The LSH transform of one parameter set.
 pub struct VectorTransform {
     params: LshParams,
@@ -72,12 +75,44 @@ impl VectorTransform {
         Ok(out)
     }
 
-    /// The keywords of every vector, `n x m` row-major, hashed in parallel.
+    /// The keywords of every vector on GPU 0 (projection families only; `None` for the others),
+    /// identical to [`VectorTransform::keywords_of_all`] on the CPU.
+    pub fn keywords_of_all_gpu(&self, vectors: &VectorSet) -> Result<Option<Vec<Keyword>>> {
+        let Some(p) = self.hash.projection() else {
+            return Ok(None);
+        };
+        if !vectors.is_empty() {
+            self.check_dim(vectors.row(0))?;
+        }
+        let job = genie_core::backend::cuda::ProjectionJob {
+            vectors: vectors.as_slice(),
+            dim: self.params.dim,
+            a: p.a,
+            offsets: p.offsets,
+            width: p.width,
+            seeds: p.seeds,
+            buckets: self.params.buckets,
+        };
+        Ok(Some(genie_core::backend::cuda::project_hash(0, &job)?))
+    }
+
+    /// The keywords of every vector, `n x m` row-major: on a GPU for large inputs of a projection
+    /// family (at least [`GPU_HASH_MIN_WORK`] multiply-adds, a usable GPU; else, or on a GPU
+    /// error, which is logged), on all CPU cores otherwise. Both give the same keywords.
     pub fn keywords_of_all(&self, vectors: &VectorSet) -> Result<Vec<Keyword>> {
         if vectors.is_empty() {
             return Ok(Vec::new());
         }
         self.check_dim(vectors.row(0))?;
+        let work =
+            vectors.len() as u64 * u64::from(self.params.functions) * u64::from(self.params.dim);
+        if work >= GPU_HASH_MIN_WORK && genie_core::backend::cuda_probe().is_ok() {
+            match self.keywords_of_all_gpu(vectors) {
+                Ok(Some(k)) => return Ok(k),
+                Ok(None) => {}
+                Err(e) => log::warn!("hashing on the CPU: the GPU failed: {e}"),
+            }
+        }
         let m = self.params.functions as usize;
         let mut out = vec![0; vectors.len() * m];
         out.par_chunks_mut(m)

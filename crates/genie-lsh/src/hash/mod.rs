@@ -33,6 +33,10 @@ pub trait VectorHash: Send + Sync {
     fn signature(&self, i: usize, v: &[f32], out: &mut Vec<u8>);
     /// The re-hash seed of function `i`.
     fn rehash_seed(&self, i: usize) -> u32;
+    /// The projection parameters, for families that a GPU can hash (E2LSH and L1).
+    fn projection(&self) -> Option<projection::Projection<'_>> {
+        None
+    }
 }
 
 /// The functions of `params` (which must be valid).

@@ -55,7 +55,29 @@ impl ProjectionHash {
     }
 }
 
+/// The parameters of a projection family, borrowed for GPU hashing.
+#[derive(Clone, Copy, Debug)]
+pub struct Projection<'a> {
+    /// `m x dim` projection vectors, row-major.
+    pub a: &'a [f32],
+    /// The offsets b.
+    pub offsets: &'a [f64],
+    /// The bucket width w.
+    pub width: f64,
+    /// The re-hash seeds.
+    pub seeds: &'a [u32],
+}
+
 impl VectorHash for ProjectionHash {
+    fn projection(&self) -> Option<Projection<'_>> {
+        Some(Projection {
+            a: &self.a,
+            offsets: &self.offsets,
+            width: self.width,
+            seeds: &self.seeds,
+        })
+    }
+
     fn functions(&self) -> u32 {
         self.seeds.len() as u32
     }

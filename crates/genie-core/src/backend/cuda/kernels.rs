@@ -12,17 +12,20 @@ pub enum Kernel {
     Cpq,
     /// `kernels/bench.cu`: microbenchmarks of the hardware ceilings.
     Bench,
+    /// `kernels/lsh.cu`: LSH projection hashing with CPU-identical signatures.
+    Lsh,
 }
 
 impl Kernel {
     /// Every kernel source.
-    pub const ALL: [Kernel; 2] = [Kernel::Cpq, Kernel::Bench];
+    pub const ALL: [Kernel; 3] = [Kernel::Cpq, Kernel::Bench, Kernel::Lsh];
 
     /// The file name.
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Cpq => "cpq.cu",
             Kernel::Bench => "bench.cu",
+            Kernel::Lsh => "lsh.cu",
         }
     }
 
@@ -31,6 +34,7 @@ impl Kernel {
         match self {
             Kernel::Cpq => include_str!("../../../../../kernels/cpq.cu"),
             Kernel::Bench => include_str!("../../../../../kernels/bench.cu"),
+            Kernel::Lsh => include_str!("../../../../../kernels/lsh.cu"),
         }
     }
 
@@ -45,6 +49,7 @@ impl Kernel {
                 "ct_select",
             ],
             Kernel::Bench => &["random_atomic_add"],
+            Kernel::Lsh => &["project_hash"],
         }
     }
 }

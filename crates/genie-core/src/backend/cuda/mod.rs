@@ -9,6 +9,61 @@
 mod ceilings;
 #[cfg(feature = "cuda")]
 mod gpu;
+#[cfg(feature = "cuda")]
+mod lsh;
+#[cfg(feature = "cuda")]
+pub use lsh::project_hash;
+
+/// LSH projection hashing of many vectors at once on a GPU (kernels/lsh.cu): for function `i`,
+/// `floor((a_i . v + offsets[i]) / width)` re-hashed by MurmurHash3 with `seeds[i]` into
+/// `[0, buckets)`, keyword `i * buckets + bucket`; the same arithmetic as genie-lsh's CPU code.
+#[derive(Clone, Copy, Debug)]
+pub struct ProjectionJob<'a> {
+    /// `n x dim` vectors, row-major.
+    pub vectors: &'a [f32],
+    /// Their dimension.
+    pub dim: u32,
+    /// `m x dim` projection vectors, row-major.
+    pub a: &'a [f32],
+    /// `m` offsets b.
+    pub offsets: &'a [f64],
+    /// The bucket width w.
+    pub width: f64,
+    /// `m` MurmurHash3 seeds.
+    pub seeds: &'a [u32],
+    /// Buckets D of the re-hash.
+    pub buckets: u32,
+}
+
+impl ProjectionJob<'_> {
+    /// Checks that the arrays agree in size.
+    pub fn check(&self) -> Result<()> {
+        let (d, m) = (self.dim as usize, self.seeds.len());
+        let ok = d > 0
+            && self.vectors.len() % d == 0
+            && self.a.len() == m * d
+            && self.offsets.len() == m
+            && self.buckets > 0
+            && self.width > 0.0
+            && (m as u64) * u64::from(self.buckets) <= u64::from(u32::MAX);
+        if ok {
+            Ok(())
+        } else {
+            Err(GenieError::InvalidParameter(
+                "projection job: array sizes disagree".into(),
+            ))
+        }
+    }
+}
+
+/// Without the `cuda` feature there is no GPU hashing.
+#[cfg(not(feature = "cuda"))]
+pub fn project_hash(ordinal: usize, job: &ProjectionJob<'_>) -> Result<Vec<u32>> {
+    let _ = (ordinal, job);
+    Err(GenieError::GpuUnavailable(
+        "built without the `cuda` feature".into(),
+    ))
+}
 pub mod kernels;
 
 use super::{Backend, ResidentIndex};
