@@ -453,7 +453,7 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 //
 // One block per (query, range of object tiles). A tile's counts live in shared memory as bytes
 // (4 objects per 32-bit word, so a shared atomic add updates one byte and never carries: counts
-// stay within a bound <= 255). Every posting list of the query is sorted by object id, so the
+// stay within a bound <= 255; 16-bit counters, 2 a word, serve bounds <= 1023). Every posting list of the query is sorted by object id, so the
 // block keeps one cursor per list and sweeps its tiles in order: only the first tile needs a
 // binary search. When a tile is complete its counts are final:
 //   - they are written to the query's count array (8 bits per object, the bitmap counter layout
@@ -466,16 +466,24 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 // lists: per query, `list_start[q]..list_start[q + 1]` index (start lo, start hi, end lo, end hi,
 // weight) records of 5 x u32, one per keyword of every item.
 
-#define TILE_OBJECTS 32768u
+#define TILE_WORDS 8192u
 #define TILE_MAX_LISTS 1024u
 
-extern "C" __global__ void __launch_bounds__(512) tile_match(
+// BITS = 8: 4 counters a word, 32 K objects a tile, bounds <= 255; BITS = 16: 2 counters a word,
+// 16 K objects a tile, bounds <= 1023 (the histogram's size).
+template <u32 BITS>
+__device__ __forceinline__ void tile_body(
     const u32* __restrict__ postings, const u32* __restrict__ lists, const u32* __restrict__ list_start,
     u32 nq, u32 n, u32 tiles_per_block, const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit,
     u64* tables, u32* flags, u32 k) {
-    __shared__ u32 counts[TILE_OBJECTS / 4];
+    constexpr u32 PER = 32 / BITS;                     // counters a word
+    constexpr u32 PER_LOG = BITS == 8 ? 2 : 1;
+    constexpr u32 FMASK = (1u << BITS) - 1u;
+    constexpr u32 TILE_OBJECTS = TILE_WORDS * PER;
+    constexpr u32 HBINS = BITS == 8 ? 256u : 1024u;
+    __shared__ u32 counts[TILE_WORDS];
     __shared__ u64 cursor[TILE_MAX_LISTS];
-    __shared__ u32 hist[256];
+    __shared__ u32 hist[HBINS];
     const u32 ntiles = (n + TILE_OBJECTS - 1) / TILE_OBJECTS;
     const u32 chunks = (ntiles + tiles_per_block - 1) / tiles_per_block;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
@@ -502,8 +510,8 @@ extern "C" __global__ void __launch_bounds__(512) tile_match(
         }
         for (u32 t = t0; t < t1; ++t) {
             const u32 base = t * TILE_OBJECTS, end_id = min(n, base + TILE_OBJECTS);
-            for (u32 i = threadIdx.x; i < TILE_OBJECTS / 4; i += blockDim.x) counts[i] = 0;
-            if (threadIdx.x < 256) hist[threadIdx.x] = 0;
+            for (u32 i = threadIdx.x; i < TILE_WORDS; i += blockDim.x) counts[i] = 0;
+            for (u32 i = threadIdx.x; i < HBINS; i += blockDim.x) hist[i] = 0;
             __syncthreads();
             // each warp sweeps whole lists: 32 consecutive postings a step, coalesced
             for (u32 l = warp; l < nl; l += nwarps) {
@@ -523,7 +531,7 @@ extern "C" __global__ void __launch_bounds__(512) tile_match(
 #pragma unroll
                     for (u32 j = 0; j < 4; ++j) {
                         const bool mine = ids[j] < end_id;
-                        if (mine) atomicAdd(&counts[(ids[j] - base) >> 2], w << (((ids[j] - base) & 3) << 3));
+                        if (mine) atomicAdd(&counts[(ids[j] - base) >> PER_LOG], w << (((ids[j] - base) & (PER - 1)) * BITS));
                         taken += __popc(__ballot_sync(0xFFFFFFFFu, mine));
                     }
                     cur += taken;
@@ -533,16 +541,16 @@ extern "C" __global__ void __launch_bounds__(512) tile_match(
             }
             __syncthreads();
             // the tile's counts are final: write them out and histogram them
-            const u32 words = (end_id - base + 3) / 4;
-            u32* out = qcounts + base / 4;
+            const u32 words = (end_id - base + PER - 1) / PER;
+            u32* out = qcounts + base / PER;
             for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
                 const u32 c4 = counts[i];
                 out[i] = c4;
                 if (c4 != 0) {
 #pragma unroll
-                    for (u32 j = 0; j < 4; ++j) {
-                        const u32 c = (c4 >> (8 * j)) & 0xFFu;
-                        if (c != 0) atomicAdd(&hist[c], 1u);
+                    for (u32 j = 0; j < PER; ++j) {
+                        const u32 c = (c4 >> (BITS * j)) & FMASK;
+                        if (c != 0) atomicAdd(&hist[min(c, HBINS - 1)], 1u);
                     }
                 }
             }
@@ -550,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(512) tile_match(
             // suffix sums: hist[v] becomes the objects of count >= v
             if (warp == 0) {
                 u32 carry = 0;
-                for (int v0 = 255 - 31; v0 >= 0; v0 -= 32) {
+                for (int v0 = (int)HBINS - 32; v0 >= 0; v0 -= 32) {
                     u32 x = hist[v0 + (31 - lane)];
                     for (u32 d = 1; d < 32; d <<= 1) {
                         const u32 y = __shfl_up_sync(0xFFFFFFFFu, x, d);
@@ -563,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(512) tile_match(
             __syncthreads();
             // Gate: ZA[v] += objects of count >= v, for every v >= AT; then AT advances
             const u32 at0 = ld_volatile(qat);
-            for (u32 v = max(at0, 1u) + threadIdx.x; v <= min(m.bound, 255u); v += blockDim.x) {
+            for (u32 v = max(at0, 1u) + threadIdx.x; v <= min(m.bound, HBINS - 1); v += blockDim.x) {
                 if (hist[v] != 0) atomicAdd(&qza[v], hist[v]);
             }
             __syncthreads();
@@ -577,14 +585,14 @@ extern "C" __global__ void __launch_bounds__(512) tile_match(
             __syncthreads();
             // only objects at or above the AuditThreshold enter the hash table
             const u32 at = max(ld_volatile(qat), 1u);
-            if (at <= 255u && hist[at] != 0) {
+            if (at <= HBINS - 1 && hist[at] != 0) {
                 for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
                     const u32 c4 = counts[i];
                     if (c4 == 0) continue;
 #pragma unroll
-                    for (u32 j = 0; j < 4; ++j) {
-                        const u32 c = (c4 >> (8 * j)) & 0xFFu;
-                        if (c >= at && !table_insert(tab, m.slots, base + 4 * i + j, c, qat))
+                    for (u32 j = 0; j < PER; ++j) {
+                        const u32 c = (c4 >> (BITS * j)) & FMASK;
+                        if (c >= at && !table_insert(tab, m.slots, base + PER * i + j, c, qat))
                             atomicOr(&flags[q], FLAG_TABLE_FULL);
                     }
                 }
@@ -593,3 +601,12 @@ extern "C" __global__ void __launch_bounds__(512) tile_match(
         }
     }
 }
+
+#define TILE_ARGS                                                                                         \
+    const u32 *__restrict__ postings, const u32 *__restrict__ lists, const u32 *__restrict__ list_start, \
+        u32 nq, u32 n, u32 tiles_per_block, const u32 *__restrict__ meta, u32 *bitmaps, u32 *za,          \
+        u32 *audit, u64 *tables, u32 *flags, u32 k
+#define TILE_CALL postings, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k
+
+extern "C" __global__ void __launch_bounds__(512) tile_match(TILE_ARGS) { tile_body<8>(TILE_CALL); }
+extern "C" __global__ void __launch_bounds__(512) tile_match16(TILE_ARGS) { tile_body<16>(TILE_CALL); }

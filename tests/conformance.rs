@@ -56,6 +56,7 @@ macro_rules! all_cases {
             parts_equal_one_part,
             part_boundary_inside_ties,
             two_gpus_equal_one_part,
+            wide_count_bounds,
         );
     };
 }

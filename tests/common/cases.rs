@@ -395,3 +395,16 @@ pub fn two_gpus_equal_one_part(backend: &dyn Backend) {
     let pe = PartedEngine::new(parts, vec![backend, &second]).expect("engine");
     assert_eq!(pe.search(&queries, &p).expect("two GPUs"), want);
 }
+
+/// Count bounds past the byte counters: 300 (16-bit tiles on a GPU) and 1,200 (the global kernel).
+pub fn wide_count_bounds(backend: &dyn Backend) {
+    let (index, queries) = dims_case(21, 20_000, 300, 4, 40);
+    assert_eq!(index.prepare(&queries[0]).expect("prepare").bound, 300);
+    check_against_cpu(backend, index, &queries, 25, "bound 300");
+    let (index, mut queries) = dims_case(22, 20_000, 8, 16, 40);
+    for q in &mut queries {
+        q.items.iter_mut().for_each(|it| it.weight = 150);
+    }
+    assert_eq!(index.prepare(&queries[0]).expect("prepare").bound, 1200);
+    check_against_cpu(backend, index, &queries, 25, "bound 1200");
+}

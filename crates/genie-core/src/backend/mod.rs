@@ -37,7 +37,7 @@ pub struct SearchParams {
     /// Hash table slots per `k * count bound` (1.5 by default; smaller forces reruns).
     pub table_factor: f64,
     /// On a GPU, count with byte counters in shared memory over object tiles when every query's
-    /// count bound is at most 255 (default); `false` forces the global bitmap counter kernel.
+    /// count bound is at most 1023 (default; 8-bit counters up to 255, 16-bit above); `false` forces the global bitmap counter kernel.
     /// Results are identical either way.
     pub gpu_tiles: bool,
 }

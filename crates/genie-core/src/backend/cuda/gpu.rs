@@ -44,6 +44,7 @@ pub(crate) struct Gpu {
     ct_match: CudaFunction,
     ct_select: CudaFunction,
     tile_match: CudaFunction,
+    tile_match16: CudaFunction,
     /// Pinned staging buffers for index uploads.
     staging: Mutex<Staging>,
     /// Streams and counting buffers of a resident index that was dropped, for the next one (the
@@ -79,6 +80,7 @@ impl Gpu {
             ct_match: f("ct_match")?,
             ct_select: f("ct_select")?,
             tile_match: f("tile_match")?,
+            tile_match16: f("tile_match16")?,
             staging: Mutex::new(Staging {
                 bufs: [Pinned(None), Pinned(None)],
                 done: [None, None],
@@ -145,6 +147,8 @@ struct Plan {
     b_len: usize,
     /// The tiled counting kernel runs this batch (else the global bitmap kernel).
     tiled: bool,
+    /// Bits per counter of the tiled kernel: 8 or 16.
+    tile_bits: u32,
     nitems: u32,
     ntasks: u32,
     bitmap_words: u64,
@@ -161,11 +165,13 @@ impl Plan {
     }
 }
 
-/// Largest count bound of the tiled kernel (byte counters) and most keyword lists per query.
-const TILE_MAX_BOUND: u32 = 255;
+/// Largest count bound of the tiled kernel with byte counters, and with 16-bit counters; most
+/// keyword lists per query.
+const TILE_MAX_BOUND_8: u32 = 255;
+const TILE_MAX_BOUND_16: u32 = 1023;
 const TILE_MAX_LISTS: usize = 1024;
-/// Objects per tile of the tiled kernel (kernels/cpq.cu TILE_OBJECTS).
-const TILE_OBJECTS: u32 = 32768;
+/// Counter words per tile of the tiled kernel (kernels/cpq.cu TILE_WORDS).
+const TILE_WORDS: u32 = 8192;
 
 /// The keyword lists of a query: one (start, end, weight) per non-empty keyword of every item;
 /// `None` when there are more than the tiled kernel keeps.
@@ -203,11 +209,12 @@ fn plan(
 ) -> Result<Plan> {
     let n = index.num_objects();
     let cpq = params.method == Method::Cpq;
-    // the tiled fast path: byte counters in shared memory, for every query of the batch
+    // the tiled fast path: 8- or 16-bit counters in shared memory, for every query of the batch
     let mut lists = Vec::new();
     let mut list_start = vec![0u32];
-    let mut tiled =
-        cpq && params.gpu_tiles && n > 0 && queries.iter().all(|q| q.bound <= TILE_MAX_BOUND);
+    let max_bound = queries.iter().map(|q| q.bound).max().unwrap_or(0);
+    let mut tiled = cpq && params.gpu_tiles && n > 0 && max_bound <= TILE_MAX_BOUND_16;
+    let tile_bits = if max_bound <= TILE_MAX_BOUND_8 { 8 } else { 16 };
     if tiled {
         for q in queries {
             if keyword_lists(index, q, &mut lists).is_none() {
@@ -247,7 +254,11 @@ fn plan(
                 );
             }
         }
-        let bits = if tiled { 8 } else { bits_for_bound(q.bound) };
+        let bits = if tiled {
+            tile_bits
+        } else {
+            bits_for_bound(q.bound)
+        };
         let words = if cpq {
             (words_for(n, bits) as u64).next_multiple_of(4)
         } else {
@@ -287,6 +298,7 @@ fn plan(
         a_len,
         b_len,
         tiled,
+        tile_bits,
         nitems,
         ntasks: ntasks as u32,
         bitmap_words,
@@ -620,7 +632,7 @@ impl GpuResident {
                         .launch(cfg(init_blocks))
                         .map_err(cuda_err)?;
                     if p.tiled {
-                        let ntiles = n.div_ceil(TILE_OBJECTS);
+                        let ntiles = n.div_ceil(TILE_WORDS * (32 / p.tile_bits));
                         // enough (query, tile range) jobs to fill the GPU several times over
                         let chunks = (4096u32.div_ceil(nq32.max(1))).clamp(1, ntiles.max(1));
                         let tiles_per_block = ntiles.div_ceil(chunks).max(1);
@@ -631,8 +643,13 @@ impl GpuResident {
                             block_dim: (512, 1, 1),
                             shared_mem_bytes: 0,
                         };
+                        let kernel = if p.tile_bits == 8 {
+                            &gpu.tile_match
+                        } else {
+                            &gpu.tile_match16
+                        };
                         compute
-                            .launch_builder(&gpu.tile_match)
+                            .launch_builder(kernel)
                             .arg(&self.postings)
                             .arg(&items)
                             .arg(&task_start)
