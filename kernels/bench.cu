@@ -1,17 +1,7 @@
 // Microbenchmarks of the hardware ceilings the match kernels are held against (docs/BENCHMARKS.md):
 // random 32-bit atomic adds into a table larger than L2. (Copy bandwidth uses the driver's copy.)
 
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-__device__ __forceinline__ u32 mix(u32 h) {
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
+__device__ __forceinline__ u32 mix(u32 h) { return fmix32(h); }
 
 extern "C" __global__ void random_atomic_add(u32* table, u32 mask, u32 ops_per_thread, u32 seed) {
     u32 x = mix((blockIdx.x * blockDim.x + threadIdx.x) ^ seed);

@@ -21,8 +21,6 @@
 // Flags per query: 1 = hash table full, 2 = too many candidates, 4 = tie fill short; the host
 // reruns flagged queries (never a wrong answer).
 
-typedef unsigned int u32;
-typedef unsigned long long u64;
 
 #define EMPTY_ENTRY 0xFFFFFFFFFFFFFFFFull
 #define EMPTY_ID 0xFFFFFFFFu
@@ -55,15 +53,8 @@ __device__ __forceinline__ QueryMeta load_meta(const u32* meta, u32 q) {
 __device__ __forceinline__ u32 ld_volatile(const u32* p) { return *(const volatile u32*)p; }
 __device__ __forceinline__ u64 ld_volatile64(const u64* p) { return *(const volatile u64*)p; }
 
-// MurmurHash3's 32-bit finalizer; the CPU table uses the same.
-__device__ __forceinline__ u32 hash_id(u32 h) {
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
+// MurmurHash3's 32-bit finalizer (common.cuh); the CPU table uses the same.
+__device__ __forceinline__ u32 hash_id(u32 h) { return fmix32(h); }
 
 // ---- bitmap counter ---------------------------------------------------------------------------
 

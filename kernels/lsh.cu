@@ -6,20 +6,7 @@
 // products and sums, never fused), the lanes and the tail in double, so signatures are identical to
 // crates/genie-lsh/src/hash/projection.rs bit for bit.
 
-typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef long long i64;
-
 __device__ __forceinline__ u32 rotl32(u32 x, int r) { return (x << r) | (x >> (32 - r)); }
-
-__device__ __forceinline__ u32 fmix32(u32 h) {
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
 
 // MurmurHash3 x86_32 of 8 bytes (two 4-byte blocks, no tail).
 __device__ __forceinline__ u32 murmur3_8(u64 v, u32 seed) {

@@ -729,17 +729,7 @@ fn search_vectors(args: &SearchArgs, quiet: bool) -> Result<()> {
         other => anyhow!(other).context("cannot load the vector index"),
     })?;
     log::info!("backend: {}", index.engine().backend_name());
-    let out_name = args
-        .output
-        .as_ref()
-        .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
-    let sink: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(
-            File::create(path).with_context(|| format!("{}: cannot create", path.display()))?,
-        ),
-        None => Box::new(io::stdout().lock()),
-    };
-    let mut out = BufWriter::with_capacity(1 << 16, sink);
+    let (mut out, out_name) = open_output(args.output.as_deref())?;
     let opts = vectors::SearchOptions {
         queries: args.queries.clone(),
         k: args.k as usize,
@@ -832,17 +822,7 @@ fn search(args: &SearchArgs, given: &[(&str, Kind)], quiet: bool) -> Result<()> 
         );
     }
 
-    let out_name = args
-        .output
-        .as_ref()
-        .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
-    let sink: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(
-            File::create(path).with_context(|| format!("{}: cannot create", path.display()))?,
-        ),
-        None => Box::new(io::stdout().lock()),
-    };
-    let mut out = BufWriter::with_capacity(1 << 16, sink);
+    let (mut out, out_name) = open_output(args.output.as_deref())?;
     let searched = match (kind, index) {
         (Kind::Keywords, index) => {
             let (parts, devices) = (args.parts, args.devices.as_deref());
@@ -892,6 +872,18 @@ fn search(args: &SearchArgs, given: &[(&str, Kind)], quiet: bool) -> Result<()> 
         );
     }
     Ok(())
+}
+
+/// The search output (`--output FILE`, else standard output), buffered, and its name for errors.
+fn open_output(path: Option<&Path>) -> Result<(BufWriter<Box<dyn Write>>, String)> {
+    let name = path.map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
+    let sink: Box<dyn Write> = match path {
+        Some(p) => {
+            Box::new(File::create(p).with_context(|| format!("{}: cannot create", p.display()))?)
+        }
+        None => Box::new(io::stdout().lock()),
+    };
+    Ok((BufWriter::with_capacity(1 << 16, sink), name))
 }
 
 /// Logs the device time of the paper's Table I query stages (GPU backends).

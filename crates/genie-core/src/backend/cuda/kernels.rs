@@ -29,12 +29,21 @@ impl Kernel {
         }
     }
 
-    /// The CUDA C++ source.
+    /// The CUDA C++ source (kernels/common.cuh, then the kernel's file).
     pub fn source(self) -> &'static str {
         match self {
-            Kernel::Cpq => include_str!("../../../../../kernels/cpq.cu"),
-            Kernel::Bench => include_str!("../../../../../kernels/bench.cu"),
-            Kernel::Lsh => include_str!("../../../../../kernels/lsh.cu"),
+            Kernel::Cpq => concat!(
+                include_str!("../../../../../kernels/common.cuh"),
+                include_str!("../../../../../kernels/cpq.cu")
+            ),
+            Kernel::Bench => concat!(
+                include_str!("../../../../../kernels/common.cuh"),
+                include_str!("../../../../../kernels/bench.cu")
+            ),
+            Kernel::Lsh => concat!(
+                include_str!("../../../../../kernels/common.cuh"),
+                include_str!("../../../../../kernels/lsh.cu")
+            ),
         }
     }
 
