@@ -458,7 +458,7 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 // weight) records of 5 x u32, one per keyword of every item.
 
 #define TILE_WORDS 8192u
-#define TILE_MAX_LISTS 1024u
+#define TILE_MAX_LISTS 2048u
 
 // BITS = 8: 4 counters a word, 32 K objects a tile, bounds <= 255; BITS = 16: 2 counters a word,
 // 16 K objects a tile, bounds <= 1023 (the histogram's size).
@@ -473,7 +473,7 @@ __device__ __forceinline__ void tile_body(
     constexpr u32 TILE_OBJECTS = TILE_WORDS * PER;
     constexpr u32 HBINS = BITS == 8 ? 256u : 1024u;
     __shared__ u32 counts[TILE_WORDS];
-    __shared__ u64 cursor[TILE_MAX_LISTS];
+    __shared__ u32 cursor[TILE_MAX_LISTS];  // offset from the list's first posting
     __shared__ u32 hist[HBINS];
     const u32 ntiles = (n + TILE_OBJECTS - 1) / TILE_OBJECTS;
     const u32 chunks = (ntiles + tiles_per_block - 1) / tiles_per_block;
@@ -491,13 +491,14 @@ __device__ __forceinline__ void tile_body(
         // first tile: each list's cursor by binary search
         const u32 first_id = t0 * TILE_OBJECTS;
         for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
-            u64 lo = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
+            const u64 start = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
+            u64 lo = start;
             u64 hi = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
             while (lo < hi) {
                 const u64 mid = (lo + hi) >> 1;
                 if (__ldg(&postings[mid]) < first_id) lo = mid + 1; else hi = mid;
             }
-            cursor[l] = lo;
+            cursor[l] = (u32)(lo - start);
         }
         for (u32 t = t0; t < t1; ++t) {
             const u32 base = t * TILE_OBJECTS, end_id = min(n, base + TILE_OBJECTS);
@@ -506,9 +507,10 @@ __device__ __forceinline__ void tile_body(
             __syncthreads();
             // each warp sweeps whole lists: 32 consecutive postings a step, coalesced
             for (u32 l = warp; l < nl; l += nwarps) {
+                const u64 start = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
                 const u64 end = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
                 const u32 w = ql[5 * l + 4];
-                u64 cur = cursor[l];
+                u64 cur = start + cursor[l];
                 while (cur < end) {
                     // 4 x 32 postings in flight per warp; the list is sorted, so the postings of
                     // this tile are a prefix of them
@@ -528,7 +530,7 @@ __device__ __forceinline__ void tile_body(
                     cur += taken;
                     if (taken < 128) break;
                 }
-                if (lane == 0) cursor[l] = cur;
+                if (lane == 0) cursor[l] = (u32)(cur - start);
             }
             __syncthreads();
             // the tile's counts are final: write them out and histogram them

@@ -57,6 +57,7 @@ macro_rules! all_cases {
             part_boundary_inside_ties,
             two_gpus_equal_one_part,
             wide_count_bounds,
+            many_lists_per_query,
         );
     };
 }

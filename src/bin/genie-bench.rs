@@ -222,7 +222,10 @@ fn main() -> Result<()> {
         "scale" => return scale(&args, &gpu),
         "multigpu" => return multigpu(&args),
         "ann" => return ann(&args),
-        other => bail!("unknown --mode {other}: expected table, multiload, scale, multigpu or ann"),
+        "suite" => return suite(&args, &gpu),
+        other => bail!(
+            "unknown --mode {other}: expected table, multiload, scale, multigpu, ann or suite"
+        ),
     }
     let t = Instant::now();
     let index = Arc::new(generate(&args)?);
@@ -689,5 +692,245 @@ fn ann(args: &Args) -> Result<()> {
     }
     println!("\n{table}");
     let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+/// One workload of the suite: an index and its queries, with the paper's Table I figures
+/// (TITAN X, 1,024 queries): index build, index transfer, query transfer, match, select (s).
+struct Workload {
+    name: &'static str,
+    index: InvertedIndex,
+    queries: Vec<Query>,
+    paper: [f64; 5],
+}
+
+/// Objects of `dims` attributes, each a value in `0..values` drawn by `value`, and queries that
+/// keep each attribute of a random object with probability 1/2 (else draw again), as ranges of
+/// +- `radius` values.
+fn attribute_workload(
+    n: usize,
+    dims: u32,
+    values: u32,
+    radius: u32,
+    nq: usize,
+    seed: u64,
+    value: impl Fn(&mut SmallRng) -> u32 + Sync,
+) -> Result<(InvertedIndex, Vec<Query>)> {
+    let d = dims as usize;
+    let mut keywords = vec![0u32; n * d];
+    keywords
+        .par_chunks_mut(d * 4096)
+        .enumerate()
+        .for_each(|(c, out)| {
+            let mut rng =
+                SmallRng::seed_from_u64(seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            for obj in out.chunks_mut(d) {
+                for (dim, kw) in obj.iter_mut().enumerate() {
+                    *kw = dim as u32 * values + value(&mut rng).min(values - 1);
+                }
+            }
+        });
+    let mut rng = SmallRng::seed_from_u64(seed + 1);
+    let queries = (0..nq)
+        .map(|_| {
+            let o = rng.random_range(0..n);
+            Query {
+                items: (0..dims)
+                    .map(|dim| {
+                        let v = if rng.random_bool(0.5) {
+                            keywords[o * d + dim as usize] - dim * values
+                        } else {
+                            value(&mut rng).min(values - 1)
+                        };
+                        let (lo, hi) = (v.saturating_sub(radius), (v + radius).min(values - 1));
+                        genie_core::Item {
+                            lo: dim * values + lo,
+                            hi: dim * values + hi,
+                            weight: 1,
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let b = IndexBuilder::from_fixed(keywords, d)?;
+    Ok((
+        b.blocks((0..dims).map(|x| x * values).collect())
+            .keyword_space(dims * values)
+            .build()?,
+        queries,
+    ))
+}
+
+/// Short documents: 8-20 distinct words from a Zipf vocabulary; queries keep half the words of a
+/// random document and draw the rest again.
+fn document_workload(
+    n: usize,
+    vocabulary: u32,
+    nq: usize,
+    seed: u64,
+) -> Result<(InvertedIndex, Vec<Query>)> {
+    use rand_distr::{Distribution, Zipf};
+    let zipf = Zipf::new(f64::from(vocabulary), 1.1)?;
+    let docs: Vec<Vec<u32>> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng =
+                SmallRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let len = rng.random_range(8..=20);
+            (0..len).map(|_| zipf.sample(&mut rng) as u32 - 1).collect()
+        })
+        .collect();
+    let mut b = IndexBuilder::new().keyword_space(vocabulary);
+    for d in &docs {
+        b.push_object(d)?;
+    }
+    let mut rng = SmallRng::seed_from_u64(seed + 1);
+    let queries = (0..nq)
+        .map(|_| {
+            let d = &docs[rng.random_range(0..n)];
+            let mut words: Vec<u32> = d
+                .iter()
+                .map(|&w| {
+                    if rng.random_bool(0.5) {
+                        w
+                    } else {
+                        zipf.sample(&mut rng) as u32 - 1
+                    }
+                })
+                .collect();
+            words.sort_unstable();
+            words.dedup();
+            Query::from_keywords(&words)
+        })
+        .collect();
+    Ok((b.build()?, queries))
+}
+
+/// The paper's section VI-A workloads at its scale (the keyword level: LSH signatures, words and
+/// intervals generated from a seed), each timed by Table I's stages on the GPU c-PQ, beside the GPU
+/// count table and the CPU backend.
+fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
+    let nq = args.queries.first().copied().unwrap_or(1024);
+    let scale = if args.quick { 10 } else { 1 };
+    let mut out = String::new();
+    writeln!(
+        out,
+        "{:<14} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>9}",
+        "workload",
+        "objects",
+        "build_s",
+        "xfer_s",
+        "q_xfer",
+        "match_s",
+        "select_s",
+        "q/s",
+        "Gpost/s",
+        "MB/q",
+        "paper_q_s",
+        "speedup",
+        "ct_q/s"
+    )?;
+    let mut csv = String::from("workload,objects,build_s,index_transfer_s,query_transfer_s,match_s,select_s,wall_s,qps,gpostings_per_s,mb_per_query,paper_query_s,speedup,count_table_qps,cpu_qps\n");
+    type Gen = Box<dyn Fn() -> Result<(InvertedIndex, Vec<Query>)>>;
+    let seed = args.seed;
+    let jobs: Vec<(&'static str, [f64; 5], Gen)> = vec![
+        (
+            "OCR-like",
+            [81.39, 0.53, 0.015, 2.60, 0.004],
+            Box::new(move || {
+                attribute_workload(3_500_000 / scale, 237, 8192, 0, nq, seed, |r| {
+                    r.random_range(0..8192)
+                })
+            }),
+        ),
+        (
+            "SIFT-like",
+            [47.73, 0.34, 0.018, 7.04, 0.003],
+            Box::new(move || {
+                attribute_workload(4_500_000 / scale, 237, 67, 0, nq, seed, |r| {
+                    r.random_range(0..67)
+                })
+            }),
+        ),
+        (
+            "Tweets-like",
+            [12.10, 0.088, 0.0004, 1.19, 0.003],
+            Box::new(move || document_workload(6_800_000 / scale, 100_000, nq, seed)),
+        ),
+        (
+            "Adult-x20-like",
+            [1.06, 0.011, 0.0004, 1.82, 0.009],
+            Box::new(move || {
+                // skewed numeric attributes: a triangular distribution over the 1,024 intervals
+                attribute_workload(980_000 / scale, 14, 1024, 50, nq, seed, |r| {
+                    (r.random_range(0..512) + r.random_range(0..512)) as u32
+                })
+            }),
+        ),
+    ];
+    for (name, paper, make) in jobs {
+        let t = Instant::now();
+        let (index, queries) = make()?;
+        let build_s = t.elapsed().as_secs_f64();
+        let w = Workload {
+            name,
+            index,
+            queries,
+            paper,
+        };
+        let index = Arc::new(w.index);
+        let t = Instant::now();
+        let engine = Engine::with_backend(index.clone(), gpu)?;
+        let xfer_s = t.elapsed().as_secs_f64();
+        engine.search(&w.queries[..8.min(nq)], &SearchParams::top_k(args.k))?;
+        let (row, hits) = run(&engine, &w.queries, args.k, Method::Cpq, name)?;
+        let (ct, ct_hits) = run(&engine, &w.queries, args.k, Method::CountTable, name)?;
+        if ct_hits != hits {
+            bail!("{name}: count table and c-PQ differ");
+        }
+        let cpu_engine = Engine::with_backend(index.clone(), &CpuBackend::new())?;
+        let nc = args.cpu_queries.min(nq);
+        let (cpu, cpu_hits) = run(&cpu_engine, &w.queries[..nc], args.k, Method::Cpq, "cpu")?;
+        if cpu_hits[..] != hits[..nc] {
+            bail!("{name}: CPU and GPU differ");
+        }
+        let paper_q = w.paper[2] + w.paper[3] + w.paper[4];
+        let qps = nq as f64 / row.wall_s;
+        let gps = row.postings as f64 / row.wall_s / 1e9;
+        writeln!(
+            out,
+            "{:<14} {:>9} {:>8.1} {:>8.3} {:>8.4} {:>9.4} {:>9.4} {:>8.0} {:>9.1} {:>8.2} {:>9.3} {:>7.0}x {:>9.0}",
+            w.name, index.num_objects(), build_s, xfer_s, row.transfer_ms / 1e3, row.match_ms / 1e3, row.select_ms / 1e3,
+            qps, gps, row.mb_per_query, paper_q, paper_q / row.wall_s, nq as f64 / ct.wall_s
+        )?;
+        writeln!(
+            csv,
+            "{},{},{:.3},{:.4},{:.5},{:.5},{:.5},{:.5},{:.1},{:.3},{:.3},{:.4},{:.1},{:.1},{:.1}",
+            w.name,
+            index.num_objects(),
+            build_s,
+            xfer_s,
+            row.transfer_ms / 1e3,
+            row.match_ms / 1e3,
+            row.select_ms / 1e3,
+            row.wall_s,
+            qps,
+            gps,
+            row.mb_per_query,
+            paper_q,
+            paper_q / row.wall_s,
+            nq as f64 / ct.wall_s,
+            nc as f64 / cpu.wall_s
+        )?;
+        println!(
+            "{name} done: CPU {:.0} q/s on {nc} queries",
+            nc as f64 / cpu.wall_s
+        );
+    }
+    if let Some(path) = &args.csv {
+        std::fs::write(path, csv).with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!("\n{out}");
     Ok(())
 }

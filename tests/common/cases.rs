@@ -408,3 +408,35 @@ pub fn wide_count_bounds(backend: &dyn Backend) {
     assert_eq!(index.prepare(&queries[0]).expect("prepare").bound, 1200);
     check_against_cpu(backend, index, &queries, 25, "bound 1200");
 }
+
+/// Range items of 101 keywords on 14 attributes (the paper's relational queries): 1,414 keyword
+/// lists per query, past the 1,024 that the GPU's tiled kernel kept before.
+pub fn many_lists_per_query(backend: &dyn Backend) {
+    let (dims, values) = (14u32, 256u32);
+    let mut rng = StdRng::seed_from_u64(23);
+    let mut b = IndexBuilder::new()
+        .blocks((0..dims).map(|d| d * values).collect())
+        .keyword_space(dims * values);
+    for _ in 0..30_000 {
+        let obj: Vec<u32> = (0..dims)
+            .map(|d| d * values + rng.random_range(0..values))
+            .collect();
+        b.push_object(&obj).expect("push");
+    }
+    let index = Arc::new(b.build().expect("build"));
+    let queries: Vec<Query> = (0..30)
+        .map(|_| Query {
+            items: (0..dims)
+                .map(|d| {
+                    let v = rng.random_range(50..values - 50);
+                    Item {
+                        lo: d * values + v - 50,
+                        hi: d * values + v + 50,
+                        weight: 1,
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    check_against_cpu(backend, index, &queries, 50, "1,414 lists per query");
+}

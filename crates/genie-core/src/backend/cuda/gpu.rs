@@ -169,7 +169,7 @@ impl Plan {
 /// keyword lists per query.
 const TILE_MAX_BOUND_8: u32 = 255;
 const TILE_MAX_BOUND_16: u32 = 1023;
-const TILE_MAX_LISTS: usize = 1024;
+const TILE_MAX_LISTS: usize = 2048;
 /// Counter words per tile of the tiled kernel (kernels/cpq.cu TILE_WORDS).
 const TILE_WORDS: u32 = 8192;
 
