@@ -459,6 +459,7 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 
 #define TILE_WORDS 8192u
 #define TILE_MAX_LISTS 2048u
+#define BALANCE_LISTS 32u
 
 // BITS = 8: 4 counters a word, 32 K objects a tile, bounds <= 255; BITS = 16: 2 counters a word,
 // 16 K objects a tile, bounds <= 1023 (the histogram's size).
@@ -475,6 +476,8 @@ __device__ __forceinline__ void tile_body(
     __shared__ u32 counts[TILE_WORDS];
     __shared__ u32 cursor[TILE_MAX_LISTS];  // offset from the list's first posting
     __shared__ u32 hist[HBINS];
+    __shared__ u32 seg_end[BALANCE_LISTS];         // each list's end in the current tile
+    __shared__ u32 chunk_start[BALANCE_LISTS + 1];  // prefix sums of 128-posting chunks
     const u32 ntiles = (n + TILE_OBJECTS - 1) / TILE_OBJECTS;
     const u32 chunks = (ntiles + tiles_per_block - 1) / tiles_per_block;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
@@ -505,32 +508,82 @@ __device__ __forceinline__ void tile_body(
             for (u32 i = threadIdx.x; i < TILE_WORDS; i += blockDim.x) counts[i] = 0;
             for (u32 i = threadIdx.x; i < HBINS; i += blockDim.x) hist[i] = 0;
             __syncthreads();
-            // each warp sweeps whole lists: 32 consecutive postings a step, coalesced
-            for (u32 l = warp; l < nl; l += nwarps) {
-                const u64 start = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
-                const u64 end = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
-                const u32 w = ql[5 * l + 4];
-                u64 cur = start + cursor[l];
-                while (cur < end) {
-                    // 4 x 32 postings in flight per warp; the list is sorted, so the postings of
-                    // this tile are a prefix of them
+            if (nl <= BALANCE_LISTS) {
+                // few lists (short documents, few attributes): find each list's end in this tile,
+                // then deal the tile's postings to all warps in chunks of 128, so one hot list
+                // does not hold a block while its other warps idle
+                for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
+                    const u64 start = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
+                    u64 lo = start + cursor[l];
+                    u64 hi = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
+                    while (lo < hi) {
+                        const u64 mid = (lo + hi) >> 1;
+                        if (__ldg(&postings[mid]) < end_id) lo = mid + 1; else hi = mid;
+                    }
+                    seg_end[l] = (u32)(lo - start);
+                }
+                __syncthreads();
+                if (threadIdx.x == 0) {
+                    u32 total = 0;
+                    for (u32 l = 0; l < nl; ++l) {
+                        chunk_start[l] = total;
+                        total += (seg_end[l] - cursor[l] + 127) / 128;
+                    }
+                    chunk_start[nl] = total;
+                }
+                __syncthreads();
+                for (u32 c = warp; c < chunk_start[nl]; c += nwarps) {
+                    u32 lo = 0, hi = nl;  // the last l with chunk_start[l] <= c
+                    while (hi - lo > 1) {
+                        const u32 mid = (lo + hi) >> 1;
+                        if (chunk_start[mid] <= c) lo = mid; else hi = mid;
+                    }
+                    const u64 start = (u64)ql[5 * lo] | ((u64)ql[5 * lo + 1] << 32);
+                    const u32 w = ql[5 * lo + 4];
+                    const u64 first = start + cursor[lo] + (u64)(c - chunk_start[lo]) * 128;
+                    const u64 stop = start + seg_end[lo];
                     u32 ids[4];
 #pragma unroll
                     for (u32 j = 0; j < 4; ++j) {
-                        const u64 p = cur + 32 * j + lane;
-                        ids[j] = p < end ? __ldg(&postings[p]) : 0xFFFFFFFFu;
+                        const u64 p = first + 32 * j + lane;
+                        ids[j] = p < stop ? __ldg(&postings[p]) : 0xFFFFFFFFu;
                     }
-                    u32 taken = 0;
 #pragma unroll
                     for (u32 j = 0; j < 4; ++j) {
-                        const bool mine = ids[j] < end_id;
-                        if (mine) atomicAdd(&counts[(ids[j] - base) >> PER_LOG], w << (((ids[j] - base) & (PER - 1)) * BITS));
-                        taken += __popc(__ballot_sync(0xFFFFFFFFu, mine));
+                        if (ids[j] != 0xFFFFFFFFu)
+                            atomicAdd(&counts[(ids[j] - base) >> PER_LOG], w << (((ids[j] - base) & (PER - 1)) * BITS));
                     }
-                    cur += taken;
-                    if (taken < 128) break;
                 }
-                if (lane == 0) cursor[l] = (u32)(cur - start);
+                __syncthreads();
+                for (u32 l = threadIdx.x; l < nl; l += blockDim.x) cursor[l] = seg_end[l];
+            } else {
+                // each warp sweeps whole lists: 32 consecutive postings a step, coalesced
+                for (u32 l = warp; l < nl; l += nwarps) {
+                    const u64 start = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
+                    const u64 end = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
+                    const u32 w = ql[5 * l + 4];
+                    u64 cur = start + cursor[l];
+                    while (cur < end) {
+                        // 4 x 32 postings in flight per warp; the list is sorted, so the postings of
+                        // this tile are a prefix of them
+                        u32 ids[4];
+#pragma unroll
+                        for (u32 j = 0; j < 4; ++j) {
+                            const u64 p = cur + 32 * j + lane;
+                            ids[j] = p < end ? __ldg(&postings[p]) : 0xFFFFFFFFu;
+                        }
+                        u32 taken = 0;
+#pragma unroll
+                        for (u32 j = 0; j < 4; ++j) {
+                            const bool mine = ids[j] < end_id;
+                            if (mine) atomicAdd(&counts[(ids[j] - base) >> PER_LOG], w << (((ids[j] - base) & (PER - 1)) * BITS));
+                            taken += __popc(__ballot_sync(0xFFFFFFFFu, mine));
+                        }
+                        cur += taken;
+                        if (taken < 128) break;
+                    }
+                    if (lane == 0) cursor[l] = (u32)(cur - start);
+                }
             }
             __syncthreads();
             // the tile's counts are final: write them out and histogram them
