@@ -89,22 +89,9 @@ impl Fixture {
     }
 }
 
-/// The binary: `GENIE_BIN`, else cargo's build path, else `../bin/genie` beside this test binary
-/// (the layout of a staged copy on another machine).
-fn binary() -> std::path::PathBuf {
-    if let Some(p) = std::env::var_os("GENIE_BIN") {
-        return p.into();
-    }
-    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_genie"));
-    if built.exists() {
-        return built;
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
-        .and_then(|d| d.parent())
-        .map(|d| d.join("bin").join("genie"))
-        .unwrap_or(built)
-}
+#[path = "common/bin.rs"]
+mod bin;
+use bin::binary;
 
 fn command() -> Command {
     let mut cmd = Command::new(binary());

@@ -1,25 +1,13 @@
 //! End-to-end tests of `genie build --kind vectors` and `genie search --kind vectors` on a tiny
 //! generated vector file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use tempfile::TempDir;
 
-/// The binary: `GENIE_BIN`, else cargo's build path, else `../bin/genie` beside this test binary.
-fn binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("GENIE_BIN") {
-        return p.into();
-    }
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_genie"));
-    if built.exists() {
-        return built;
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
-        .and_then(|d| d.parent())
-        .map(|d| d.join("bin").join("genie"))
-        .unwrap_or(built)
-}
+#[path = "common/bin.rs"]
+mod bin;
+use bin::binary;
 
 fn genie(args: &[&str], dir: &Path) -> Output {
     Command::new(binary())
