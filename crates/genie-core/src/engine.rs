@@ -96,7 +96,8 @@ impl Engine {
             .sum();
         let counting = match params.method {
             Method::Cpq => {
-                words_for(n, bits_for_bound(q.bound)) as u64 * 4
+                // at least 8 bits: the GPU's tiled kernel lays counters out as bytes (or 16 bits)
+                words_for(n, bits_for_bound(q.bound).max(8)) as u64 * 4
                     + table_slots(params.k, q.bound, n, params.table_factor) as u64 * 8
                     + (u64::from(q.bound) + 2) * 4
             }
