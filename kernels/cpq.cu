@@ -456,6 +456,14 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 //
 // lists: per query, `list_start[q]..list_start[q + 1]` index (start lo, start hi, end lo, end hi,
 // weight) records of 5 x u32, one per keyword of every item.
+//
+// Dense lists (SearchParams::gpu_dense): a keyword list holding a large share of the objects is
+// also kept as a bitmap over the objects (bit o % 32 of word o / 32; `dense_words` words a list,
+// whole 32 K-object tiles). A query's dense lists are `dense_start[q]..dense_start[q + 1]` records
+// of 2 x u32 (bitmap number, weight), and they are not among its `lists`. Each thread of a block
+// owns 32 objects of the tile, adds every dense list's bits to them in registers (4 counters a
+// word spread by a multiply, never carrying since a count stays within the bound) and stores
+// them: one coalesced load per 32 objects and list, no atomics. The id lists then add on top.
 
 #define TILE_WORDS 8192u
 #define TILE_MAX_LISTS 2048u
@@ -467,7 +475,8 @@ template <u32 BITS>
 __device__ __forceinline__ void tile_body(
     const u32* __restrict__ postings, const u32* __restrict__ lists, const u32* __restrict__ list_start,
     u32 nq, u32 n, u32 tiles_per_block, const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit,
-    u64* tables, u32* flags, u32 k) {
+    u64* tables, u32* flags, u32 k, const u32* __restrict__ dense_bits, u64 dense_words,
+    const u32* __restrict__ dense_recs, const u32* __restrict__ dense_start) {
     constexpr u32 PER = 32 / BITS;                     // counters a word
     constexpr u32 PER_LOG = BITS == 8 ? 2 : 1;
     constexpr u32 FMASK = (1u << BITS) - 1u;
@@ -491,6 +500,8 @@ __device__ __forceinline__ void tile_body(
         u64* tab = tables + m.table_off;
         const u32 l0 = list_start[q], nl = list_start[q + 1] - l0;
         const u32* ql = lists + 5 * (u64)l0;
+        const u32 nd = dense_start[q + 1] - dense_start[q];
+        const u32* qd = dense_recs + 2 * (u64)dense_start[q];
         // first tile: each list's cursor by binary search
         const u32 first_id = t0 * TILE_OBJECTS;
         for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
@@ -508,6 +519,33 @@ __device__ __forceinline__ void tile_body(
             for (u32 i = threadIdx.x; i < TILE_WORDS; i += blockDim.x) counts[i] = 0;
             for (u32 i = threadIdx.x; i < HBINS; i += blockDim.x) hist[i] = 0;
             __syncthreads();
+            if (nd != 0) {
+                constexpr u32 CW = 32 / PER;  // counter words per bitmap word
+                for (u32 b = threadIdx.x; b < TILE_OBJECTS / 32; b += blockDim.x) {
+                    const u64 gw = (u64)(base / 32 + b);
+                    u32 acc[CW];
+#pragma unroll
+                    for (u32 j = 0; j < CW; ++j) acc[j] = 0;
+                    for (u32 d = 0; d < nd; ++d) {
+                        const u32 bits = __ldg(&dense_bits[(u64)qd[2 * d] * dense_words + gw]);
+                        if (bits == 0) continue;
+                        const u32 w = qd[2 * d + 1];
+#pragma unroll
+                        for (u32 j = 0; j < CW; ++j) {
+                            if (BITS == 8) {
+                                const u32 nib = (bits >> (4 * j)) & 0xFu;
+                                acc[j] += ((nib * 0x00204081u) & 0x01010101u) * w;
+                            } else {
+                                const u32 pair = (bits >> (2 * j)) & 0x3u;
+                                acc[j] += ((pair | (pair << 15)) & 0x00010001u) * w;
+                            }
+                        }
+                    }
+#pragma unroll
+                    for (u32 j = 0; j < CW; ++j) counts[b * CW + j] = acc[j];
+                }
+                __syncthreads();
+            }
             if (nl <= BALANCE_LISTS) {
                 // few lists (short documents, few attributes): find each list's end in this tile,
                 // then deal the tile's postings to all warps in chunks of 128, so one hot list
@@ -651,8 +689,11 @@ __device__ __forceinline__ void tile_body(
 #define TILE_ARGS                                                                                         \
     const u32 *__restrict__ postings, const u32 *__restrict__ lists, const u32 *__restrict__ list_start, \
         u32 nq, u32 n, u32 tiles_per_block, const u32 *__restrict__ meta, u32 *bitmaps, u32 *za,          \
-        u32 *audit, u64 *tables, u32 *flags, u32 k
-#define TILE_CALL postings, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k
+        u32 *audit, u64 *tables, u32 *flags, u32 k, const u32 *__restrict__ dense_bits, u64 dense_words,   \
+        const u32 *__restrict__ dense_recs, const u32 *__restrict__ dense_start
+#define TILE_CALL                                                                                     \
+    postings, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k, \
+        dense_bits, dense_words, dense_recs, dense_start
 
 extern "C" __global__ void __launch_bounds__(512) tile_match(TILE_ARGS) { tile_body<8>(TILE_CALL); }
 extern "C" __global__ void __launch_bounds__(512) tile_match16(TILE_ARGS) { tile_body<16>(TILE_CALL); }

@@ -832,6 +832,11 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         "ct_q/s"
     )?;
     let mut csv = String::from("workload,objects,build_s,index_transfer_s,query_transfer_s,match_s,select_s,wall_s,qps,gpostings_per_s,mb_per_query,paper_query_s,speedup,count_table_qps,cpu_qps\n");
+    let mut dense_out = format!(
+        "{:<14} {:>8} {:>9} {:>9} {:>9}\n",
+        "workload", "dense", "match_s", "wall_s", "q/s"
+    );
+    let mut dense_csv = String::from("workload,dense_div,match_s,wall_s,qps\n");
     type Gen = Box<dyn Fn() -> Result<(InvertedIndex, Vec<Query>)>>;
     let seed = args.seed;
     let jobs: Vec<(&'static str, [f64; 5], Gen)> = vec![
@@ -889,6 +894,38 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         if ct_hits != hits {
             bail!("{name}: count table and c-PQ differ");
         }
+        // the tiled kernel with dense lists read as ids only (0) or as bitmaps from several shares
+        // of the objects on; the default is the main row
+        for div in [0u32, 64, 32, 16, 8] {
+            let mut p = SearchParams::top_k(args.k);
+            p.gpu_dense = div;
+            engine.search(&w.queries[..8.min(nq)], &p)?;
+            let (r, h) = run_with(&engine, &w.queries, p, name)?;
+            if h != hits {
+                bail!("{name}: dense lists from 1/{div} of the objects change the hits");
+            }
+            writeln!(
+                dense_out,
+                "{:<14} {:>8} {:>9.4} {:>9.4} {:>9.0}",
+                name,
+                if div == 0 {
+                    "ids".to_string()
+                } else {
+                    format!("1/{div}")
+                },
+                r.match_ms / 1e3,
+                r.wall_s,
+                nq as f64 / r.wall_s
+            )?;
+            writeln!(
+                dense_csv,
+                "{name},{div},{:.5},{:.5},{:.1}",
+                r.match_ms / 1e3,
+                r.wall_s,
+                nq as f64 / r.wall_s
+            )?;
+        }
+        engine.search(&w.queries[..8.min(nq)], &SearchParams::top_k(args.k))?;
         let cpu_engine = Engine::with_backend(index.clone(), &CpuBackend::new())?;
         let nc = args.cpu_queries.min(nq);
         let (cpu, cpu_hits) = run(&cpu_engine, &w.queries[..nc], args.k, Method::Cpq, "cpu")?;
@@ -933,8 +970,11 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
     csv.push_str(&line);
     if let Some(path) = &args.csv {
         std::fs::write(path, csv).with_context(|| format!("writing {}", path.display()))?;
+        let dense_path = path.with_extension("dense.csv");
+        std::fs::write(&dense_path, dense_csv)
+            .with_context(|| format!("writing {}", dense_path.display()))?;
     }
-    println!("\n{out}");
+    println!("\n{dense_out}\n{out}");
     Ok(())
 }
 

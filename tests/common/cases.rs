@@ -41,18 +41,23 @@ fn check(
     want: &[Vec<genie_core::Hit>],
     what: &str,
 ) {
-    // on a GPU the c-PQ has two counting kernels (tiled byte counters, global bitmap counter)
-    for (method, tiles) in [
-        (Method::Cpq, true),
-        (Method::Cpq, false),
-        (Method::CountTable, false),
+    // on a GPU the c-PQ has two counting kernels (tiled byte counters, with dense lists as
+    // bitmaps or not, and the global bitmap counter)
+    for (method, tiles, dense) in [
+        (Method::Cpq, true, genie_core::backend::DEFAULT_GPU_DENSE),
+        (Method::Cpq, true, 0),
+        (Method::Cpq, true, 1_000_000),
+        (Method::Cpq, false, 0),
+        (Method::CountTable, false, 0),
     ] {
         let mut p = params(k, method, sublist_len, table_factor);
         p.gpu_tiles = tiles;
+        p.gpu_dense = dense;
         let got = e.search(queries, &p).expect("search");
-        assert_eq!(got.len(), want.len(), "{what} {method:?} tiles {tiles}");
+        let how = format!("{what} {method:?} tiles {tiles} dense 1/{dense}");
+        assert_eq!(got.len(), want.len(), "{how}");
         for (q, (g, w)) in got.iter().zip(want).enumerate() {
-            assert_eq!(g, w, "{what} {method:?} tiles {tiles} query {q}");
+            assert_eq!(g, w, "{how} query {q}");
         }
     }
 }

@@ -40,7 +40,15 @@ pub struct SearchParams {
     /// count bound is at most 1023 (default; 8-bit counters up to 255, 16-bit above); `false` forces the global bitmap counter kernel.
     /// Results are identical either way.
     pub gpu_tiles: bool,
+    /// On a GPU's tiled path, a keyword list holding at least `1 / gpu_dense` of the objects is
+    /// read as a bitmap of the objects (32 objects a word, no atomics) instead of as object ids;
+    /// 0 reads every list as ids. Default [`DEFAULT_GPU_DENSE`]. Results are identical either way.
+    pub gpu_dense: u32,
 }
+
+/// Default of [`SearchParams::gpu_dense`]: lists holding at least 1/32 of the objects, where a
+/// bitmap takes no more bytes than the list's ids.
+pub const DEFAULT_GPU_DENSE: u32 = 32;
 
 impl SearchParams {
     /// Top-`k` with the c-PQ and default settings.
@@ -51,6 +59,7 @@ impl SearchParams {
             sublist_len: crate::index::DEFAULT_SUBLIST_LEN,
             table_factor: 1.5,
             gpu_tiles: true,
+            gpu_dense: DEFAULT_GPU_DENSE,
         }
     }
 

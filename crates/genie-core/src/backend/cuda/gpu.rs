@@ -141,10 +141,13 @@ impl Gpu {
 struct Plan {
     nq: usize,
     /// Segment A (items of 6 x u32, or with `tiled` keyword lists of 5 x u32), segment B (their
-    /// prefix sums: tasks per item, or lists per query), then metadata (8 x u32 per query).
+    /// prefix sums: tasks per item, or lists per query), metadata (8 x u32 per query), then with
+    /// `tiled` segment C (dense list records of 2 x u32, padded to at least one) and segment D
+    /// (their prefix sums per query).
     input: Vec<u32>,
     a_len: usize,
     b_len: usize,
+    c_len: usize,
     /// The tiled counting kernel runs this batch (else the global bitmap kernel).
     tiled: bool,
     /// Bits per counter of the tiled kernel: 8 or 16.
@@ -163,6 +166,12 @@ impl Plan {
     fn meta_offset(&self) -> usize {
         self.a_len + self.b_len
     }
+    fn dense_offset(&self) -> usize {
+        self.meta_offset() + 8 * self.nq
+    }
+    fn dense_start_offset(&self) -> usize {
+        self.dense_offset() + self.c_len
+    }
 }
 
 /// Largest count bound of the tiled kernel with byte counters, and with 16-bit counters; most
@@ -173,9 +182,99 @@ const TILE_MAX_LISTS: usize = 2048;
 /// Counter words per tile of the tiled kernel (kernels/cpq.cu TILE_WORDS).
 const TILE_WORDS: u32 = 8192;
 
-/// The keyword lists of a query: one (start, end, weight) per non-empty keyword of every item;
-/// `None` when there are more than the tiled kernel keeps.
-fn keyword_lists(index: &InvertedIndex, q: &PreparedQuery, out: &mut Vec<u32>) -> Option<usize> {
+/// Objects a dense bitmap's whole tiles cover: the 8-bit tile of the tiled kernel (the 16-bit
+/// tile is half of it).
+const DENSE_TILE_OBJECTS: u64 = (TILE_WORDS as u64) * 4;
+/// Bitmap number of a keyword that is not dense.
+const NOT_DENSE: u32 = u32::MAX;
+
+/// Keyword lists kept as bitmaps on the device for the tiled kernel ([`SearchParams::gpu_dense`]).
+struct Dense {
+    /// The `gpu_dense` it was built for.
+    div: u32,
+    /// The dense keywords, ascending; bitmap `i` is `keywords[i]`'s.
+    keywords: Vec<u32>,
+    /// `keywords.len() x words` bits (at least one word).
+    bits: CudaSlice<u32>,
+    /// Words per bitmap.
+    words: u64,
+}
+
+impl Dense {
+    /// Bitmap number of `kw`, or [`NOT_DENSE`].
+    fn of(&self, kw: u32) -> u32 {
+        self.keywords
+            .binary_search(&kw)
+            .map_or(NOT_DENSE, |i| i as u32)
+    }
+
+    /// Bitmaps of the lists holding at least `1 / div` of the objects (none for `div == 0`),
+    /// longest first while they fit in `cap_bytes`; uploaded on `stream`.
+    fn build(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        index: &InvertedIndex,
+        div: u32,
+        cap_bytes: u64,
+    ) -> Result<Self> {
+        use rayon::prelude::*;
+        let n = index.num_objects() as u64;
+        let words = n.div_ceil(DENSE_TILE_OBJECTS) * (DENSE_TILE_OBJECTS / 32);
+        let offsets = index.offsets();
+        let mut chosen: Vec<(u64, u32)> = if div == 0 || n == 0 {
+            Vec::new()
+        } else {
+            (0..offsets.len().saturating_sub(1))
+                .into_par_iter()
+                .filter_map(|kw| {
+                    let len = offsets[kw + 1] - offsets[kw];
+                    let ids = index.postings_of(kw as u32);
+                    // a bitmap holds each object once: the ids must strictly increase
+                    (len > 0
+                        && len.saturating_mul(u64::from(div)) >= n
+                        && ids.windows(2).all(|w| w[0] < w[1]))
+                    .then_some((len, kw as u32))
+                })
+                .collect()
+        };
+        chosen.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        chosen.truncate((cap_bytes / (words * 4).max(1)) as usize);
+        let mut keywords: Vec<u32> = chosen.iter().map(|&(_, kw)| kw).collect();
+        keywords.sort_unstable();
+        let mut host = vec![0u32; (keywords.len() as u64 * words).max(1) as usize];
+        if !keywords.is_empty() {
+            host.par_chunks_mut(words as usize)
+                .zip(keywords.par_iter())
+                .for_each(|(bm, &kw)| {
+                    for &o in index.postings_of(kw) {
+                        bm[(o / 32) as usize] |= 1 << (o % 32);
+                    }
+                });
+        }
+        log::debug!(
+            "{} dense keyword lists (1/{div} of the objects or more), {:.1} MB of bitmaps",
+            keywords.len(),
+            (keywords.len() as u64 * words * 4) as f64 / 1e6
+        );
+        Ok(Self {
+            div,
+            keywords,
+            bits: gpu.upload(stream, &host)?,
+            words,
+        })
+    }
+}
+
+/// The keyword lists of a query: one (start, end, weight) per non-empty keyword of every item
+/// into `out`, except dense ones, which go to `dense` as (bitmap, weight); `None` when there are
+/// more id lists than the tiled kernel keeps.
+fn keyword_lists(
+    index: &InvertedIndex,
+    q: &PreparedQuery,
+    dense_of: &Dense,
+    out: &mut Vec<u32>,
+    dense: &mut Vec<u32>,
+) -> Option<usize> {
     let mut count = 0;
     for it in &q.items {
         for kw in it.lo..=it.hi.min(index.keyword_space().saturating_sub(1)) {
@@ -183,7 +282,10 @@ fn keyword_lists(index: &InvertedIndex, q: &PreparedQuery, out: &mut Vec<u32>) -
                 index.offsets()[kw as usize],
                 index.offsets()[kw as usize + 1],
             );
-            if b > a {
+            let bitmap = dense_of.of(kw);
+            if b > a && bitmap != NOT_DENSE {
+                dense.extend_from_slice(&[bitmap, it.weight]);
+            } else if b > a {
                 count += 1;
                 if count > TILE_MAX_LISTS {
                     return None;
@@ -206,24 +308,30 @@ fn plan(
     queries: &[PreparedQuery],
     slots_of: &[u64],
     params: &SearchParams,
+    dense_of: &Dense,
 ) -> Result<Plan> {
     let n = index.num_objects();
     let cpq = params.method == Method::Cpq;
     // the tiled fast path: 8- or 16-bit counters in shared memory, for every query of the batch
     let mut lists = Vec::new();
     let mut list_start = vec![0u32];
+    let (mut dense, mut dense_start) = (Vec::new(), vec![0u32]);
     let max_bound = queries.iter().map(|q| q.bound).max().unwrap_or(0);
     let mut tiled = cpq && params.gpu_tiles && n > 0 && max_bound <= TILE_MAX_BOUND_16;
     let tile_bits = if max_bound <= TILE_MAX_BOUND_8 { 8 } else { 16 };
     if tiled {
         for q in queries {
-            if keyword_lists(index, q, &mut lists).is_none() {
+            if keyword_lists(index, q, dense_of, &mut lists, &mut dense).is_none() {
                 tiled = false;
                 break;
             }
             list_start.push(
                 u32::try_from(lists.len() / 5)
                     .map_err(|_| cap("more than 2^32 lists in one batch"))?,
+            );
+            dense_start.push(
+                u32::try_from(dense.len() / 2)
+                    .map_err(|_| cap("more than 2^32 dense lists in one batch"))?,
             );
         }
     }
@@ -292,11 +400,21 @@ fn plan(
     let mut input = a;
     input.extend_from_slice(&b);
     input.extend_from_slice(&meta);
+    let c_len = if tiled {
+        // the dense records never empty (a slice of them is passed), then their prefix sums
+        dense.extend_from_slice(&[0, 0]);
+        input.extend_from_slice(&dense);
+        input.extend_from_slice(&dense_start);
+        dense.len()
+    } else {
+        0
+    };
     Ok(Plan {
         nq: queries.len(),
         input,
         a_len,
         b_len,
+        c_len,
         tiled,
         tile_bits,
         nitems,
@@ -460,11 +578,18 @@ impl std::ops::DerefMut for StateGuard<'_> {
     }
 }
 
+/// Bytes the dense bitmaps may take: no more than the postings, nor a quarter of the free memory.
+fn dense_cap(gpu: &Gpu, index: &InvertedIndex) -> u64 {
+    (index.num_postings() as u64 * 4).min(gpu.free_memory() / 4)
+}
+
 /// An index resident on the GPU.
 pub(crate) struct GpuResident {
     gpu: Arc<Gpu>,
     index: Arc<InvertedIndex>,
     postings: CudaSlice<u32>,
+    /// The dense lists' bitmaps, rebuilt when a search asks for another `gpu_dense`.
+    dense: Mutex<Arc<Dense>>,
     /// `None` only while being dropped.
     state: Mutex<Option<State>>,
 }
@@ -511,6 +636,13 @@ impl GpuResident {
         };
         let t = std::time::Instant::now();
         let postings = gpu.upload(&state.up, index.postings())?;
+        let dense = Dense::build(
+            &gpu,
+            &state.up,
+            &index,
+            crate::backend::DEFAULT_GPU_DENSE,
+            dense_cap(&gpu, &index),
+        )?;
         log::debug!(
             "uploaded {} postings in {:.3} s",
             index.num_postings(),
@@ -520,8 +652,28 @@ impl GpuResident {
             gpu,
             index,
             postings,
+            dense: Mutex::new(Arc::new(dense)),
             state: Mutex::new(Some(state)),
         })
+    }
+
+    /// The dense bitmaps for `params` (rebuilt if built for another `gpu_dense`).
+    fn dense_for(&self, st: &State, params: &SearchParams) -> Result<Arc<Dense>> {
+        let mut d = self
+            .dense
+            .lock()
+            .map_err(|_| GenieError::Internal("dense lists lock poisoned".into()))?;
+        if d.div != params.gpu_dense && params.method == Method::Cpq && params.gpu_tiles {
+            st.compute.synchronize().map_err(cuda_err)?;
+            *d = Arc::new(Dense::build(
+                &self.gpu,
+                &st.up,
+                &self.index,
+                params.gpu_dense,
+                dense_cap(&self.gpu, &self.index),
+            )?);
+        }
+        Ok(d.clone())
     }
 
     fn lock(&self) -> Result<StateGuard<'_>> {
@@ -543,6 +695,7 @@ impl GpuResident {
         p: &Plan,
         first: usize,
         params: &SearchParams,
+        dense: &Dense,
     ) -> Result<()> {
         let gpu = &self.gpu;
         let State {
@@ -643,6 +796,9 @@ impl GpuResident {
                             block_dim: (512, 1, 1),
                             shared_mem_bytes: 0,
                         };
+                        let dense_recs = d_in.slice(p.dense_offset()..p.dense_start_offset());
+                        let dense_start =
+                            d_in.slice(p.dense_start_offset()..p.dense_start_offset() + nq + 1);
                         let kernel = if p.tile_bits == 8 {
                             &gpu.tile_match
                         } else {
@@ -663,6 +819,10 @@ impl GpuResident {
                             .arg(&mut *tab)
                             .arg(&mut *d_flags)
                             .arg(&k)
+                            .arg(&dense.bits)
+                            .arg(&dense.words)
+                            .arg(&dense_recs)
+                            .arg(&dense_start)
                             .launch(tcfg)
                             .map_err(cuda_err)?;
                     } else if p.ntasks > 0 {
@@ -835,6 +995,7 @@ impl GpuResident {
         batches: &[Range<usize>],
         slots_of: &[u64],
         params: &SearchParams,
+        dense: &Dense,
         progress: &mut dyn FnMut(usize),
     ) -> Result<(Vec<Vec<Hit>>, Vec<u32>)> {
         let mut out = vec![Vec::new(); queries.len()];
@@ -846,8 +1007,9 @@ impl GpuResident {
                 &queries[range.clone()],
                 &slots_of[range.clone()],
                 params,
+                dense,
             )?;
-            self.launch(st, b % 2, &p, range.start, params)?;
+            self.launch(st, b % 2, &p, range.start, params, dense)?;
             if b > 0 {
                 self.finish(st, (b - 1) % 2, &mut out, &mut flags)?;
                 progress(batches[b - 1].end);
@@ -893,13 +1055,14 @@ impl ResidentIndex for GpuResident {
         }
         let mut st = self.lock()?;
         st.keep_buffers_of(params.method)?;
+        let dense = self.dense_for(&st, params)?;
         let n = self.index.num_objects();
         let mut slots: Vec<u64> = prepared
             .iter()
             .map(|q| table_slots(params.k, q.bound, n, params.table_factor) as u64)
             .collect();
         let (mut out, mut flags) =
-            self.run(&mut st, prepared, batches, &slots, params, progress)?;
+            self.run(&mut st, prepared, batches, &slots, params, &dense, progress)?;
         let mut pending: Vec<usize> = (0..prepared.len()).filter(|&i| flags[i] != 0).collect();
         for attempt in 0..MAX_ATTEMPTS {
             if pending.is_empty() {
@@ -922,8 +1085,15 @@ impl ResidentIndex for GpuResident {
                 .step_by(RERUN_BATCH)
                 .map(|a| a..(a + RERUN_BATCH).min(sub.len()))
                 .collect();
-            let (hits, sub_flags) =
-                self.run(&mut st, &sub, &ranges, &sub_slots, params, &mut |_| {})?;
+            let (hits, sub_flags) = self.run(
+                &mut st,
+                &sub,
+                &ranges,
+                &sub_slots,
+                params,
+                &dense,
+                &mut |_| {},
+            )?;
             for ((&i, h), f) in pending.iter().zip(hits).zip(sub_flags) {
                 flags[i] = f;
                 out[i] = h;
