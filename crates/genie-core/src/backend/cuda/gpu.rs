@@ -541,6 +541,8 @@ struct State {
     counts: Grow<u32>,
     slots: [Slot; 2],
     times: StageTimes,
+    /// The dense lists of the search in progress.
+    dense: Option<Arc<Dense>>,
 }
 
 impl State {
@@ -580,7 +582,7 @@ impl std::ops::DerefMut for StateGuard<'_> {
 
 /// Bytes the dense bitmaps may take: no more than the postings, nor a quarter of the free memory.
 fn dense_cap(gpu: &Gpu, index: &InvertedIndex) -> u64 {
-    (index.num_postings() as u64 * 4).min(gpu.free_memory() / 4)
+    (index.num_postings() * 4).min(gpu.free_memory() / 4)
 }
 
 /// An index resident on the GPU.
@@ -601,6 +603,7 @@ impl Drop for GpuResident {
         if let (Some(mut st), Ok(mut spare)) = (state, self.gpu.spare.lock()) {
             if spare.is_none() && st.compute.synchronize().is_ok() {
                 st.times = StageTimes::default();
+                st.dense = None;
                 *spare = Some(st);
             }
         }
@@ -631,6 +634,7 @@ impl GpuResident {
                     counts: Grow(None),
                     slots: [Slot::new(), Slot::new()],
                     times: StageTimes::default(),
+                    dense: None,
                 }
             }
         };
@@ -709,6 +713,7 @@ impl GpuResident {
             counts,
             slots,
             times,
+            ..
         } = st;
         let slot = &mut slots[si];
         let (nq, k, n) = (p.nq, params.k, self.index.num_objects());
@@ -995,9 +1000,13 @@ impl GpuResident {
         batches: &[Range<usize>],
         slots_of: &[u64],
         params: &SearchParams,
-        dense: &Dense,
         progress: &mut dyn FnMut(usize),
     ) -> Result<(Vec<Vec<Hit>>, Vec<u32>)> {
+        let dense = st
+            .dense
+            .clone()
+            .ok_or_else(|| GenieError::Internal("dense lists not set".into()))?;
+        let dense = &*dense;
         let mut out = vec![Vec::new(); queries.len()];
         let mut flags = vec![0u32; queries.len()];
         for (b, range) in batches.iter().enumerate() {
@@ -1055,14 +1064,14 @@ impl ResidentIndex for GpuResident {
         }
         let mut st = self.lock()?;
         st.keep_buffers_of(params.method)?;
-        let dense = self.dense_for(&st, params)?;
+        st.dense = Some(self.dense_for(&st, params)?);
         let n = self.index.num_objects();
         let mut slots: Vec<u64> = prepared
             .iter()
             .map(|q| table_slots(params.k, q.bound, n, params.table_factor) as u64)
             .collect();
         let (mut out, mut flags) =
-            self.run(&mut st, prepared, batches, &slots, params, &dense, progress)?;
+            self.run(&mut st, prepared, batches, &slots, params, progress)?;
         let mut pending: Vec<usize> = (0..prepared.len()).filter(|&i| flags[i] != 0).collect();
         for attempt in 0..MAX_ATTEMPTS {
             if pending.is_empty() {
@@ -1085,15 +1094,8 @@ impl ResidentIndex for GpuResident {
                 .step_by(RERUN_BATCH)
                 .map(|a| a..(a + RERUN_BATCH).min(sub.len()))
                 .collect();
-            let (hits, sub_flags) = self.run(
-                &mut st,
-                &sub,
-                &ranges,
-                &sub_slots,
-                params,
-                &dense,
-                &mut |_| {},
-            )?;
+            let (hits, sub_flags) =
+                self.run(&mut st, &sub, &ranges, &sub_slots, params, &mut |_| {})?;
             for ((&i, h), f) in pending.iter().zip(hits).zip(sub_flags) {
                 flags[i] = f;
                 out[i] = h;
