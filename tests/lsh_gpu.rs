@@ -1,6 +1,8 @@
-//! LSH hashing on the GPU gives the CPU's keywords bit for bit (E2LSH and its L1 variant), on
-//! vectors whose dimension is not a multiple of the CPU's 8 summation lanes. Without a GPU it
-//! prints `skipped: <reason>`.
+//! LSH hashing on the GPU gives the CPU's keywords bit for bit, for every family (E2LSH, its L1
+//! variant, random binning and sign random projections), on vectors whose dimension is not a
+//! multiple of the CPU's 8 summation lanes, is one, or is below it, with values of every
+//! magnitude and sign, zeros (sign ties), infinities and NaN (saturated and NaN conversions).
+//! Without a GPU it prints `skipped: <reason>`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -13,37 +15,115 @@ fn skip(reason: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }
 
+/// Named data sets of `n` vectors.
+fn datasets(n: usize) -> Vec<(&'static str, VectorSet)> {
+    let mut rng = StdRng::seed_from_u64(9);
+    let mut sets = Vec::new();
+    let mut add = |name, d: usize, data: Vec<f32>| {
+        sets.push((name, VectorSet::new(d, data).unwrap()));
+    };
+    // a dimension with full lanes and a tail
+    let d = 101;
+    let data = (0..n * d)
+        .map(|_| rng.random_range(-50.0f32..200.0))
+        .collect();
+    add("uniform -50..200, dim 101", d, data);
+    // magnitudes 1e-3 to 1e30 of either sign: E2LSH signatures and RBH cells saturate
+    let d = 16;
+    let data = (0..n * d)
+        .map(|_| {
+            let mag = 10f32.powf(rng.random_range(-3.0f32..30.0));
+            if rng.random_bool(0.5) {
+                -mag
+            } else {
+                mag
+            }
+        })
+        .collect();
+    add("magnitudes 1e-3..1e30, dim 16", d, data);
+    // a tail only, and special values
+    let d = 3;
+    let specials = [
+        0.0f32,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MAX,
+        f32::MIN,
+        1e-40,
+        -1e-40,
+    ];
+    let data = (0..n * d)
+        .map(|_| {
+            if rng.random_bool(0.3) {
+                specials[rng.random_range(0..specials.len())]
+            } else {
+                rng.random_range(-5.0f32..5.0)
+            }
+        })
+        .collect();
+    add("special values, dim 3", d, data);
+    // zero vectors (every SRP dot product is a tie at 0)
+    let d = 37;
+    let data = (0..n * d)
+        .map(|i| {
+            if (i / d) % 7 == 0 {
+                0.0
+            } else {
+                rng.random_range(-1.0f32..1.0)
+            }
+        })
+        .collect();
+    add("small, every 7th vector zero, dim 37", d, data);
+    sets
+}
+
 #[test]
-fn gpu_projection_hashing_equals_cpu() {
+fn gpu_hashing_equals_cpu_for_every_family() {
     if let Err(reason) = genie::core::backend::cuda_probe() {
         skip(reason);
         return;
     }
-    let mut rng = StdRng::seed_from_u64(9);
-    let (n, d) = (3000usize, 101usize);
-    let data: Vec<f32> = (0..n * d)
-        .map(|_| rng.random_range(-50.0f32..200.0))
-        .collect();
-    let vectors = VectorSet::new(d, data).unwrap();
-    for (family, width) in [
-        (Family::E2lsh, 40.0),
-        (Family::L1, 300.0),
-        (Family::E2lsh, 0.5),
-    ] {
-        let t = VectorTransform::new(LshParams::new(family, d, 97, width, 5)).unwrap();
-        let gpu = t
-            .keywords_of_all_gpu(&vectors)
-            .unwrap()
-            .expect("a projection family");
-        let cpu: Vec<u32> = (0..n)
-            .flat_map(|i| t.keywords(vectors.row(i)).unwrap())
-            .collect();
-        let differ = gpu.iter().zip(&cpu).filter(|(a, b)| a != b).count();
-        assert_eq!(
-            differ,
-            0,
-            "{family:?} width {width}: {differ} of {} keywords differ",
-            cpu.len()
-        );
+    // (family, width, SRP bits, functions, buckets)
+    let cases = [
+        (Family::E2lsh, 40.0, 1, 48, 8192),
+        (Family::E2lsh, 0.5, 1, 48, 1000),
+        (Family::L1, 300.0, 1, 48, 8192),
+        (Family::Rbh, 50.0, 1, 48, 8192),
+        (Family::Rbh, 0.01, 1, 48, 977),
+        (Family::Srp, 0.0, 8, 48, 8192),
+        (Family::Srp, 0.0, 1, 48, 8192),
+        (Family::Srp, 0.0, 33, 6, 8192),
+        (Family::Srp, 0.0, 64, 6, 8192),
+    ];
+    let mut failures = Vec::new();
+    for (name, vectors) in datasets(2000) {
+        let (n, d) = (vectors.len(), vectors.dim());
+        for (family, width, bits, functions, buckets) in cases {
+            let params = LshParams {
+                bits,
+                buckets,
+                ..LshParams::new(family, d, functions, width, 5)
+            };
+            let t = VectorTransform::new(params).unwrap();
+            let gpu = t
+                .keywords_of_all_gpu(&vectors)
+                .unwrap()
+                .expect("every family hashes on a GPU");
+            let cpu: Vec<u32> = (0..n)
+                .flat_map(|i| t.keywords(vectors.row(i)).unwrap())
+                .collect();
+            let differ = gpu.iter().zip(&cpu).filter(|(a, b)| a != b).count();
+            if gpu.len() != cpu.len() || differ > 0 {
+                failures.push(format!(
+                    "{name}: {family:?} width {width} bits {bits}: {differ} of {} keywords differ \
+                     ({} from the GPU)",
+                    cpu.len(),
+                    gpu.len()
+                ));
+            }
+        }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -5,14 +5,15 @@
 //! of a point is the number of functions on which it collides with the query.
 
 use crate::error::{LshError, Result};
-use crate::family::LshParams;
+use crate::family::{Family, LshParams};
 use crate::hash::rehash::{bucket, keyword};
-use crate::hash::{self, VectorHash};
+use crate::hash::{self, GpuParams, VectorHash};
 use crate::vectors::VectorSet;
 use genie_core::{GenieError, Keyword, Query, Transform};
 use rayon::prelude::*;
 
-/// Multiply-adds above which [`VectorTransform::keywords_of_all`] hashes on a GPU when there is one.
+/// Multiply-adds (grid cells for random binning) above which [`VectorTransform::keywords_of_all`]
+/// hashes on a GPU when there is one.
 pub const GPU_HASH_MIN_WORK: u64 = 1 << 30;
 
 /// The LSH transform of one parameter set.
@@ -75,38 +76,81 @@ impl VectorTransform {
         Ok(out)
     }
 
-    /// The keywords of every vector on GPU 0 (projection families only; `None` for the others),
-    /// identical to [`VectorTransform::keywords_of_all`] on the CPU.
+    /// The keywords of every vector on GPU 0, identical to [`VectorTransform::keywords_of_all`] on
+    /// the CPU; `None` for a family without a GPU kernel (every built-in family has one).
     pub fn keywords_of_all_gpu(&self, vectors: &VectorSet) -> Result<Option<Vec<Keyword>>> {
-        let Some(p) = self.hash.projection() else {
+        use genie_core::backend::cuda;
+        let Some(params) = self.hash.gpu_params() else {
             return Ok(None);
         };
         if !vectors.is_empty() {
             self.check_dim(vectors.row(0))?;
         }
-        let job = genie_core::backend::cuda::ProjectionJob {
-            vectors: vectors.as_slice(),
-            dim: self.params.dim,
-            a: p.a,
-            offsets: p.offsets,
-            width: p.width,
-            seeds: p.seeds,
-            buckets: self.params.buckets,
+        let (data, dim, buckets) = (vectors.as_slice(), self.params.dim, self.params.buckets);
+        let keywords = match params {
+            GpuParams::Projection(p) => cuda::project_hash(
+                0,
+                &cuda::ProjectionJob {
+                    vectors: data,
+                    dim,
+                    a: p.a,
+                    offsets: p.offsets,
+                    width: p.width,
+                    seeds: p.seeds,
+                    buckets,
+                },
+            )?,
+            GpuParams::Sign(p) => cuda::sign_hash(
+                0,
+                &cuda::SignJob {
+                    vectors: data,
+                    dim,
+                    bits: p.bits,
+                    a: p.a,
+                    seeds: p.seeds,
+                    buckets,
+                },
+            )?,
+            GpuParams::Binning(p) => cuda::binning_hash(
+                0,
+                &cuda::BinningJob {
+                    vectors: data,
+                    dim,
+                    inv_width: p.inv_width,
+                    shift: p.shift,
+                    seeds: p.seeds,
+                    buckets,
+                },
+            )?,
         };
-        Ok(Some(genie_core::backend::cuda::project_hash(0, &job)?))
+        Ok(Some(keywords))
     }
 
-    /// The keywords of every vector, `n x m` row-major: on a GPU for large inputs of a projection
-    /// family (at least [`GPU_HASH_MIN_WORK`] multiply-adds, a usable GPU; else, or on a GPU
-    /// error, which is logged), on all CPU cores otherwise. Both give the same keywords.
+    /// The arithmetic of hashing `n` vectors: `n x m x dim` multiply-adds (or, for random binning,
+    /// grid cells), times the sign bits for SRP.
+    fn hash_work(&self, n: usize) -> u64 {
+        let bits = if self.params.family == Family::Srp {
+            u64::from(self.params.bits.max(1))
+        } else {
+            1
+        };
+        (n as u64)
+            .saturating_mul(u64::from(self.params.functions))
+            .saturating_mul(u64::from(self.params.dim))
+            .saturating_mul(bits)
+    }
+
+    /// The keywords of every vector, `n x m` row-major: on a GPU for large inputs (at least
+    /// [`GPU_HASH_MIN_WORK`] multiply-adds, see `hash_work`, and a usable GPU; a GPU error is
+    /// logged and the CPU takes over), on all CPU cores otherwise. Both give the same keywords.
     pub fn keywords_of_all(&self, vectors: &VectorSet) -> Result<Vec<Keyword>> {
         if vectors.is_empty() {
             return Ok(Vec::new());
         }
         self.check_dim(vectors.row(0))?;
-        let work =
-            vectors.len() as u64 * u64::from(self.params.functions) * u64::from(self.params.dim);
-        if work >= GPU_HASH_MIN_WORK && genie_core::backend::cuda_probe().is_ok() {
+        if self.hash_work(vectors.len()) >= GPU_HASH_MIN_WORK
+            && genie_core::backend::cuda_probe().is_ok()
+        {
             match self.keywords_of_all_gpu(vectors) {
                 Ok(Some(k)) => return Ok(k),
                 Ok(None) => {}
@@ -156,5 +200,47 @@ impl Transform for VectorTransform {
 
     fn metadata(&self) -> String {
         serde_json::json!({ "plugin": "genie-lsh", "params": self.params }).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn every_family_has_gpu_parameters() {
+        for family in [Family::E2lsh, Family::L1, Family::Rbh, Family::Srp] {
+            let t = VectorTransform::new(LshParams::new(family, 5, 3, 2.0, 1)).unwrap();
+            let kind = match t.functions().gpu_params() {
+                Some(GpuParams::Projection(p)) => (p.a.len() == 15).then_some("projection"),
+                Some(GpuParams::Sign(p)) => {
+                    (p.a.len() == 3 * p.bits as usize * 5 && p.bits == 8).then_some("sign")
+                }
+                Some(GpuParams::Binning(p)) => {
+                    (p.inv_width.len() == 15 && p.shift.len() == 15).then_some("binning")
+                }
+                None => None,
+            };
+            let want = match family {
+                Family::E2lsh | Family::L1 => "projection",
+                Family::Srp => "sign",
+                Family::Rbh => "binning",
+            };
+            assert_eq!(kind, Some(want), "{family:?}");
+        }
+    }
+
+    #[test]
+    fn srp_work_counts_its_bits() {
+        let srp = VectorTransform::new(LshParams::new(Family::Srp, 10, 4, 0.0, 1)).unwrap();
+        assert_eq!(srp.hash_work(100), 100 * 4 * 10 * 8);
+        let e2 = LshParams {
+            bits: 8,
+            ..LshParams::new(Family::E2lsh, 10, 4, 1.0, 1)
+        };
+        let e2 = VectorTransform::new(e2).unwrap();
+        assert_eq!(e2.hash_work(100), 100 * 4 * 10);
+        assert_eq!(e2.hash_work(usize::MAX), u64::MAX);
     }
 }

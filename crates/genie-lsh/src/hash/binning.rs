@@ -7,7 +7,7 @@
 //! code (so equal byte strings mean equal cells) that is one byte for the small cell numbers a
 //! grid wider than the data gives, which makes the re-hash about four times shorter.
 
-use super::{function_rng, rehash_seed, VectorHash};
+use super::{function_rng, rehash_seed, GpuParams, VectorHash};
 use crate::family::LshParams;
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
@@ -76,7 +76,26 @@ fn push_varint(out: &mut Vec<u8>, x: i32) {
     out.push(z as u8);
 }
 
+/// The grids of random binning, borrowed for GPU hashing.
+#[derive(Clone, Copy, Debug)]
+pub struct BinningParams<'a> {
+    /// `m x dim` reciprocal grid widths `1 / g`, row-major.
+    pub inv_width: &'a [f64],
+    /// `m x dim` shifts `u`, row-major.
+    pub shift: &'a [f64],
+    /// The re-hash seeds.
+    pub seeds: &'a [u32],
+}
+
 impl VectorHash for RandomBinning {
+    fn gpu_params(&self) -> Option<GpuParams<'_>> {
+        Some(GpuParams::Binning(BinningParams {
+            inv_width: &self.inv_width,
+            shift: &self.shift,
+            seeds: &self.seeds,
+        }))
+    }
+
     fn functions(&self) -> u32 {
         self.seeds.len() as u32
     }

@@ -33,10 +33,22 @@ pub trait VectorHash: Send + Sync {
     fn signature(&self, i: usize, v: &[f32], out: &mut Vec<u8>);
     /// The re-hash seed of function `i`.
     fn rehash_seed(&self, i: usize) -> u32;
-    /// The projection parameters, for families that a GPU can hash (E2LSH and L1).
-    fn projection(&self) -> Option<projection::Projection<'_>> {
+    /// The parameters a GPU hashes this family with, borrowed; `None` for a family without a
+    /// GPU kernel (every family of [`build`] has one).
+    fn gpu_params(&self) -> Option<GpuParams<'_>> {
         None
     }
+}
+
+/// A family's parameters as the GPU kernels (kernels/lsh.cu) take them.
+#[derive(Clone, Copy, Debug)]
+pub enum GpuParams<'a> {
+    /// E2LSH and L1.
+    Projection(projection::Projection<'a>),
+    /// Sign random projections.
+    Sign(sign::SignParams<'a>),
+    /// Random binning.
+    Binning(binning::BinningParams<'a>),
 }
 
 /// The functions of `params` (which must be valid).

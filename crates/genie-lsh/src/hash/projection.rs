@@ -2,7 +2,7 @@
 //! a p-stable distribution, N(0, 1) for L2 (E2LSH) or Cauchy(0, 1) for L1, and `b ~ U[0, w)`. The
 //! collision probability of two vectors at distance `Delta` is Eqn. 11.
 
-use super::{function_rng, rehash_seed, VectorHash};
+use super::{function_rng, rehash_seed, GpuParams, VectorHash};
 use crate::family::{Family, LshParams};
 use crate::metric::dot;
 use rand::Rng;
@@ -69,13 +69,13 @@ pub struct Projection<'a> {
 }
 
 impl VectorHash for ProjectionHash {
-    fn projection(&self) -> Option<Projection<'_>> {
-        Some(Projection {
+    fn gpu_params(&self) -> Option<GpuParams<'_>> {
+        Some(GpuParams::Projection(Projection {
             a: &self.a,
             offsets: &self.offsets,
             width: self.width,
             seeds: &self.seeds,
-        })
+        }))
     }
 
     fn functions(&self) -> u32 {

@@ -3,7 +3,7 @@
 //! `1 - theta / pi`. A function concatenates `bits` such signs (collision `(1 - theta/pi)^bits`),
 //! which shortens the posting lists of each function's `2^bits` buckets.
 
-use super::{function_rng, rehash_seed, VectorHash};
+use super::{function_rng, rehash_seed, GpuParams, VectorHash};
 use crate::family::LshParams;
 use crate::metric::dot;
 use rand_distr::{Distribution, StandardNormal};
@@ -54,7 +54,26 @@ impl SignProjection {
     }
 }
 
+/// The parameters of sign random projections, borrowed for GPU hashing.
+#[derive(Clone, Copy, Debug)]
+pub struct SignParams<'a> {
+    /// Sign bits per function.
+    pub bits: u32,
+    /// `m x bits x dim` hyperplane normals, row-major.
+    pub a: &'a [f32],
+    /// The re-hash seeds.
+    pub seeds: &'a [u32],
+}
+
 impl VectorHash for SignProjection {
+    fn gpu_params(&self) -> Option<GpuParams<'_>> {
+        Some(GpuParams::Sign(SignParams {
+            bits: self.bits as u32,
+            a: &self.a,
+            seeds: &self.seeds,
+        }))
+    }
+
     fn functions(&self) -> u32 {
         self.seeds.len() as u32
     }

@@ -12,7 +12,8 @@ pub enum Kernel {
     Cpq,
     /// `kernels/bench.cu`: microbenchmarks of the hardware ceilings.
     Bench,
-    /// `kernels/lsh.cu`: LSH projection hashing with CPU-identical signatures.
+    /// `kernels/lsh.cu`: LSH hashing (projections, sign projections, random binning) with
+    /// CPU-identical signatures.
     Lsh,
 }
 
@@ -58,7 +59,7 @@ impl Kernel {
                 "ct_select",
             ],
             Kernel::Bench => &["random_atomic_add"],
-            Kernel::Lsh => &["project_hash"],
+            Kernel::Lsh => &["project_hash", "sign_hash", "binning_hash"],
         }
     }
 }

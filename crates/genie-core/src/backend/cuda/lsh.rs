@@ -1,24 +1,19 @@
-//! LSH projection hashing on the GPU (kernels/lsh.cu): all `n x m` (vector, function) pairs at
-//! once, signatures identical to the CPU's bit for bit, returned as keywords.
+//! LSH hashing on the GPU (kernels/lsh.cu): all `n x m` (vector, function) pairs at once,
+//! signatures identical to the CPU's bit for bit, returned as keywords. One launcher per family
+//! kind: projections (E2LSH, L1), sign projections (SRP) and random binning (RBH).
 
 use super::kernels::{ptx_for, Kernel};
-use super::ProjectionJob;
+use super::{BinningJob, ProjectionJob, SignJob};
 use crate::error::{GenieError, Result};
-use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
 
 fn cuda_err(e: impl std::fmt::Debug) -> GenieError {
     GenieError::Cuda(format!("{e:?}"))
 }
 
-/// Hashes `job` on device `ordinal`; the result is `n x m` keywords, row-major.
-pub fn project_hash(ordinal: usize, job: &ProjectionJob<'_>) -> Result<Vec<u32>> {
-    super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
-    job.check()?;
-    let dim = job.dim as usize;
-    let (n, m) = (job.vectors.len() / dim.max(1), job.seeds.len());
-    if n == 0 || m == 0 {
-        return Ok(Vec::new());
-    }
+/// A context on device `ordinal`, entry `entry` of kernels/lsh.cu and a stream.
+fn open(ordinal: usize, entry: &str) -> Result<(Arc<CudaContext>, CudaFunction, Arc<CudaStream>)> {
     let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
     let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
     let module = ctx
@@ -27,22 +22,42 @@ pub fn project_hash(ordinal: usize, job: &ProjectionJob<'_>) -> Result<Vec<u32>>
             &format!("sm_{major}{minor}"),
         )?))
         .map_err(cuda_err)?;
-    let f = module.load_function("project_hash").map_err(cuda_err)?;
+    let f = module.load_function(entry).map_err(cuda_err)?;
     let s = ctx.new_stream().map_err(cuda_err)?;
+    Ok((ctx, f, s))
+}
+
+/// A grid-stride launch over `total` threads' worth of work.
+fn grid(total: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (total.div_ceil(256).min(1 << 20) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Vectors and functions of a checked job (`n` fits in 32 bits after `check`).
+fn shape(vectors: &[f32], dim: u32, seeds: &[u32]) -> (usize, usize) {
+    (vectors.len() / (dim as usize).max(1), seeds.len())
+}
+
+/// Hashes E2LSH or L1 `job` on device `ordinal`; the result is `n x m` keywords, row-major.
+pub fn project_hash(ordinal: usize, job: &ProjectionJob<'_>) -> Result<Vec<u32>> {
+    super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+    job.check()?;
+    let (n, m) = shape(job.vectors, job.dim, job.seeds);
+    if n == 0 || m == 0 {
+        return Ok(Vec::new());
+    }
+    let (ctx, f, s) = open(ordinal, "project_hash")?;
     let vecs = s.clone_htod(job.vectors).map_err(cuda_err)?;
     let a = s.clone_htod(job.a).map_err(cuda_err)?;
     let offsets = s.clone_htod(job.offsets).map_err(cuda_err)?;
     let seeds = s.clone_htod(job.seeds).map_err(cuda_err)?;
-    let total = n * m;
-    let mut out = s.alloc_zeros::<u32>(total).map_err(cuda_err)?;
+    let mut out = s.alloc_zeros::<u32>(n * m).map_err(cuda_err)?;
     let (n32, m32) = (n as u32, m as u32);
-    let blocks = total.div_ceil(256).min(1 << 20) as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    // SAFETY: argument types and order match kernels/lsh.cu; `check` sized every array.
+    // SAFETY: argument types and order match `project_hash` in kernels/lsh.cu; `check` sized
+    // every array.
     unsafe {
         s.launch_builder(&f)
             .arg(&vecs)
@@ -55,7 +70,80 @@ pub fn project_hash(ordinal: usize, job: &ProjectionJob<'_>) -> Result<Vec<u32>>
             .arg(&m32)
             .arg(&job.buckets)
             .arg(&mut out)
-            .launch(cfg)
+            .launch(grid(n * m))
+            .map_err(cuda_err)?;
+    }
+    let keywords = s.clone_dtoh(&out).map_err(cuda_err)?;
+    s.synchronize().map_err(cuda_err)?;
+    ctx.check_err().map_err(cuda_err)?;
+    Ok(keywords)
+}
+
+/// Hashes SRP `job` on device `ordinal`; the result is `n x m` keywords, row-major.
+pub fn sign_hash(ordinal: usize, job: &SignJob<'_>) -> Result<Vec<u32>> {
+    super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+    job.check()?;
+    let (n, m) = shape(job.vectors, job.dim, job.seeds);
+    if n == 0 || m == 0 {
+        return Ok(Vec::new());
+    }
+    let (ctx, f, s) = open(ordinal, "sign_hash")?;
+    let vecs = s.clone_htod(job.vectors).map_err(cuda_err)?;
+    let a = s.clone_htod(job.a).map_err(cuda_err)?;
+    let seeds = s.clone_htod(job.seeds).map_err(cuda_err)?;
+    let mut out = s.alloc_zeros::<u32>(n * m).map_err(cuda_err)?;
+    let (n32, m32) = (n as u32, m as u32);
+    // SAFETY: argument types and order match `sign_hash` in kernels/lsh.cu; `check` sized every
+    // array and bounded `bits` to 1..=64.
+    unsafe {
+        s.launch_builder(&f)
+            .arg(&vecs)
+            .arg(&n32)
+            .arg(&job.dim)
+            .arg(&a)
+            .arg(&job.bits)
+            .arg(&seeds)
+            .arg(&m32)
+            .arg(&job.buckets)
+            .arg(&mut out)
+            .launch(grid(n * m))
+            .map_err(cuda_err)?;
+    }
+    let keywords = s.clone_dtoh(&out).map_err(cuda_err)?;
+    s.synchronize().map_err(cuda_err)?;
+    ctx.check_err().map_err(cuda_err)?;
+    Ok(keywords)
+}
+
+/// Hashes RBH `job` on device `ordinal`; the result is `n x m` keywords, row-major.
+pub fn binning_hash(ordinal: usize, job: &BinningJob<'_>) -> Result<Vec<u32>> {
+    super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+    job.check()?;
+    let (n, m) = shape(job.vectors, job.dim, job.seeds);
+    if n == 0 || m == 0 {
+        return Ok(Vec::new());
+    }
+    let (ctx, f, s) = open(ordinal, "binning_hash")?;
+    let vecs = s.clone_htod(job.vectors).map_err(cuda_err)?;
+    let inv_width = s.clone_htod(job.inv_width).map_err(cuda_err)?;
+    let shift = s.clone_htod(job.shift).map_err(cuda_err)?;
+    let seeds = s.clone_htod(job.seeds).map_err(cuda_err)?;
+    let mut out = s.alloc_zeros::<u32>(n * m).map_err(cuda_err)?;
+    let (n32, m32) = (n as u32, m as u32);
+    // SAFETY: argument types and order match `binning_hash` in kernels/lsh.cu; `check` sized
+    // every array.
+    unsafe {
+        s.launch_builder(&f)
+            .arg(&vecs)
+            .arg(&n32)
+            .arg(&job.dim)
+            .arg(&inv_width)
+            .arg(&shift)
+            .arg(&seeds)
+            .arg(&m32)
+            .arg(&job.buckets)
+            .arg(&mut out)
+            .launch(grid(n * m))
             .map_err(cuda_err)?;
     }
     let keywords = s.clone_dtoh(&out).map_err(cuda_err)?;
