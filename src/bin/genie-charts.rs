@@ -1,0 +1,1260 @@
+//! genie-charts: PNG charts of the benchmark results kept under `bench/runs/`, for
+//! `docs/BENCHMARKS.md`.
+//!
+//! Charts: time and queries/s against the number of queries (genie's GPU c-PQ with the
+//! tiled and the global kernel, the GPU count table, the CPU backend, the PyTorch peer); search
+//! time against the number of objects at the paper's Table II sizes, with the paper's own times;
+//! and how much faster than the paper each workload of the suite runs.
+//!
+//! Text is drawn with an embedded font (Noto Sans, from the `ttf-noto-sans` crate), so no system
+//! font library is needed. Regenerate with `cargo run --release --bin genie-charts`.
+
+use ab_glyph::{Font, FontRef, ScaleFont};
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+use plotters_backend::text_anchor::{HPos, Pos, VPos};
+use plotters_backend::{BackendColor, BackendCoord, BackendTextStyle, DrawingErrorKind};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The runs the charts are drawn from (file names under `--runs`).
+const QUERIES_CSV: &str = "2026-11-22-h200-ed40c6b-queries.csv";
+const PEER_QUERIES_CSV: &str = "2026-11-22-h200-ed40c6b-torch-peer-queries.csv";
+const SCALE_TILED_CSV: &str = "2026-11-22-h200-f2f64b1-scale.csv";
+const SCALE_GLOBAL_CSV: &str = "2026-11-22-h200x2-e40308d-scale.csv";
+const SUITE_CSV: &str = "2026-11-22-h200-3a79b09-suite.csv";
+
+/// The device of the runs whose CSVs have no device column (scale and suite): one H200 each (the
+/// global-kernel scale run on a two-GPU host, with one GPU).
+const RUNS_DEVICE: &str = "NVIDIA H200";
+
+/// The paper's Table II: GENIE's time in seconds for 1,024 queries on SIFT_LARGE, by number of
+/// objects (TITAN X, loaded 6 M objects at a time).
+const PAPER_TABLE_II: [(f64, f64); 4] = [
+    (6.0e6, 4.32),
+    (12.0e6, 8.62),
+    (24.0e6, 17.26),
+    (36.0e6, 25.90),
+];
+
+/// The suite's target: end-to-end 30x faster than the paper's query time.
+const SUITE_TARGET: f64 = 30.0;
+
+/// The font family name the charts use; the embedded font is registered under it.
+const FONT: &str = "sans-serif";
+
+const WIDTH: u32 = 1000;
+const HEIGHT: u32 = 640;
+/// Height of the footer that names the workload and the source files.
+const FOOTER: u32 = 44;
+
+#[derive(Parser, Debug)]
+#[command(about = "Draw PNG charts of the benchmark results under bench/runs/")]
+struct Args {
+    /// Folder of the benchmark CSVs.
+    #[arg(long, default_value = "bench/runs")]
+    runs: PathBuf,
+    /// Folder the PNGs are written to (created if missing).
+    #[arg(long, default_value = "docs/charts")]
+    out: PathBuf,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    for path in render_all(&args.runs, &args.out)? {
+        println!("{}", path.display());
+    }
+    Ok(())
+}
+
+/// Draws every chart from the CSVs under `runs` into `out`; returns the files written.
+fn render_all(runs: &Path, out: &Path) -> Result<Vec<PathBuf>> {
+    register_embedded_font()?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let queries = QueryRuns::read(&runs.join(QUERIES_CSV), &runs.join(PEER_QUERIES_CSV))?;
+    let scale = ScaleRuns::read(&runs.join(SCALE_TILED_CSV), &runs.join(SCALE_GLOBAL_CSV))?;
+    let suite = Suite::read(&runs.join(SUITE_CSV))?;
+
+    let charts = [
+        ("queries-time.png", queries.time_chart()?),
+        ("queries-rate.png", queries.rate_chart()?),
+        ("scale-time.png", scale.chart()?),
+    ];
+    let mut written = Vec::new();
+    for (name, chart) in charts {
+        let path = out.join(name);
+        chart.draw(&path)?;
+        written.push(path);
+    }
+    let path = out.join("suite-speedup.png");
+    suite.chart().draw(&path)?;
+    written.push(path);
+    Ok(written)
+}
+
+/// Registers the embedded font with plotters, whose font layer measures the text.
+fn register_embedded_font() -> Result<()> {
+    match register_font(FONT, FontStyle::Normal, ttf_noto_sans::REGULAR) {
+        Ok(()) => Ok(()),
+        Err(_) => bail!("the embedded Noto Sans font could not be registered with plotters"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV input
+
+/// A malformed benchmark CSV; every message names the file and, where one is to blame, the line.
+#[derive(Debug, thiserror::Error)]
+enum CsvError {
+    #[error("{}: cannot open: {error}", path.display())]
+    Open { path: PathBuf, error: csv::Error },
+    #[error("{}:{line}: {message}", path.display())]
+    Malformed {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    #[error("{}: the header has no column `{column}` (it has: {found})", path.display())]
+    MissingColumn {
+        path: PathBuf,
+        column: String,
+        found: String,
+    },
+    #[error("{}:{line}: column `{column}`: expected {expected}, found `{value}`", path.display())]
+    BadValue {
+        path: PathBuf,
+        line: u64,
+        column: String,
+        expected: &'static str,
+        value: String,
+    },
+    #[error("{}: no data rows", path.display())]
+    Empty { path: PathBuf },
+}
+
+/// A CSV file with a header row, read whole.
+#[derive(Debug)]
+struct Table {
+    path: PathBuf,
+    columns: HashMap<String, usize>,
+    header: Vec<String>,
+    rows: Vec<(u64, csv::StringRecord)>,
+}
+
+/// One data row of a [`Table`], for typed access by column name.
+#[derive(Clone, Copy)]
+struct Row<'a> {
+    table: &'a Table,
+    line: u64,
+    record: &'a csv::StringRecord,
+}
+
+impl Table {
+    fn read(path: &Path) -> Result<Self, CsvError> {
+        let malformed = |e: csv::Error| {
+            let line = e.position().map_or(0, csv::Position::line);
+            let message = match e.kind() {
+                csv::ErrorKind::UnequalLengths {
+                    expected_len, len, ..
+                } => format!("row has {len} fields, the header has {expected_len}"),
+                csv::ErrorKind::Utf8 { err, .. } => {
+                    format!("field {} is not valid UTF-8", err.field() + 1)
+                }
+                csv::ErrorKind::Io(io) => format!("read error: {io}"),
+                _ => e.to_string(),
+            };
+            CsvError::Malformed {
+                path: path.to_path_buf(),
+                line,
+                message,
+            }
+        };
+        let mut reader = csv::Reader::from_path(path).map_err(|error| CsvError::Open {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        let header: Vec<String> = reader
+            .headers()
+            .map_err(malformed)?
+            .iter()
+            .map(|h| h.trim().to_string())
+            .collect();
+        let columns = header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.clone(), i))
+            .collect();
+        let mut rows = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(malformed)?;
+            let line = record.position().map_or(0, csv::Position::line);
+            rows.push((line, record));
+        }
+        if rows.is_empty() {
+            return Err(CsvError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            columns,
+            header,
+            rows,
+        })
+    }
+
+    /// Fails unless the header has every one of `names`.
+    fn require(&self, names: &[&str]) -> Result<(), CsvError> {
+        for name in names {
+            self.column(name)?;
+        }
+        Ok(())
+    }
+
+    fn column(&self, name: &str) -> Result<usize, CsvError> {
+        self.columns
+            .get(name)
+            .copied()
+            .ok_or_else(|| CsvError::MissingColumn {
+                path: self.path.clone(),
+                column: name.to_string(),
+                found: self.header.join(", "),
+            })
+    }
+
+    fn rows(&self) -> impl Iterator<Item = Row<'_>> {
+        self.rows.iter().map(|(line, record)| Row {
+            table: self,
+            line: *line,
+            record,
+        })
+    }
+
+    fn first(&self) -> Row<'_> {
+        let (line, record) = &self.rows[0];
+        Row {
+            table: self,
+            line: *line,
+            record,
+        }
+    }
+}
+
+impl<'a> Row<'a> {
+    fn text(&self, column: &str) -> Result<&'a str, CsvError> {
+        let i = self.table.column(column)?;
+        Ok(self.record.get(i).unwrap_or("").trim())
+    }
+
+    fn bad(&self, column: &str, expected: &'static str, value: &str) -> CsvError {
+        CsvError::BadValue {
+            path: self.table.path.clone(),
+            line: self.line,
+            column: column.to_string(),
+            expected,
+            value: value.to_string(),
+        }
+    }
+
+    /// A finite number.
+    fn number(&self, column: &str) -> Result<f64, CsvError> {
+        let value = self.text(column)?;
+        match value.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(self.bad(column, "a number", value)),
+        }
+    }
+
+    /// A number greater than zero (a time, a rate or a count drawn on a logarithmic axis).
+    fn positive(&self, column: &str) -> Result<f64, CsvError> {
+        let v = self.number(column)?;
+        if v > 0.0 {
+            Ok(v)
+        } else {
+            Err(self.bad(column, "a number greater than 0", self.text(column)?))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runs
+
+/// One (x, y) series of a chart.
+struct Series {
+    label: String,
+    points: Vec<(f64, f64)>,
+    color: RGBColor,
+    dashed: bool,
+}
+
+/// Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
+const PALETTE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+];
+
+/// One run of a batch: (queries, wall s, queries/s).
+type QueryPoint = (f64, f64, f64);
+
+/// Time and queries/s against the batch size: genie's methods and the PyTorch peer.
+struct QueryRuns {
+    device: String,
+    workload: String,
+    sources: String,
+    /// (label, runs) per method.
+    series: Vec<(String, Vec<QueryPoint>)>,
+}
+
+impl QueryRuns {
+    fn read(genie: &Path, peer: &Path) -> Result<Self, CsvError> {
+        let table = Table::read(genie)?;
+        table.require(&["device", "backend", "method", "queries", "wall_s", "qps"])?;
+        let first = table.first();
+        let device = first.text("device")?.to_string();
+        let workload = format!(
+            "{} objects, {} dimensions x {} values, k = {}",
+            thousands(first.positive("objects")?),
+            first.text("dims")?,
+            first.text("values")?,
+            first.text("k")?,
+        );
+        let mut series: Vec<(String, Vec<QueryPoint>)> = Vec::new();
+        for row in table.rows() {
+            let label = method_label(row.text("backend")?, row.text("method")?);
+            let point = (
+                row.positive("queries")?,
+                row.positive("wall_s")?,
+                row.positive("qps")?,
+            );
+            match series.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, points)) => points.push(point),
+                None => series.push((label, vec![point])),
+            }
+        }
+
+        let table = Table::read(peer)?;
+        table.require(&["torch", "queries", "wall_s", "qps"])?;
+        let label = format!(
+            "PyTorch SpMM + topk (torch {})",
+            table.first().text("torch")?
+        );
+        let points = table
+            .rows()
+            .map(|row| {
+                Ok((
+                    row.positive("queries")?,
+                    row.positive("wall_s")?,
+                    row.positive("qps")?,
+                ))
+            })
+            .collect::<Result<Vec<_>, CsvError>>()?;
+        series.push((label, points));
+        Ok(Self {
+            device,
+            workload,
+            sources: format!("{}, {}", file_name(genie), file_name(peer)),
+            series,
+        })
+    }
+
+    fn lines(&self, y: impl Fn(&QueryPoint) -> f64) -> Vec<Series> {
+        self.series
+            .iter()
+            .zip(PALETTE.iter().cycle())
+            .map(|((label, points), color)| Series {
+                label: label.clone(),
+                points: points.iter().map(|p| (p.0, y(p))).collect(),
+                color: *color,
+                dashed: false,
+            })
+            .collect()
+    }
+
+    fn time_chart(&self) -> Result<LineChart> {
+        let series = self.lines(|p| p.1);
+        Ok(LineChart {
+            title: format!("Time against the number of queries, {}", self.device),
+            x: Axis::log_at_data("queries in the batch", &series, |p| p.0, thousands)?,
+            y: Axis::log("wall time for all the queries (s)", &series, |p| p.1, plain)?,
+            footer: format!("{}; sources: {}", self.workload, self.sources),
+            legend: SeriesLabelPosition::UpperLeft,
+            series,
+        })
+    }
+
+    fn rate_chart(&self) -> Result<LineChart> {
+        let series = self.lines(|p| p.2);
+        Ok(LineChart {
+            title: format!("Queries per second against the batch size, {}", self.device),
+            x: Axis::log_at_data("queries in the batch", &series, |p| p.0, thousands)?,
+            y: Axis::log("queries per second", &series, |p| p.1, thousands)?,
+            footer: format!("{}; sources: {}", self.workload, self.sources),
+            legend: SeriesLabelPosition::LowerRight,
+            series,
+        })
+    }
+}
+
+/// A legend label for a row of genie-bench's query runs (the CPU backend has one method).
+fn method_label(backend: &str, method: &str) -> String {
+    let method = match method {
+        "c-PQ" => "c-PQ, tiled kernel",
+        "c-PQ global" => "c-PQ, global kernel",
+        "count-table" => "count table",
+        other => other,
+    };
+    match backend.strip_prefix("cpu") {
+        Some(threads) => format!("genie CPU backend{threads}"),
+        None => format!("genie GPU {method}"),
+    }
+}
+
+/// Search time against the number of objects (the paper's Table II sizes).
+struct ScaleRuns {
+    tiled: Vec<(f64, f64)>,
+    global: Vec<(f64, f64)>,
+    queries: f64,
+    workload: String,
+    sources: String,
+}
+
+impl ScaleRuns {
+    fn read(tiled: &Path, global: &Path) -> Result<Self, CsvError> {
+        let read = |path: &Path| -> Result<(Table, Vec<(f64, f64)>), CsvError> {
+            let table = Table::read(path)?;
+            table.require(&["objects", "queries", "search_s"])?;
+            let points = table
+                .rows()
+                .map(|row| Ok((row.positive("objects")?, row.positive("search_s")?)))
+                .collect::<Result<Vec<_>, CsvError>>()?;
+            Ok((table, points))
+        };
+        let (table, tiled_points) = read(tiled)?;
+        let (_, global_points) = read(global)?;
+        let first = table.first();
+        let queries = first.positive("queries")?;
+        let workload = format!(
+            "{} keywords per object x {} values, {} queries, k = {}, index resident",
+            first.text("dims")?,
+            first.text("values")?,
+            thousands(queries),
+            first.text("k")?,
+        );
+        Ok(Self {
+            tiled: tiled_points,
+            global: global_points,
+            queries,
+            workload,
+            sources: format!("{}, {}", file_name(tiled), file_name(global)),
+        })
+    }
+
+    fn chart(&self) -> Result<LineChart> {
+        let series = vec![
+            Series {
+                label: "genie GPU c-PQ, tiled kernel".into(),
+                points: self.tiled.clone(),
+                color: PALETTE[0],
+                dashed: false,
+            },
+            Series {
+                label: "genie GPU c-PQ, global kernel".into(),
+                points: self.global.clone(),
+                color: PALETTE[1],
+                dashed: false,
+            },
+            Series {
+                label: "the paper's GENIE (TITAN X, 6 M objects per loading; Table II)".into(),
+                points: PAPER_TABLE_II.to_vec(),
+                color: PALETTE[6],
+                dashed: true,
+            },
+        ];
+        Ok(LineChart {
+            title: format!(
+                "Search time for {} queries against the number of objects, {RUNS_DEVICE}",
+                thousands(self.queries)
+            ),
+            x: Axis::log_at_data("objects", &series, |p| p.0, millions)?,
+            y: Axis::log("search time (s)", &series, |p| p.1, plain)?,
+            footer: format!("SIFT-like: {}; sources: {}", self.workload, self.sources),
+            legend: SeriesLabelPosition::UpperLeft,
+            series,
+        })
+    }
+}
+
+/// The suite: how much faster than the paper each workload runs.
+struct Suite {
+    bars: Vec<(String, f64)>,
+    sources: String,
+}
+
+impl Suite {
+    fn read(path: &Path) -> Result<Self, CsvError> {
+        let table = Table::read(path)?;
+        table.require(&["workload", "speedup"])?;
+        let bars = table
+            .rows()
+            .map(|row| Ok((row.text("workload")?.to_string(), row.positive("speedup")?)))
+            .collect::<Result<Vec<_>, CsvError>>()?;
+        Ok(Self {
+            bars,
+            sources: file_name(path),
+        })
+    }
+
+    fn chart(&self) -> BarChart {
+        BarChart {
+            title: format!("Speed-up over the paper's query times (Table I), {RUNS_DEVICE}"),
+            y_label: "paper's query time / genie's wall time (x)".into(),
+            bars: self.bars.clone(),
+            bar_label: "genie GPU c-PQ, 1,024 queries end to end".into(),
+            target: (SUITE_TARGET, format!("target: {SUITE_TARGET}x")),
+            footer: format!(
+                "the paper's Table I query time (transfer + match + select) for 1,024 queries; \
+                 source: {}",
+                self.sources
+            ),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing
+
+/// An axis: data values map to chart coordinates (log10 of the value on a logarithmic axis), with
+/// labelled ticks at chosen values.
+struct Axis {
+    label: String,
+    log: bool,
+    /// Range and ticks in chart coordinates.
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+    light: Vec<f64>,
+    format: fn(f64) -> String,
+}
+
+impl Axis {
+    fn coord(&self, v: f64) -> f64 {
+        if self.log {
+            v.log10()
+        } else {
+            v
+        }
+    }
+
+    fn value(&self, c: f64) -> f64 {
+        if self.log {
+            10f64.powf(c)
+        } else {
+            c
+        }
+    }
+
+    fn ranged(&self) -> Ticked {
+        Ticked {
+            range: self.lo..self.hi,
+            bold: self.ticks.clone(),
+            light: self.light.clone(),
+        }
+    }
+
+    /// A logarithmic axis spanning the data, ticks at 1, 2 and 5 times powers of ten.
+    fn log(
+        label: &str,
+        series: &[Series],
+        pick: fn(&(f64, f64)) -> f64,
+        format: fn(f64) -> String,
+    ) -> Result<Self> {
+        let (min, max) = extent(series, pick)?;
+        let steps: Vec<f64> = (min.log10().floor() as i32 - 1..=max.log10().ceil() as i32 + 1)
+            .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+            .collect();
+        let lo = steps
+            .iter()
+            .copied()
+            .filter(|&s| s <= min / 1.1)
+            .fold(f64::NAN, f64::max);
+        let hi = steps
+            .iter()
+            .copied()
+            .find(|&s| s >= max * 1.1)
+            .unwrap_or(max * 2.0);
+        let ticks = steps.iter().copied().filter(|&s| s >= lo && s <= hi);
+        let light = (lo.log10().floor() as i32..=hi.log10().ceil() as i32)
+            .flat_map(|e| (1..10).map(move |m| f64::from(m) * 10f64.powi(e)))
+            .filter(|&s| s >= lo && s <= hi);
+        Ok(Self {
+            label: label.into(),
+            log: true,
+            lo: lo.log10(),
+            hi: hi.log10(),
+            ticks: ticks.map(f64::log10).collect(),
+            light: light.map(f64::log10).collect(),
+            format,
+        })
+    }
+
+    /// A logarithmic axis with a tick at each distinct data value (batch sizes, data sizes).
+    fn log_at_data(
+        label: &str,
+        series: &[Series],
+        pick: fn(&(f64, f64)) -> f64,
+        format: fn(f64) -> String,
+    ) -> Result<Self> {
+        let (min, max) = extent(series, pick)?;
+        let mut ticks: Vec<f64> = series
+            .iter()
+            .flat_map(|s| s.points.iter().map(pick))
+            .map(f64::log10)
+            .collect();
+        ticks.sort_by(f64::total_cmp);
+        ticks.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
+        let pad = ((max / min).log10() * 0.06).max(0.05);
+        Ok(Self {
+            label: label.into(),
+            log: true,
+            lo: min.log10() - pad,
+            hi: max.log10() + pad,
+            ticks,
+            light: Vec::new(),
+            format,
+        })
+    }
+}
+
+/// A linear f64 axis whose grid lines and labels are at given points.
+struct Ticked {
+    range: Range<f64>,
+    bold: Vec<f64>,
+    light: Vec<f64>,
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let span = self.range.end - self.range.start;
+        if span == 0.0 {
+            return (limit.0 + limit.1) / 2;
+        }
+        let t = (value - self.range.start) / span;
+        limit.0 + (f64::from(limit.1 - limit.0) * t).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.bold.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// The smallest and largest value `pick` takes over the series' points; all must be positive.
+fn extent(series: &[Series], pick: fn(&(f64, f64)) -> f64) -> Result<(f64, f64)> {
+    let mut min = f64::INFINITY;
+    let mut max = f64::NEG_INFINITY;
+    for s in series {
+        for p in &s.points {
+            let v = pick(p);
+            if !(v.is_finite() && v > 0.0) {
+                bail!(
+                    "series `{}`: value {v} cannot be drawn on a log axis",
+                    s.label
+                );
+            }
+            min = min.min(v);
+            max = max.max(v);
+        }
+    }
+    if min > max {
+        bail!("no data points to draw");
+    }
+    Ok((min, max))
+}
+
+/// A chart of lines with points.
+struct LineChart {
+    title: String,
+    x: Axis,
+    y: Axis,
+    series: Vec<Series>,
+    legend: SeriesLabelPosition,
+    footer: String,
+}
+
+/// Maps a plotters error on `path` to one that names the file.
+fn drawing<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> anyhow::Error + '_ {
+    move |e| anyhow::anyhow!("{}: cannot draw the chart: {e}", path.display())
+}
+
+fn font(size: f64) -> TextStyle<'static> {
+    (FONT, size).into_font().color(&BLACK)
+}
+
+/// The embedded font, parsed once.
+fn embedded_font() -> Result<&'static FontRef<'static>> {
+    static PARSED: OnceLock<Option<FontRef<'static>>> = OnceLock::new();
+    match PARSED.get_or_init(|| FontRef::try_from_slice(ttf_noto_sans::REGULAR).ok()) {
+        Some(font) => Ok(font),
+        None => bail!("the embedded Noto Sans font could not be parsed"),
+    }
+}
+
+/// The bitmap backend with its text drawn here: plotters 0.3.7's ab_glyph text path places each
+/// glyph without its left side bearing, which spaces the letters unevenly. Text sizes still come
+/// from plotters' font layer (the same advances and kerning as drawn here).
+struct Canvas<'a> {
+    bitmap: BitMapBackend<'a>,
+    font: &'static FontRef<'static>,
+}
+
+type CanvasError<'a> = DrawingErrorKind<<BitMapBackend<'a> as DrawingBackend>::ErrorType>;
+
+impl<'a> DrawingBackend for Canvas<'a> {
+    type ErrorType = <BitMapBackend<'a> as DrawingBackend>::ErrorType;
+
+    fn get_size(&self) -> (u32, u32) {
+        self.bitmap.get_size()
+    }
+
+    fn ensure_prepared(&mut self) -> Result<(), CanvasError<'a>> {
+        self.bitmap.ensure_prepared()
+    }
+
+    fn present(&mut self) -> Result<(), CanvasError<'a>> {
+        self.bitmap.present()
+    }
+
+    fn draw_pixel(
+        &mut self,
+        point: BackendCoord,
+        color: BackendColor,
+    ) -> Result<(), CanvasError<'a>> {
+        self.bitmap.draw_pixel(point, color)
+    }
+
+    fn draw_line<S: plotters_backend::BackendStyle>(
+        &mut self,
+        from: BackendCoord,
+        to: BackendCoord,
+        style: &S,
+    ) -> Result<(), CanvasError<'a>> {
+        self.bitmap.draw_line(from, to, style)
+    }
+
+    fn draw_rect<S: plotters_backend::BackendStyle>(
+        &mut self,
+        upper_left: BackendCoord,
+        bottom_right: BackendCoord,
+        style: &S,
+        fill: bool,
+    ) -> Result<(), CanvasError<'a>> {
+        self.bitmap.draw_rect(upper_left, bottom_right, style, fill)
+    }
+
+    fn blit_bitmap(
+        &mut self,
+        pos: BackendCoord,
+        size: (u32, u32),
+        src: &[u8],
+    ) -> Result<(), CanvasError<'a>> {
+        self.bitmap.blit_bitmap(pos, size, src)
+    }
+
+    /// As plotters' default: the layout box placed by the anchor, then transformed (rotated); the
+    /// baseline lies half the font size below the top of the box, as in plotters.
+    fn draw_text<S: BackendTextStyle>(
+        &mut self,
+        text: &str,
+        style: &S,
+        pos: BackendCoord,
+    ) -> Result<(), CanvasError<'a>> {
+        let color = style.color();
+        if color.alpha == 0.0 {
+            return Ok(());
+        }
+        let ((min_x, min_y), (max_x, max_y)) = style
+            .layout_box(text)
+            .map_err(|e| DrawingErrorKind::FontError(Box::new(e)))?;
+        let dx = match style.anchor().h_pos {
+            HPos::Left => 0,
+            HPos::Right => -(max_x - min_x),
+            HPos::Center => -(max_x - min_x) / 2,
+        };
+        let dy = match style.anchor().v_pos {
+            VPos::Top => 0,
+            VPos::Center => -(max_y - min_y) / 2,
+            VPos::Bottom => -(max_y - min_y),
+        };
+        let size = style.size() as f32;
+        let font = self.font.as_scaled(size);
+        let mut coverage = Vec::new();
+        let mut caret = 0f32;
+        let mut previous = None;
+        for c in text.chars() {
+            let id = font.glyph_id(c);
+            if let Some(p) = previous {
+                caret += font.kern(p, id);
+            }
+            let glyph = id.with_scale_and_position(size, ab_glyph::point(caret, size / 2.0));
+            if let Some(outline) = font.outline_glyph(glyph) {
+                let bounds = outline.px_bounds();
+                let (left, top) = (bounds.min.x as i32, bounds.min.y as i32);
+                outline.draw(|x, y, c| coverage.push((left + x as i32, top + y as i32, c)));
+            }
+            caret += font.h_advance(id);
+            previous = Some(id);
+        }
+        let transform = style.transform();
+        let (w, h) = self.get_size();
+        for (x, y, c) in coverage {
+            let (x, y) = transform.transform(x + dx - min_x, y + dy - min_y);
+            let (x, y) = (pos.0 + x, pos.1 + y);
+            if x >= 0 && y >= 0 && x < w as i32 && y < h as i32 {
+                let alpha = color.alpha * f64::from(c.clamp(0.0, 1.0));
+                self.bitmap.draw_pixel(
+                    (x, y),
+                    BackendColor {
+                        alpha,
+                        rgb: color.rgb,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+type Area<'a> = DrawingArea<Canvas<'a>, plotters::coord::Shift>;
+
+/// A white canvas split into the chart and its footer, with the footer's text drawn.
+fn canvas<'a>(path: &'a Path, footer: &str) -> Result<(Area<'a>, Area<'a>)> {
+    let root = Canvas {
+        bitmap: BitMapBackend::new(path, (WIDTH, HEIGHT)),
+        font: embedded_font()?,
+    }
+    .into_drawing_area();
+    root.fill(&WHITE).map_err(drawing(path))?;
+    let (main, foot) = root.split_vertically(HEIGHT - FOOTER);
+    foot.draw(&Text::new(
+        footer.to_string(),
+        (16, 12),
+        font(14.0).color(&RGBColor(90, 90, 90)),
+    ))
+    .map_err(drawing(path))?;
+    Ok((root, main))
+}
+
+impl LineChart {
+    fn draw(&self, path: &Path) -> Result<()> {
+        let (root, main) = canvas(path, &self.footer)?;
+        let mut chart = ChartBuilder::on(&main)
+            .caption(&self.title, font(24.0))
+            .margin(16)
+            .x_label_area_size(52)
+            .y_label_area_size(84)
+            .build_cartesian_2d(self.x.ranged(), self.y.ranged())
+            .map_err(drawing(path))?;
+        let x_format = |c: &f64| (self.x.format)(self.x.value(*c));
+        let y_format = |c: &f64| (self.y.format)(self.y.value(*c));
+        chart
+            .configure_mesh()
+            .x_desc(&self.x.label)
+            .y_desc(&self.y.label)
+            .x_label_formatter(&x_format)
+            .y_label_formatter(&y_format)
+            .label_style(font(15.0))
+            .axis_desc_style(font(18.0))
+            .bold_line_style(RGBColor(200, 200, 200))
+            .light_line_style(RGBColor(238, 238, 238))
+            .draw()
+            .map_err(drawing(path))?;
+        for s in &self.series {
+            let points: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .map(|&(x, y)| (self.x.coord(x), self.y.coord(y)))
+                .collect();
+            let color = s.color;
+            let style = color.stroke_width(3);
+            if s.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(points.clone(), 10, 6, style))
+                    .map_err(drawing(path))?;
+            } else {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(points.clone(), style)))
+                    .map_err(drawing(path))?;
+            }
+            let legend = chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 5, color.filled())))
+                .map_err(drawing(path))?
+                .label(&s.label);
+            if s.dashed {
+                legend.legend(move |(x, y)| {
+                    DashedPathElement::new(vec![(x, y), (x + 28, y)], 8, 4, style)
+                });
+            } else {
+                legend.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], style));
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(self.legend.clone())
+            .label_font(font(15.0))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(160, 160, 160))
+            .margin(12)
+            .draw()
+            .map_err(drawing(path))?;
+        root.present().map_err(drawing(path))?;
+        Ok(())
+    }
+}
+
+/// A bar per category, with a horizontal target line.
+struct BarChart {
+    title: String,
+    y_label: String,
+    bars: Vec<(String, f64)>,
+    bar_label: String,
+    target: (f64, String),
+    footer: String,
+}
+
+impl BarChart {
+    fn draw(&self, path: &Path) -> Result<()> {
+        if self.bars.is_empty() {
+            bail!("{}: no bars to draw", path.display());
+        }
+        let (root, main) = canvas(path, &self.footer)?;
+        let max = self.bars.iter().map(|b| b.1).fold(self.target.0, f64::max);
+        let step = nice_step(max * 1.15 / 8.0);
+        let top = (max * 1.15 / step).ceil() * step;
+        let n = self.bars.len();
+        let ticks: Vec<f64> = (0..=(top / step).round() as usize)
+            .map(|i| i as f64 * step)
+            .collect();
+        let x_range = Ticked {
+            range: -0.5..n as f64 - 0.5,
+            bold: (0..n).map(|i| i as f64).collect(),
+            light: Vec::new(),
+        };
+        let y_range = Ticked {
+            range: 0.0..top,
+            bold: ticks,
+            light: Vec::new(),
+        };
+        let mut chart = ChartBuilder::on(&main)
+            .caption(&self.title, font(24.0))
+            .margin(16)
+            .x_label_area_size(44)
+            .y_label_area_size(84)
+            .build_cartesian_2d(x_range, y_range)
+            .map_err(drawing(path))?;
+        let names: Vec<&str> = self.bars.iter().map(|b| b.0.as_str()).collect();
+        let x_format = |c: &f64| {
+            let i = c.round();
+            if i >= 0.0 && (i as usize) < names.len() {
+                names[i as usize].to_string()
+            } else {
+                String::new()
+            }
+        };
+        let y_format = |c: &f64| plain(*c);
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .y_desc(&self.y_label)
+            .x_label_formatter(&x_format)
+            .y_label_formatter(&y_format)
+            .label_style(font(15.0))
+            .axis_desc_style(font(18.0))
+            .bold_line_style(RGBColor(200, 200, 200))
+            .draw()
+            .map_err(drawing(path))?;
+        // The target line first, so that the bars and their values lie over it.
+        let target_color = PALETTE[1];
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(-0.5, self.target.0), (n as f64 - 0.5, self.target.0)],
+                10,
+                6,
+                target_color.stroke_width(3),
+            ))
+            .map_err(drawing(path))?;
+        let color = PALETTE[0];
+        chart
+            .draw_series(self.bars.iter().enumerate().map(|(i, (_, v))| {
+                let x = i as f64;
+                Rectangle::new([(x - 0.32, 0.0), (x + 0.32, *v)], color.filled())
+            }))
+            .map_err(drawing(path))?
+            .label(&self.bar_label)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 7), (x + 22, y + 7)], color.filled()));
+        // The target's legend entry, after the bars'.
+        chart
+            .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
+            .map_err(drawing(path))?
+            .label(&self.target.1)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 22, y)], target_color.stroke_width(3))
+            });
+        // The value inside the top of each bar.
+        let inside = font(16.0)
+            .color(&WHITE)
+            .pos(Pos::new(HPos::Center, VPos::Top));
+        chart
+            .draw_series(self.bars.iter().enumerate().map(|(i, (_, v))| {
+                Text::new(
+                    format!("{v:.0}x"),
+                    (i as f64, *v - top * 0.012),
+                    inside.clone(),
+                )
+            }))
+            .map_err(drawing(path))?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font(font(15.0))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(160, 160, 160))
+            .margin(12)
+            .draw()
+            .map_err(drawing(path))?;
+        root.present().map_err(drawing(path))?;
+        Ok(())
+    }
+}
+
+/// A step of 1, 2 or 5 times a power of ten, at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let base = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * base)
+        .find(|&s| s >= raw)
+        .unwrap_or(10.0 * base)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Number formats
+
+/// `1234567.0` -> `1,234,567` (rounded to an integer).
+fn thousands(v: f64) -> String {
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// A short decimal: `0.05`, `2`, `17.3`; thousands separated from 1,000 up.
+fn plain(v: f64) -> String {
+    if v.abs() >= 1000.0 {
+        return thousands(v);
+    }
+    let s = format!("{v:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() || s == "-" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+/// `6000000.0` -> `6 M`.
+fn millions(v: f64) -> String {
+    format!("{} M", plain(v / 1e6))
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    const QUERIES: &str = "\
+device,backend,method,queries,batches,wall_s,qps,objects,dims,values,k
+GPU X,GPU X,c-PQ,64,1,0.007,8753.3,1000,8,4,10
+GPU X,GPU X,c-PQ,256,1,0.023,10794.1,1000,8,4,10
+GPU X,GPU X,count-table,64,1,0.065,973.2,1000,8,4,10
+GPU X,GPU X,count-table,256,1,0.158,1618.1,1000,8,4,10
+GPU X,cpu (2 threads),c-PQ,64,1,0.98,65.3,1000,8,4,10
+";
+    const PEER: &str = "\
+device,torch,queries,wall_s,qps
+GPU X,2.0,64,0.15,423.3
+GPU X,2.0,256,0.48,528.8
+";
+    const SCALE: &str = "\
+objects,dims,values,queries,k,search_s
+6000000,237,67,1024,100,0.063
+12000000,237,67,1024,100,0.105
+";
+    const SUITE: &str = "\
+workload,objects,wall_s,qps,paper_query_s,speedup,count_table_qps
+A-like,3500000,0.041,24752.2,2.619,63.3,15476.6
+B-like,5000000,0.057,17782.7,0.960,16.7,
+";
+
+    fn runs_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            (QUERIES_CSV, QUERIES),
+            (PEER_QUERIES_CSV, PEER),
+            (SCALE_TILED_CSV, SCALE),
+            (SCALE_GLOBAL_CSV, SCALE),
+            (SUITE_CSV, SUITE),
+        ] {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    fn assert_png(path: &Path) {
+        let bytes = std::fs::read(path).unwrap();
+        assert!(
+            bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{} is not a PNG",
+            path.display()
+        );
+        assert!(
+            bytes.len() > 10_000,
+            "{} is only {} bytes",
+            path.display(),
+            bytes.len()
+        );
+    }
+
+    #[test]
+    fn draws_every_chart_from_small_runs() {
+        let runs = runs_with(&[]);
+        let out = runs.path().join("charts");
+        let written = render_all(runs.path(), &out).unwrap();
+        assert_eq!(written.len(), 4);
+        for path in &written {
+            assert_png(path);
+        }
+    }
+
+    #[test]
+    fn draws_the_committed_runs() {
+        let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/runs");
+        let out = tempfile::tempdir().unwrap();
+        for path in render_all(&runs, out.path()).unwrap() {
+            assert_png(&path);
+        }
+    }
+
+    #[test]
+    fn a_bad_number_names_file_line_and_column() {
+        let bad = QUERIES.replace("0.023", "fast");
+        let runs = runs_with(&[(QUERIES_CSV, &bad)]);
+        let err = render_all(runs.path(), &runs.path().join("charts")).unwrap_err();
+        let message = format!("{err:#}");
+        let file = runs.path().join(QUERIES_CSV);
+        assert!(
+            message.contains(&format!("{}:3:", file.display())),
+            "{message}"
+        );
+        assert!(message.contains("column `wall_s`"), "{message}");
+        assert!(message.contains("`fast`"), "{message}");
+    }
+
+    #[test]
+    fn a_short_row_names_file_and_line() {
+        let bad = SCALE.replace("12000000,237,67,1024,100,0.105", "12000000,237");
+        let runs = runs_with(&[(SCALE_TILED_CSV, &bad)]);
+        let err = render_all(runs.path(), &runs.path().join("charts")).unwrap_err();
+        let message = format!("{err:#}");
+        let file = runs.path().join(SCALE_TILED_CSV);
+        assert!(
+            message.contains(&format!(
+                "{}:3: row has 2 fields, the header has 6",
+                file.display()
+            )),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_missing_column_is_named() {
+        let bad = SUITE.replace("speedup", "faster");
+        let runs = runs_with(&[(SUITE_CSV, &bad)]);
+        let err = render_all(runs.path(), &runs.path().join("charts")).unwrap_err();
+        let message = format!("{err:#}");
+        assert!(message.contains(SUITE_CSV), "{message}");
+        assert!(
+            message.contains("the header has no column `speedup`"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_zero_time_is_refused() {
+        let bad = PEER.replace("0.48", "0");
+        let runs = runs_with(&[(PEER_QUERIES_CSV, &bad)]);
+        let err = render_all(runs.path(), &runs.path().join("charts")).unwrap_err();
+        let message = format!("{err:#}");
+        assert!(message.contains(":3: column `wall_s`"), "{message}");
+        assert!(message.contains("greater than 0"), "{message}");
+    }
+
+    #[test]
+    fn a_missing_file_is_named() {
+        let runs = tempfile::tempdir().unwrap();
+        let err = render_all(runs.path(), &runs.path().join("charts")).unwrap_err();
+        assert!(format!("{err:#}").contains(QUERIES_CSV), "{err:#}");
+    }
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(thousands(16384.0), "16,384");
+        assert_eq!(thousands(64.0), "64");
+        assert_eq!(thousands(1_000_000.0), "1,000,000");
+        assert_eq!(plain(0.05), "0.05");
+        assert_eq!(plain(2.0), "2");
+        assert_eq!(plain(20000.0), "20,000");
+        assert_eq!(millions(36e6), "36 M");
+        assert_eq!(nice_step(7.3), 10.0);
+        assert_eq!(nice_step(1.2), 2.0);
+    }
+}
