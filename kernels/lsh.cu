@@ -155,3 +155,67 @@ extern "C" __global__ void binning_hash(const float* __restrict__ vecs, u32 n, u
         keywords[t] = fi * buckets + hash.finish() % buckets;
     }
 }
+
+// ---- exact distances for re-ranking (crates/genie-lsh/src/metric.rs) -----------------------------
+// The CPU's `lanes` with f(x, y) = (x - y)^2 (L2, then sqrt), |x - y| (L1) or x * y (the three dot
+// products of the cosine distance), in the same order and rounding, so re-ranked results are
+// identical on both backends.
+
+template <int OP>
+__device__ __forceinline__ float lane_op(float x, float y) {
+    if (OP == 0) {
+        const float d = __fsub_rn(x, y);
+        return __fmul_rn(d, d);
+    }
+    if (OP == 1) return fabsf(__fsub_rn(x, y));
+    return __fmul_rn(x, y);
+}
+
+template <int OP>
+__device__ double lanes_of(const float* __restrict__ a, const float* __restrict__ b, u32 dim) {
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    const u32 full = dim / 8u * 8u;
+    for (u32 j = 0; j < full; j += 8u) {
+#pragma unroll
+        for (u32 l = 0; l < 8u; ++l) acc[l] = __fadd_rn(acc[l], lane_op<OP>(a[j + l], b[j + l]));
+    }
+    float tail = -0.0f;
+    for (u32 j = full; j < dim; ++j) tail = __fadd_rn(tail, lane_op<OP>(a[j], b[j]));
+    double s = -0.0;
+#pragma unroll
+    for (u32 l = 0; l < 8u; ++l) s = __dadd_rn(s, (double)acc[l]);
+    return __dadd_rn(s, (double)tail);
+}
+
+// out[t] = distance(query t / kc, vector cands[t]) for metric 0 = L2, 1 = L1, 2 = cosine distance;
+// NaN where cands[t] >= n (no candidate).
+extern "C" __global__ void rerank_distance(const float* __restrict__ vecs, u32 n, u32 dim,
+                                           const float* __restrict__ queries, const u32* __restrict__ cands,
+                                           u32 kc, u32 nq, u32 metric, double* out) {
+    const u64 total = (u64)nq * kc;
+    for (u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (u64)gridDim.x * blockDim.x) {
+        const u32 id = cands[t];
+        if (id >= n) {
+            out[t] = __longlong_as_double(0x7ff8000000000000ll);
+            continue;
+        }
+        const float* a = queries + (t / kc) * dim;
+        const float* b = vecs + (u64)id * dim;
+        double d;
+        if (metric == 0) {
+            d = __dsqrt_rn(lanes_of<0>(a, b, dim));
+        } else if (metric == 1) {
+            d = lanes_of<1>(a, b, dim);
+        } else {
+            const double na = __dsqrt_rn(lanes_of<2>(a, a, dim)), nb = __dsqrt_rn(lanes_of<2>(b, b, dim));
+            if (na == 0.0 || nb == 0.0) {
+                d = 1.0;
+            } else {
+                d = __dsub_rn(1.0, __ddiv_rn(lanes_of<2>(a, b, dim), __dmul_rn(na, nb)));
+                // Rust's clamp: NaN stays NaN
+                d = d < 0.0 ? 0.0 : (d > 2.0 ? 2.0 : d);
+            }
+        }
+        out[t] = d;
+    }
+}

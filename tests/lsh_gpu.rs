@@ -127,3 +127,47 @@ fn gpu_hashing_equals_cpu_for_every_family() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Re-ranking on the GPU (the vectors resident beside the index) gives the CPU's results: the same
+/// candidates, distances equal bit for bit, the same order, for each measure (L2, L1, cosine).
+#[test]
+fn gpu_reranking_equals_cpu_for_every_metric() {
+    use genie::core::DeviceChoice;
+    use genie::lsh::VectorIndex;
+    if let Err(reason) = genie::core::backend::cuda_probe() {
+        skip(reason);
+        return;
+    }
+    let mut failures = Vec::new();
+    for (name, vectors) in datasets(3000) {
+        if name.starts_with("special") || name.starts_with("magnitudes") {
+            continue; // infinities and NaN make distances NaN, which equal nothing
+        }
+        let d = vectors.dim();
+        let queries = VectorSet::new(d, vectors.as_slice()[..200 * d].to_vec()).unwrap();
+        for (family, width) in [(Family::E2lsh, 8.0), (Family::L1, 60.0), (Family::Srp, 0.0)] {
+            let params = LshParams::new(family, d, 32, width, 3);
+            let gpu =
+                VectorIndex::build(vectors.clone(), params.clone(), DeviceChoice::Gpu).unwrap();
+            assert!(
+                gpu.reranks_on_gpu(),
+                "{name} {family:?}: the vectors are not on the GPU"
+            );
+            let cpu = VectorIndex::build(vectors.clone(), params, DeviceChoice::Cpu).unwrap();
+            assert!(!cpu.reranks_on_gpu());
+            let (g, c) = (
+                gpu.search(&queries, 10, 100).unwrap(),
+                cpu.search(&queries, 10, 100).unwrap(),
+            );
+            if g != c {
+                let differ = g.iter().zip(&c).filter(|(a, b)| a != b).count();
+                failures.push(format!("{name} {family:?}: {differ} of 200 queries differ"));
+            }
+            assert!(
+                c.iter().all(|h| h.len() == 10),
+                "{name} {family:?}: short results"
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -26,6 +26,7 @@ pub struct Engine {
     resident: Box<dyn ResidentIndex>,
     backend_name: String,
     budget: u64,
+    gpu_ordinal: Option<usize>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -52,6 +53,7 @@ impl Engine {
             resident,
             backend_name: backend.name(),
             budget: backend.memory_budget(),
+            gpu_ordinal: backend.gpu_ordinal(),
         })
     }
 
@@ -59,6 +61,11 @@ impl Engine {
     pub fn with_budget(mut self, bytes: u64) -> Self {
         self.budget = bytes.max(1);
         self
+    }
+
+    /// The GPU the engine searches on (`None` on the CPU).
+    pub fn gpu_ordinal(&self) -> Option<usize> {
+        self.gpu_ordinal
     }
 
     /// The backend's name.

@@ -32,4 +32,4 @@ pub use error::{GenieError, Result};
 pub use index::{IndexBuilder, InvertedIndex, PreparedQuery};
 pub use model::{contract_order, Hit, Item, Keyword, ObjectId, Query};
 pub use parts::{IndexPart, PartSource, PartStat, PartedEngine};
-pub use plugin::{rerank, Transform, VerifiedHit, Verifier};
+pub use plugin::{rank_verified, rerank, Transform, VerifiedHit, Verifier};

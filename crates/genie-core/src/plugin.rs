@@ -69,7 +69,7 @@ pub fn rerank<V: Verifier + ?Sized>(
     candidates: &[Hit],
     k: usize,
 ) -> Result<Vec<VerifiedHit>> {
-    let mut out = candidates
+    let out = candidates
         .iter()
         .map(|h| {
             Ok(VerifiedHit {
@@ -79,6 +79,13 @@ pub fn rerank<V: Verifier + ?Sized>(
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    Ok(rank_verified(out, k))
+}
+
+/// Sorts verified candidates in the contract order (distance ascending, then count descending,
+/// then id ascending) and keeps `k`: what [`rerank`] does once the distances are known (a GPU
+/// computes them in bulk).
+pub fn rank_verified(mut out: Vec<VerifiedHit>, k: usize) -> Vec<VerifiedHit> {
     out.sort_by(|a, b| {
         a.distance
             .total_cmp(&b.distance)
@@ -86,5 +93,5 @@ pub fn rerank<V: Verifier + ?Sized>(
             .then(a.id.cmp(&b.id))
     });
     out.truncate(k);
-    Ok(out)
+    out
 }

@@ -12,8 +12,10 @@ use crate::metric::Metric;
 use crate::transform::VectorTransform;
 use crate::vectors::VectorSet;
 use crate::verify::VectorVerifier;
+use genie_core::backend::{GpuVectors, VectorDistance};
 use genie_core::{
-    rerank, DeviceChoice, Engine, Hit, InvertedIndex, Method, SearchParams, Transform, VerifiedHit,
+    rank_verified, rerank, DeviceChoice, Engine, Hit, InvertedIndex, Method, SearchParams,
+    Transform, VerifiedHit,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -91,6 +93,8 @@ pub struct VectorIndex {
     verifier: VectorVerifier,
     engine: Engine,
     metadata: IndexMetadata,
+    /// The vectors on the engine's GPU, where re-ranking runs when the index is there.
+    gpu_vectors: Option<GpuVectors>,
 }
 
 impl std::fmt::Debug for VectorIndex {
@@ -152,12 +156,23 @@ impl VectorIndex {
     ) -> Result<Self> {
         let engine = Engine::new(Arc::new(index), device)?;
         let verifier = VectorVerifier::new(Arc::clone(&vectors), metadata.metric);
+        let gpu_vectors = match engine.gpu_ordinal() {
+            Some(ordinal) => match GpuVectors::new(ordinal, vectors.as_slice(), vectors.dim()) {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    log::warn!("re-ranking on the CPU: the vectors did not go to the GPU ({e})");
+                    None
+                }
+            },
+            None => None,
+        };
         Ok(Self {
             transform,
             vectors,
             verifier,
             engine,
             metadata,
+            gpu_vectors,
         })
     }
 
@@ -271,10 +286,60 @@ impl VectorIndex {
         method: Method,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
         let hits = self.search_counts_with(queries, candidates.max(k), method)?;
+        if let Some(gpu) = &self.gpu_vectors {
+            return self.rerank_on_gpu(gpu, queries, &hits, k);
+        }
         hits.par_iter()
             .zip(queries.as_slice().par_chunks(queries.dim().max(1)))
             .map(|(h, q)| Ok(rerank(&self.verifier, q, h, k)?))
             .collect()
+    }
+}
+
+impl VectorIndex {
+    /// Whether re-ranking runs on the GPU (the vectors are resident there).
+    pub fn reranks_on_gpu(&self) -> bool {
+        self.gpu_vectors.is_some()
+    }
+
+    /// Re-ranks `hits` with distances computed on the GPU (identical to the CPU's bit for bit),
+    /// then orders them as [`rerank`] does.
+    fn rerank_on_gpu(
+        &self,
+        gpu: &GpuVectors,
+        queries: &VectorSet,
+        hits: &[Vec<Hit>],
+        k: usize,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        let per_query = hits.iter().map(Vec::len).max().unwrap_or(0);
+        let mut candidates = vec![u32::MAX; hits.len() * per_query];
+        for (row, h) in candidates.chunks_mut(per_query.max(1)).zip(hits) {
+            for (c, hit) in row.iter_mut().zip(h) {
+                *c = hit.id;
+            }
+        }
+        let metric = match self.metadata.metric {
+            Metric::L2 => VectorDistance::L2,
+            Metric::L1 => VectorDistance::L1,
+            Metric::Cosine => VectorDistance::Cosine,
+        };
+        let distances = gpu.distances(queries.as_slice(), &candidates, per_query, metric)?;
+        Ok(hits
+            .par_iter()
+            .enumerate()
+            .map(|(q, h)| {
+                let out = h
+                    .iter()
+                    .zip(&distances[q * per_query..])
+                    .map(|(hit, &distance)| VerifiedHit {
+                        id: hit.id,
+                        count: hit.count,
+                        distance,
+                    })
+                    .collect();
+                rank_verified(out, k)
+            })
+            .collect())
     }
 }
 

@@ -7,7 +7,7 @@ pub mod cuda;
 mod device;
 
 pub use cpu::CpuBackend;
-pub use cuda::{cuda_probe, kernels, CudaBackend};
+pub use cuda::{cuda_probe, kernels, CudaBackend, GpuVectors, VectorDistance};
 pub use device::{select_backend, DeviceChoice};
 
 use crate::error::Result;
@@ -76,6 +76,10 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> String;
     /// Bytes of working memory a batch may use (bitmaps, tables, work lists).
     fn memory_budget(&self) -> u64;
+    /// The GPU's ordinal for a GPU backend (`None` on the CPU).
+    fn gpu_ordinal(&self) -> Option<usize> {
+        None
+    }
     /// Makes an index ready to search (on a GPU: uploads it once).
     fn upload(&self, index: Arc<InvertedIndex>) -> Result<Box<dyn ResidentIndex>>;
 }

@@ -59,7 +59,12 @@ impl Kernel {
                 "ct_select",
             ],
             Kernel::Bench => &["random_atomic_add"],
-            Kernel::Lsh => &["project_hash", "sign_hash", "binning_hash"],
+            Kernel::Lsh => &[
+                "project_hash",
+                "sign_hash",
+                "binning_hash",
+                "rerank_distance",
+            ],
         }
     }
 }

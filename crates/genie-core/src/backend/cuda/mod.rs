@@ -13,6 +13,61 @@ mod gpu;
 mod lsh;
 #[cfg(feature = "cuda")]
 pub use lsh::{binning_hash, project_hash, sign_hash};
+#[cfg(feature = "cuda")]
+mod rerank;
+#[cfg(feature = "cuda")]
+pub use rerank::GpuVectors;
+
+/// The distance [`GpuVectors::distances`] computes, as genie-lsh's CPU metric does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorDistance {
+    /// Euclidean.
+    L2 = 0,
+    /// Manhattan.
+    L1 = 1,
+    /// `1 - cos(angle)` (1 when a vector is zero).
+    Cosine = 2,
+}
+
+/// Without the `cuda` feature there are no vectors on a GPU: [`GpuVectors::new`] fails.
+#[cfg(not(feature = "cuda"))]
+#[derive(Debug)]
+pub struct GpuVectors(());
+
+#[cfg(not(feature = "cuda"))]
+impl GpuVectors {
+    /// Always [`GenieError::GpuUnavailable`] without the `cuda` feature.
+    pub fn new(ordinal: usize, vectors: &[f32], dim: usize) -> Result<Self> {
+        let _ = (ordinal, vectors, dim);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn distances(
+        &self,
+        queries: &[f32],
+        candidates: &[u32],
+        per_query: usize,
+        metric: VectorDistance,
+    ) -> Result<Vec<f64>> {
+        let _ = (queries, candidates, per_query, metric);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Number of vectors.
+    pub fn len(&self) -> usize {
+        0
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        true
+    }
+}
 
 /// LSH projection hashing of many vectors at once on a GPU (kernels/lsh.cu): for function `i`,
 /// `floor((a_i . v + offsets[i]) / width)` re-hashed by MurmurHash3 with `seeds[i]` into
@@ -283,6 +338,9 @@ pub struct CudaBackend {
     inner: Arc<gpu::Gpu>,
     /// An explicit batch budget; `None` takes a share of the memory free at the time.
     budget: Option<u64>,
+    /// The device's ordinal.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    ordinal: usize,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -310,7 +368,11 @@ impl CudaBackend {
                 .ok()
                 .and_then(|v| v.parse::<u64>().ok())
                 .map(|mb| mb << 20);
-            Ok(Self { inner, budget })
+            Ok(Self {
+                inner,
+                budget,
+                ordinal,
+            })
         }
         #[cfg(not(feature = "cuda"))]
         {
@@ -343,6 +405,10 @@ impl Backend for CudaBackend {
             .unwrap_or_else(|| (self.inner.free_memory() as f64 * GPU_BUDGET_FRACTION) as u64);
         #[cfg(not(feature = "cuda"))]
         self.budget.unwrap_or(0)
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        Some(self.ordinal)
     }
 
     fn upload(&self, index: Arc<InvertedIndex>) -> Result<Box<dyn ResidentIndex>> {
