@@ -165,9 +165,10 @@ fn run_with(
 ) -> Result<(Row, Vec<Vec<Hit>>)> {
     let method = params.method;
     let prepared = engine.index().prepare_all(qs)?;
-    let per_query: f64 = prepared
+    let per_query = engine
+        .plan_batches(&prepared, &params)
         .iter()
-        .map(|q| engine.bytes_per_query(q, &params) as f64)
+        .map(|b| engine.batch_bytes(&prepared[b.clone()], &params) as f64)
         .sum::<f64>()
         / qs.len().max(1) as f64;
     // an untimed run of the same batch first: the timed one finds its buffers allocated (the

@@ -88,8 +88,24 @@ impl Engine {
         self.resident.index()
     }
 
-    /// Working bytes one query needs during a batch.
+    /// Working bytes one query needs during a batch (its counters at its own width).
     pub fn bytes_per_query(&self, q: &PreparedQuery, params: &SearchParams) -> u64 {
+        let (bits, rest) = self.query_parts(q, params);
+        self.counter_bytes(bits, params) + rest
+    }
+
+    /// Working bytes of a batch: every query's counters take the widest of the batch (the GPU's
+    /// tiled kernel lays a batch out at one width), plus each query's tables and work lists.
+    pub fn batch_bytes(&self, batch: &[PreparedQuery], params: &SearchParams) -> u64 {
+        let (bits, rest) = batch.iter().fold((0, 0), |(b, r), q| {
+            let (qb, qr) = self.query_parts(q, params);
+            (b.max(qb), r + qr)
+        });
+        rest + batch.len() as u64 * self.counter_bytes(bits, params)
+    }
+
+    /// A query's counter width and its bytes besides the counters.
+    fn query_parts(&self, q: &PreparedQuery, params: &SearchParams) -> (u32, u64) {
         let n = self.index().num_objects();
         let tasks: u64 = q
             .items
@@ -101,34 +117,51 @@ impl Engine {
                     .max(1)
             })
             .sum();
-        let counting = match params.method {
-            Method::Cpq => {
-                // at least 8 bits: the GPU's tiled kernel lays counters out as bytes (or 16 bits)
-                words_for(n, bits_for_bound(q.bound).max(8)) as u64 * 4
-                    + table_slots(params.k, q.bound, n, params.table_factor) as u64 * 8
-                    + (u64::from(q.bound) + 2) * 4
-            }
-            Method::CountTable => u64::from(n) * 4,
+        let (bits, tables) = match params.method {
+            // at least 8 bits: the GPU's tiled kernel lays counters out as bytes (or 16 bits)
+            Method::Cpq => (
+                bits_for_bound(q.bound).max(8),
+                table_slots(params.k, q.bound, n, params.table_factor) as u64 * 8
+                    + (u64::from(q.bound) + 2) * 4,
+            ),
+            Method::CountTable => (32, 0),
         };
-        counting + tasks * 24 + u64::from(params.k.next_power_of_two()) * 8
+        (
+            bits,
+            tables + tasks * 24 + u64::from(params.k.next_power_of_two()) * 8,
+        )
     }
 
-    /// Splits prepared queries into consecutive batches within the budget (at least one query each).
+    /// Bytes of one query's counters at `bits` per object.
+    fn counter_bytes(&self, bits: u32, params: &SearchParams) -> u64 {
+        let n = self.index().num_objects();
+        match params.method {
+            Method::Cpq => words_for(n, bits) as u64 * 4,
+            Method::CountTable => u64::from(n) * 4,
+        }
+    }
+
+    /// Splits prepared queries into consecutive batches within the budget (at least one query
+    /// each), costed as [`Engine::batch_bytes`] does.
     pub fn plan_batches(
         &self,
         prepared: &[PreparedQuery],
         params: &SearchParams,
     ) -> Vec<std::ops::Range<usize>> {
         let mut batches = Vec::new();
-        let (mut start, mut used) = (0, 0u64);
+        let (mut start, mut rest, mut bits) = (0, 0u64, 0u32);
         for (i, q) in prepared.iter().enumerate() {
-            let b = self.bytes_per_query(q, params);
-            if i > start && used + b > self.budget {
+            let (qb, qr) = self.query_parts(q, params);
+            let wide = bits.max(qb);
+            let cost = rest + qr + (i - start + 1) as u64 * self.counter_bytes(wide, params);
+            if i > start && cost > self.budget {
                 batches.push(start..i);
                 start = i;
-                used = 0;
+                rest = 0;
+                bits = 0;
             }
-            used += b;
+            rest += qr;
+            bits = bits.max(qb);
         }
         if start < prepared.len() {
             batches.push(start..prepared.len());

@@ -311,3 +311,36 @@ mod parted_files {
             .contains("m.genie"));
     }
 }
+
+/// A batch lays every query's counters out at the batch's widest width (the GPU's tiled kernel
+/// does): mixing a query of bound 300 (16-bit counters) into queries of small bounds costs all of
+/// them 16 bits, and a budget that fits the narrow batch splits the mixed one.
+#[test]
+fn batch_cost_takes_the_widest_counters() {
+    let objects: Vec<Vec<u32>> = (0..5000u32).map(|i| vec![i % 7, 10 + i % 3]).collect();
+    let mut b = IndexBuilder::new();
+    objects.iter().for_each(|o| {
+        b.push_object(o).unwrap();
+    });
+    let idx = Arc::new(b.build().unwrap());
+    let narrow: Vec<Query> = (0..8u32).map(|i| Query::from_keywords(&[i % 7])).collect();
+    let wide_q = Query::new(vec![genie_core::Item::new(0, 12, 130).unwrap()]).unwrap();
+    let p = SearchParams::top_k(10);
+    let e = Engine::with_backend(idx.clone(), &CpuBackend::new()).unwrap();
+    let narrow_p = e.index().prepare_all(&narrow).unwrap();
+    let mut mixed = narrow.clone();
+    mixed.push(wide_q);
+    let mixed_p = e.index().prepare_all(&mixed).unwrap();
+    assert!(mixed_p[8].bound > 255 && mixed_p[8].bound <= 1023);
+    let sum: u64 = mixed_p.iter().map(|q| e.bytes_per_query(q, &p)).sum();
+    let batch = e.batch_bytes(&mixed_p, &p);
+    // 8 narrow queries pay 16-bit counters: 5,000 objects x 1 more byte each
+    assert_eq!(batch - sum, 8 * 5000);
+    assert_eq!(
+        e.batch_bytes(&narrow_p, &p),
+        narrow_p.iter().map(|q| e.bytes_per_query(q, &p)).sum::<u64>()
+    );
+    // a budget that the per-query sum fits but the batch does not: two batches
+    let tight = Engine::with_backend(idx, &CpuBackend::new().with_budget(sum)).unwrap();
+    assert_eq!(tight.plan_batches(&mixed_p, &p), vec![0..8, 8..9]);
+}
