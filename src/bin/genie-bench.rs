@@ -634,6 +634,10 @@ fn ann(args: &Args) -> Result<()> {
         "{:<20} {:>8} {:>6} {:>10} {:>9} {:>10} {:>10} {:>9}\n",
         "data", "n", "K", "rerank", "recall@10", "q/s", "build_s", "brute_qps"
     );
+    let mut widths = format!(
+        "{:<20} {:>10} {:>6} {:>9} {:>10}\n",
+        "data", "w", "x_est", "recall@10", "q/s"
+    );
     for (name, base, queries) in sets {
         let (bp, qp, tp) = (
             tmp.join("base.fvecs"),
@@ -665,8 +669,36 @@ fn ann(args: &Args) -> Result<()> {
         let n = base.len();
         let t = Instant::now();
         let params = estimate::estimate(&base, Family::E2lsh, 1)?;
+        // sensitivity of the sample-estimated width: recall at K = 200 for other multiples of it
+        for mult in [0.25, 0.5, 2.0] {
+            let p = genie::lsh::LshParams {
+                width: params.width * mult,
+                ..params.clone()
+            };
+            let index = VectorIndex::build(base.clone(), p, genie_core::DeviceChoice::Gpu)?;
+            index.search(&queries, 10, 200)?;
+            let t = Instant::now();
+            let hits = index.search(&queries, 10, 200)?;
+            let secs = t.elapsed().as_secs_f64();
+            let found: usize = hits
+                .iter()
+                .zip(&truth)
+                .map(|(h, t)| h.iter().filter(|x| t[..10].contains(&x.id)).count())
+                .sum();
+            writeln!(
+                widths,
+                "{name:<20} {:>10.2} {mult:>6} {:>9.3} {:>10.0}",
+                params.width * mult,
+                found as f64 / (10 * queries.len()) as f64,
+                queries.len() as f64 / secs
+            )?;
+        }
         let index = VectorIndex::build(base, params, genie_core::DeviceChoice::Gpu)?;
         let build_s = t.elapsed().as_secs_f64();
+        println!(
+            "{name}: re-ranking on the {}",
+            if index.reranks_on_gpu() { "GPU" } else { "CPU" }
+        );
         index.search(
             &genie::lsh::VectorSet::new(
                 queries.dim(),
@@ -676,6 +708,7 @@ fn ann(args: &Args) -> Result<()> {
             10,
         )?; // warm-up
         for k2 in [10usize, 100, 200, 1000] {
+            index.search(&queries, 10, k2)?; // untimed: buffers allocated
             let t = Instant::now();
             let hits = index.search(&queries, 10, k2)?;
             let secs = t.elapsed().as_secs_f64();
@@ -694,7 +727,7 @@ fn ann(args: &Args) -> Result<()> {
             )?;
         }
     }
-    println!("\n{table}");
+    println!("\n{table}\nwidth sensitivity (K = 200, re-ranked):\n{widths}");
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
 }

@@ -338,7 +338,10 @@ fn batch_cost_takes_the_widest_counters() {
     assert_eq!(batch - sum, 8 * 5000);
     assert_eq!(
         e.batch_bytes(&narrow_p, &p),
-        narrow_p.iter().map(|q| e.bytes_per_query(q, &p)).sum::<u64>()
+        narrow_p
+            .iter()
+            .map(|q| e.bytes_per_query(q, &p))
+            .sum::<u64>()
     );
     // a budget that the per-query sum fits but the batch does not: two batches
     let tight = Engine::with_backend(idx, &CpuBackend::new().with_budget(sum)).unwrap();
