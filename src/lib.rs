@@ -9,6 +9,9 @@
 //!
 //! Vectors are indexed through the LSH plugin ([`genie_lsh`], re-exported as `genie::lsh`) by
 //! [`vectors`].
+//!
+//! For benchmarks against peer implementations, [`dump`] writes an index, its queries and genie's
+//! top-k counts as NumPy files ([`npy`]).
 #![deny(missing_docs)]
 
 pub use genie_core as core;
@@ -18,8 +21,10 @@ pub use genie_sa as sa;
 pub mod csv_input;
 pub mod data_error;
 pub mod documents;
+pub mod dump;
 pub mod input;
 pub mod kinds;
+pub mod npy;
 pub mod output;
 pub mod progress;
 pub mod searcher;

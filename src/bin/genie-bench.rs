@@ -4,6 +4,10 @@
 //! Workload (issue 3): N objects of D dimensions x V values (one keyword per dimension); each
 //! query perturbs a random object (each dimension kept with probability 1/2, else a random value),
 //! one item per dimension. Prints a table; `--csv FILE` writes the raw rows.
+//!
+//! `--mode suite` runs the paper's workloads generated at its sizes; with `--dump DIR` it also
+//! writes each keyword-level workload and genie's top-k counts as NumPy files for the PyTorch peer
+//! (`bench/peers/torch_spmm.py --load DIR/<workload>`).
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
@@ -76,6 +80,10 @@ struct Args {
         default_value = "6000000,12000000,24000000,36000000"
     )]
     scale: Vec<u32>,
+    /// Mode suite: write each keyword-level workload (index, queries, genie's top-k counts) as
+    /// NumPy files into DIR/<workload>/ for `bench/peers/torch_spmm.py --load` (see genie::dump).
+    #[arg(long, value_name = "DIR")]
+    dump: Option<std::path::PathBuf>,
 }
 
 fn generate(args: &Args) -> Result<InvertedIndex> {
@@ -206,6 +214,12 @@ fn main() -> Result<()> {
     if args.quick {
         args.objects = args.objects.min(1_000_000);
         args.queries = vec![1024];
+    }
+    if args.dump.is_some() && args.mode != "suite" {
+        bail!(
+            "--dump writes the workloads of --mode suite, not of --mode {}",
+            args.mode
+        );
     }
     let mut gpu = CudaBackend::new(0).context("genie-bench needs a GPU")?;
     if let Some(mb) = args.budget_mb {
@@ -850,6 +864,11 @@ fn document_workload(
 fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
     let nq = args.queries.first().copied().unwrap_or(1024);
     let scale = if args.quick { 10 } else { 1 };
+    if let Some(root) = &args.dump {
+        // fail before minutes of work, not after
+        std::fs::create_dir_all(root)
+            .with_context(|| format!("--dump: cannot create the folder {}", root.display()))?;
+    }
     let mut out = String::new();
     writeln!(
         out,
@@ -1001,6 +1020,18 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
             "{name} done: CPU {:.0} q/s on {nc} queries",
             nc as f64 / cpu.wall_s
         );
+        // after every timed run of the workload: the files' writes do not overlap its timings
+        if let Some(root) = &args.dump {
+            let dir = root.join(name);
+            let t = Instant::now();
+            genie::dump::dump_workload(&dir, name, &index, &w.queries, &hits, args.k)?;
+            println!(
+                "{name} dumped to {} in {:.1} s ({:.2} GB of postings)",
+                dir.display(),
+                t.elapsed().as_secs_f64(),
+                index.num_postings() as f64 * 4e-9
+            );
+        }
     }
     let (row, line) = sequence_workload(5_000_000 / scale, nq, args.seed, gpu)?;
     out.push_str(&row);
