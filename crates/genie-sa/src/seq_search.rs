@@ -142,7 +142,10 @@ impl<'a> SequenceSearcher<'a> {
 
     /// Prepares query sequences (see [`SequenceTransform::prepare`]).
     pub fn prepare(&self, queries: &[&[u8]]) -> Result<Vec<SequenceQuery>> {
-        queries.iter().map(|q| self.transform.prepare(q)).collect()
+        queries
+            .par_iter()
+            .map(|q| self.transform.prepare(q))
+            .collect()
     }
 
     /// Searches raw query sequences.

@@ -106,7 +106,8 @@ impl InvertedIndex {
 
     /// Prepares a batch of queries.
     pub fn prepare_all(&self, queries: &[Query]) -> Result<Vec<PreparedQuery>> {
-        queries.iter().map(|q| self.prepare(q)).collect()
+        use rayon::prelude::*;
+        queries.par_iter().map(|q| self.prepare(q)).collect()
     }
 
     /// The work list of a prepared batch with sublists of at most `sublist_len` postings.

@@ -320,19 +320,32 @@ fn plan(
     let mut tiled = cpq && params.gpu_tiles && n > 0 && max_bound <= TILE_MAX_BOUND_16;
     let tile_bits = if max_bound <= TILE_MAX_BOUND_8 { 8 } else { 16 };
     if tiled {
-        for q in queries {
-            if keyword_lists(index, q, dense_of, &mut lists, &mut dense).is_none() {
-                tiled = false;
-                break;
+        // every query's lists at once (range items of wide tables expand to thousands of lists)
+        use rayon::prelude::*;
+        let per_query: Option<Vec<(Vec<u32>, Vec<u32>)>> = queries
+            .par_iter()
+            .map(|q| {
+                let (mut l, mut d) = (Vec::new(), Vec::new());
+                keyword_lists(index, q, dense_of, &mut l, &mut d).map(|_| (l, d))
+            })
+            .collect();
+        match per_query {
+            None => tiled = false,
+            Some(per_query) => {
+                lists.reserve(per_query.iter().map(|(l, _)| l.len()).sum());
+                for (l, d) in per_query {
+                    lists.extend_from_slice(&l);
+                    dense.extend_from_slice(&d);
+                    list_start.push(
+                        u32::try_from(lists.len() / 5)
+                            .map_err(|_| cap("more than 2^32 lists in one batch"))?,
+                    );
+                    dense_start.push(
+                        u32::try_from(dense.len() / 2)
+                            .map_err(|_| cap("more than 2^32 dense lists in one batch"))?,
+                    );
+                }
             }
-            list_start.push(
-                u32::try_from(lists.len() / 5)
-                    .map_err(|_| cap("more than 2^32 lists in one batch"))?,
-            );
-            dense_start.push(
-                u32::try_from(dense.len() / 2)
-                    .map_err(|_| cap("more than 2^32 dense lists in one batch"))?,
-            );
         }
     }
     let sublist = u64::from(params.sublist_len.max(1));
@@ -721,7 +734,13 @@ impl GpuResident {
 
         // up: the batch's items, task prefix sums and metadata
         let h_in = slot.h_in.get(&gpu.ctx, p.input.len(), true)?;
-        h_in.as_mut_slice().map_err(cuda_err)?[..p.input.len()].copy_from_slice(&p.input);
+        {
+            use rayon::prelude::*;
+            h_in.as_mut_slice().map_err(cuda_err)?[..p.input.len()]
+                .par_chunks_mut(1 << 18)
+                .zip(p.input.par_chunks(1 << 18))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+        }
         let cap = h_in.len();
         let d_in = slot.d_in.get(up, cap)?;
         if let Some(e) = slot.consumed.take() {
