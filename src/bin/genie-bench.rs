@@ -145,6 +145,11 @@ struct Row {
     select_ms: f64,
     postings: u64,
     mb_per_query: f64,
+    /// Host: preparing the queries (timed apart), planning and launching batches.
+    prepare_ms: f64,
+    host_plan_ms: f64,
+    host_finish_ms: f64,
+    reruns: u64,
 }
 
 fn postings_of(index: &InvertedIndex, qs: &[Query]) -> u64 {
@@ -172,7 +177,9 @@ fn run_with(
     name: &str,
 ) -> Result<(Row, Vec<Vec<Hit>>)> {
     let method = params.method;
+    let t = Instant::now();
     let prepared = engine.index().prepare_all(qs)?;
+    let prepare_ms = t.elapsed().as_secs_f64() * 1e3;
     let per_query = engine
         .plan_batches(&prepared, &params)
         .iter()
@@ -204,6 +211,10 @@ fn run_with(
         select_ms: st.select_ms,
         postings: postings_of(engine.index(), qs),
         mb_per_query: per_query / 1e6,
+        prepare_ms,
+        host_plan_ms: st.host_plan_ms,
+        host_finish_ms: st.host_finish_ms,
+        reruns: st.reruns,
     };
     Ok((row, hits))
 }
@@ -872,7 +883,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
     let mut out = String::new();
     writeln!(
         out,
-        "{:<14} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>9}",
+        "{:<14} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>9} {:>8} {:>9}",
         "workload",
         "objects",
         "build_s",
@@ -880,6 +891,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         "q_xfer",
         "match_s",
         "select_s",
+        "host_s",
         "q/s",
         "Gpost/s",
         "MB/q",
@@ -887,7 +899,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         "speedup",
         "ct_q/s"
     )?;
-    let mut csv = String::from("workload,objects,build_s,index_transfer_s,query_transfer_s,match_s,select_s,wall_s,qps,gpostings_per_s,mb_per_query,paper_query_s,speedup,count_table_qps,cpu_qps\n");
+    let mut csv = String::from("workload,objects,build_s,index_transfer_s,query_transfer_s,match_s,select_s,wall_s,qps,gpostings_per_s,mb_per_query,paper_query_s,speedup,count_table_qps,cpu_qps,prepare_s,host_plan_s\n");
     let mut dense_out = format!(
         "{:<14} {:>8} {:>9} {:>9} {:>9}\n",
         "workload", "dense", "match_s", "wall_s", "q/s"
@@ -993,13 +1005,14 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         let gps = row.postings as f64 / row.wall_s / 1e9;
         writeln!(
             out,
-            "{:<14} {:>9} {:>8.1} {:>8.3} {:>8.4} {:>9.4} {:>9.4} {:>8.0} {:>9.1} {:>8.2} {:>9.3} {:>7.0}x {:>9.0}",
+            "{:<14} {:>9} {:>8.1} {:>8.3} {:>8.4} {:>9.4} {:>9.4} {:>8.4} {:>8.0} {:>9.1} {:>8.2} {:>9.3} {:>7.0}x {:>9.0}",
             w.name, index.num_objects(), build_s, xfer_s, row.transfer_ms / 1e3, row.match_ms / 1e3, row.select_ms / 1e3,
+            (row.prepare_ms + row.host_plan_ms) / 1e3,
             qps, gps, row.mb_per_query, paper_q, paper_q / row.wall_s, nq as f64 / ct.wall_s
         )?;
         writeln!(
             csv,
-            "{},{},{:.3},{:.4},{:.5},{:.5},{:.5},{:.5},{:.1},{:.3},{:.3},{:.4},{:.1},{:.1},{:.1}",
+            "{},{},{:.3},{:.4},{:.5},{:.5},{:.5},{:.5},{:.1},{:.3},{:.3},{:.4},{:.1},{:.1},{:.1},{:.5},{:.5}",
             w.name,
             index.num_objects(),
             build_s,
@@ -1014,11 +1027,19 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
             paper_q,
             paper_q / row.wall_s,
             nq as f64 / ct.wall_s,
-            nc as f64 / cpu.wall_s
+            nc as f64 / cpu.wall_s,
+            row.prepare_ms / 1e3,
+            row.host_plan_ms / 1e3
         )?;
         println!(
-            "{name} done: CPU {:.0} q/s on {nc} queries",
-            nc as f64 / cpu.wall_s
+            "{name} done: CPU {:.0} q/s on {nc} queries; c-PQ: wall {:.1} ms = prepare {:.1} + plan and launch {:.1} + wait and unpack {:.1} + other; {} batches, {} reruns",
+            nc as f64 / cpu.wall_s,
+            row.wall_s * 1e3,
+            row.prepare_ms,
+            row.host_plan_ms,
+            row.host_finish_ms,
+            row.batches,
+            row.reruns
         );
         // after every timed run of the workload: the files' writes do not overlap its timings
         if let Some(root) = &args.dump {
@@ -1114,7 +1135,7 @@ fn sequence_workload(
     let exact = results.iter().filter(|r| r.exact).count() as f64 / nq as f64;
     let paper_q = 0.0004 + 0.85 + 0.11;
     let row = format!(
-        "{:<14} {:>9} {:>8.1} {:>8.3} {:>8.4} {:>9.4} {:>9.4} {:>8.0} {:>9} {:>8} {:>9.3} {:>7.0}x  (verified; {:.0}% proven exact)\n",
+        "{:<14} {:>9} {:>8.1} {:>8.3} {:>8.4} {:>9.4} {:>9.4} {:>8.4} {:>8.0} {:>9} {:>8} {:>9.3} {:>7.0}x  (verified; {:.0}% proven exact; host_s: wall - device)\n",
         "DBLP-like",
         n,
         build_s,
@@ -1122,6 +1143,7 @@ fn sequence_workload(
         (st.transfer_in_ms + st.transfer_out_ms) / 1e3,
         st.match_ms / 1e3,
         st.select_ms / 1e3,
+        wall - (st.transfer_in_ms + st.transfer_out_ms + st.match_ms + st.select_ms) / 1e3,
         nq as f64 / wall,
         "-",
         "-",
@@ -1130,12 +1152,13 @@ fn sequence_workload(
         exact * 100.0
     );
     let line = format!(
-        "DBLP-like,{n},{build_s:.3},{xfer_s:.4},{:.5},{:.5},{:.5},{wall:.5},{:.1},,,{paper_q:.4},{:.1},,\n",
+        "DBLP-like,{n},{build_s:.3},{xfer_s:.4},{:.5},{:.5},{:.5},{wall:.5},{:.1},,,{paper_q:.4},{:.1},,,,{:.5}\n",
         (st.transfer_in_ms + st.transfer_out_ms) / 1e3,
         st.match_ms / 1e3,
         st.select_ms / 1e3,
         nq as f64 / wall,
-        paper_q / wall
+        paper_q / wall,
+        st.host_plan_ms / 1e3
     );
     println!(
         "DBLP-like done: {:.0}% of queries proven exact",

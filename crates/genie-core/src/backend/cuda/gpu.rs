@@ -1030,6 +1030,7 @@ impl GpuResident {
         let mut flags = vec![0u32; queries.len()];
         for (b, range) in batches.iter().enumerate() {
             // host work for this batch overlaps the device work of the previous one
+            let t = std::time::Instant::now();
             let p = plan(
                 &self.index,
                 &queries[range.clone()],
@@ -1038,13 +1039,18 @@ impl GpuResident {
                 dense,
             )?;
             self.launch(st, b % 2, &p, range.start, params, dense)?;
+            st.times.host_plan_ms += t.elapsed().as_secs_f64() * 1e3;
             if b > 0 {
+                let t = std::time::Instant::now();
                 self.finish(st, (b - 1) % 2, &mut out, &mut flags)?;
+                st.times.host_finish_ms += t.elapsed().as_secs_f64() * 1e3;
                 progress(batches[b - 1].end);
             }
         }
         if let Some(last) = batches.last() {
+            let t = std::time::Instant::now();
             self.finish(st, (batches.len() - 1) % 2, &mut out, &mut flags)?;
+            st.times.host_finish_ms += t.elapsed().as_secs_f64() * 1e3;
             progress(last.end);
         }
         self.gpu.ctx.check_err().map_err(cuda_err)?;
