@@ -133,8 +133,11 @@ pub struct StageTimes {
     pub reruns: u64,
     /// Peak device bytes of a batch's working buffers.
     pub peak_batch_bytes: u64,
-    /// Host time spent preparing batches (keyword lists, metadata, the copy into pinned memory).
+    /// Host time spent planning batches (keyword lists, metadata).
     pub host_plan_ms: f64,
+    /// Host time spent launching batches (the copy into pinned memory, enqueueing copies and
+    /// kernels).
+    pub host_launch_ms: f64,
     /// Host time spent waiting for and unpacking results.
     pub host_finish_ms: f64,
 }

@@ -143,8 +143,9 @@ struct Plan {
     /// Segment A (items of 6 x u32, or with `tiled` keyword lists of 5 x u32), segment B (their
     /// prefix sums: tasks per item, or lists per query), metadata (8 x u32 per query), then with
     /// `tiled` segment C (dense list records of 2 x u32, padded to at least one) and segment D
-    /// (their prefix sums per query).
+    /// (their prefix sums per query). Only `input[..len]` is the plan (the buffer is reused).
     input: Vec<u32>,
+    len: usize,
     a_len: usize,
     b_len: usize,
     c_len: usize,
@@ -265,95 +266,108 @@ impl Dense {
     }
 }
 
-/// The keyword lists of a query: one (start, end, weight) per non-empty keyword of every item
-/// into `out`, except dense ones, which go to `dense` as (bitmap, weight); `None` when there are
-/// more id lists than the tiled kernel keeps.
-fn keyword_lists(
+/// Visits the keyword lists of a query: per non-empty keyword of every item, its bitmap number
+/// when dense, its postings range and the item's weight.
+fn visit_lists(
     index: &InvertedIndex,
     q: &PreparedQuery,
     dense_of: &Dense,
-    out: &mut Vec<u32>,
-    dense: &mut Vec<u32>,
-) -> Option<usize> {
-    let mut count = 0;
+    mut f: impl FnMut(u32, u64, u64, u32),
+) {
+    let offsets = index.offsets();
     for it in &q.items {
         for kw in it.lo..=it.hi.min(index.keyword_space().saturating_sub(1)) {
-            let (a, b) = (
-                index.offsets()[kw as usize],
-                index.offsets()[kw as usize + 1],
-            );
-            let bitmap = dense_of.of(kw);
-            if b > a && bitmap != NOT_DENSE {
-                dense.extend_from_slice(&[bitmap, it.weight]);
-            } else if b > a {
-                count += 1;
-                if count > TILE_MAX_LISTS {
-                    return None;
-                }
-                out.extend_from_slice(&[
-                    a as u32,
-                    (a >> 32) as u32,
-                    b as u32,
-                    (b >> 32) as u32,
-                    it.weight,
-                ]);
+            let (a, b) = (offsets[kw as usize], offsets[kw as usize + 1]);
+            if b > a {
+                f(dense_of.of(kw), a, b, it.weight);
             }
         }
     }
-    Some(count)
 }
 
+/// A query's id lists and dense lists.
+fn count_lists(index: &InvertedIndex, q: &PreparedQuery, dense_of: &Dense) -> (usize, usize) {
+    let (mut ids, mut dense) = (0, 0);
+    visit_lists(index, q, dense_of, |bitmap, _, _, _| {
+        if bitmap == NOT_DENSE {
+            ids += 1;
+        } else {
+            dense += 1;
+        }
+    });
+    (ids, dense)
+}
+
+/// Writes a query's id lists as (start lo, start hi, end lo, end hi, weight) into `ids` and its
+/// dense lists as (bitmap, weight) into `dense`; both sized by [`count_lists`].
+fn fill_lists(
+    index: &InvertedIndex,
+    q: &PreparedQuery,
+    dense_of: &Dense,
+    ids: &mut [u32],
+    dense: &mut [u32],
+) {
+    let (mut i, mut d) = (0, 0);
+    visit_lists(index, q, dense_of, |bitmap, a, b, w| {
+        if bitmap == NOT_DENSE {
+            ids[i..i + 5].copy_from_slice(&[
+                a as u32,
+                (a >> 32) as u32,
+                b as u32,
+                (b >> 32) as u32,
+                w,
+            ]);
+            i += 5;
+        } else {
+            dense[d..d + 2].copy_from_slice(&[bitmap, w]);
+            d += 2;
+        }
+    });
+}
+
+/// Cuts `buf` into consecutive slices of `lens`.
+fn cut(mut buf: &mut [u32], lens: impl Iterator<Item = usize>) -> Vec<&mut [u32]> {
+    lens.map(|len| {
+        let (head, tail) = std::mem::take(&mut buf).split_at_mut(len);
+        buf = tail;
+        head
+    })
+    .collect()
+}
+
+/// Plans a batch into `buf` (reused between batches, so its pages are already mapped; it becomes
+/// the plan's input).
 fn plan(
     index: &InvertedIndex,
     queries: &[PreparedQuery],
     slots_of: &[u64],
     params: &SearchParams,
     dense_of: &Dense,
+    mut buf: Vec<u32>,
 ) -> Result<Plan> {
+    use rayon::prelude::*;
     let n = index.num_objects();
+    let nq = queries.len();
     let cpq = params.method == Method::Cpq;
     // the tiled fast path: 8- or 16-bit counters in shared memory, for every query of the batch
-    let mut lists = Vec::new();
-    let mut list_start = vec![0u32];
-    let (mut dense, mut dense_start) = (Vec::new(), vec![0u32]);
     let max_bound = queries.iter().map(|q| q.bound).max().unwrap_or(0);
     let mut tiled = cpq && params.gpu_tiles && n > 0 && max_bound <= TILE_MAX_BOUND_16;
     let tile_bits = if max_bound <= TILE_MAX_BOUND_8 { 8 } else { 16 };
-    if tiled {
+    let counts: Vec<(usize, usize)> = if tiled {
         // every query's lists at once (range items of wide tables expand to thousands of lists)
-        use rayon::prelude::*;
-        let per_query: Option<Vec<(Vec<u32>, Vec<u32>)>> = queries
+        queries
             .par_iter()
-            .map(|q| {
-                let (mut l, mut d) = (Vec::new(), Vec::new());
-                keyword_lists(index, q, dense_of, &mut l, &mut d).map(|_| (l, d))
-            })
-            .collect();
-        match per_query {
-            None => tiled = false,
-            Some(per_query) => {
-                lists.reserve(per_query.iter().map(|(l, _)| l.len()).sum());
-                for (l, d) in per_query {
-                    lists.extend_from_slice(&l);
-                    dense.extend_from_slice(&d);
-                    list_start.push(
-                        u32::try_from(lists.len() / 5)
-                            .map_err(|_| cap("more than 2^32 lists in one batch"))?,
-                    );
-                    dense_start.push(
-                        u32::try_from(dense.len() / 2)
-                            .map_err(|_| cap("more than 2^32 dense lists in one batch"))?,
-                    );
-                }
-            }
-        }
+            .map(|q| count_lists(index, q, dense_of))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if counts.iter().any(|&(ids, _)| ids > TILE_MAX_LISTS) {
+        tiled = false;
     }
     let sublist = u64::from(params.sublist_len.max(1));
-    let (mut items, mut task_start, mut meta) = (
-        Vec::new(),
-        vec![0u32],
-        Vec::with_capacity(queries.len() * 8),
-    );
+    let (mut items, mut task_start, mut meta) =
+        (Vec::new(), vec![0u32], Vec::with_capacity(nq * 8));
     let (mut ntasks, mut bitmap_words, mut tables, mut zipper) = (0u64, 0u64, 0u64, 0u64);
     for (qi, (q, &slots)) in queries.iter().zip(slots_of).enumerate() {
         if !tiled {
@@ -404,27 +418,55 @@ fn plan(
         zipper += u64::from(q.bound) + 2;
     }
     let nitems = (items.len() / 6) as u32;
-    let (a, b) = if tiled {
-        (lists, list_start)
+    let (a_len, b_len, c_len, len);
+    if tiled {
+        // segments A (id lists), B (their starts), meta, C (dense lists, padded to at least
+        // one record), D (their starts), written in place
+        let (ids, dense) = counts
+            .iter()
+            .fold((0usize, 0usize), |(a, b), &(i, d)| (a + i, b + d));
+        let too_many = |what: &str| cap(&format!("more than 2^32 {what} in one batch"));
+        u32::try_from(ids).map_err(|_| too_many("lists"))?;
+        u32::try_from(dense).map_err(|_| too_many("dense lists"))?;
+        (a_len, b_len, c_len) = (5 * ids, nq + 1, 2 * dense + 2);
+        len = a_len + b_len + 8 * nq + c_len + nq + 1;
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        let (a, rest) = buf[..len].split_at_mut(a_len);
+        let (b, rest) = rest.split_at_mut(b_len);
+        let (m, rest) = rest.split_at_mut(8 * nq);
+        let (c, d) = rest.split_at_mut(c_len);
+        m.copy_from_slice(&meta);
+        let (mut si, mut di) = (0u32, 0u32);
+        for (q, &(i, dn)) in counts.iter().enumerate() {
+            b[q] = si;
+            d[q] = di;
+            si += i as u32;
+            di += dn as u32;
+        }
+        b[nq] = si;
+        d[nq] = di;
+        c[c_len - 2..].fill(0);
+        let a_parts = cut(a, counts.iter().map(|&(i, _)| 5 * i));
+        let c_parts = cut(&mut c[..c_len - 2], counts.iter().map(|&(_, dn)| 2 * dn));
+        queries
+            .par_iter()
+            .zip(a_parts)
+            .zip(c_parts)
+            .for_each(|((q, ids), dense)| fill_lists(index, q, dense_of, ids, dense));
     } else {
-        (items, task_start)
-    };
-    let (a_len, b_len) = (a.len(), b.len());
-    let mut input = a;
-    input.extend_from_slice(&b);
-    input.extend_from_slice(&meta);
-    let c_len = if tiled {
-        // the dense records never empty (a slice of them is passed), then their prefix sums
-        dense.extend_from_slice(&[0, 0]);
-        input.extend_from_slice(&dense);
-        input.extend_from_slice(&dense_start);
-        dense.len()
-    } else {
-        0
-    };
+        (a_len, b_len, c_len) = (items.len(), task_start.len(), 0);
+        buf.clear();
+        buf.extend_from_slice(&items);
+        buf.extend_from_slice(&task_start);
+        buf.extend_from_slice(&meta);
+        len = buf.len();
+    }
     Ok(Plan {
-        nq: queries.len(),
-        input,
+        nq,
+        input: buf,
+        len,
         a_len,
         b_len,
         c_len,
@@ -556,6 +598,8 @@ struct State {
     times: StageTimes,
     /// The dense lists of the search in progress.
     dense: Option<Arc<Dense>>,
+    /// The host buffer batches are planned into (kept, so its pages stay mapped).
+    plan_buf: Vec<u32>,
 }
 
 impl State {
@@ -648,6 +692,7 @@ impl GpuResident {
                     slots: [Slot::new(), Slot::new()],
                     times: StageTimes::default(),
                     dense: None,
+                    plan_buf: Vec::new(),
                 }
             }
         };
@@ -733,12 +778,12 @@ impl GpuResident {
         let kp = k.next_power_of_two() as usize;
 
         // up: the batch's items, task prefix sums and metadata
-        let h_in = slot.h_in.get(&gpu.ctx, p.input.len(), true)?;
+        let h_in = slot.h_in.get(&gpu.ctx, p.len, true)?;
         {
             use rayon::prelude::*;
-            h_in.as_mut_slice().map_err(cuda_err)?[..p.input.len()]
+            h_in.as_mut_slice().map_err(cuda_err)?[..p.len]
                 .par_chunks_mut(1 << 18)
-                .zip(p.input.par_chunks(1 << 18))
+                .zip(p.input[..p.len].par_chunks(1 << 18))
                 .for_each(|(d, s)| d.copy_from_slice(s));
         }
         let cap = h_in.len();
@@ -1037,9 +1082,13 @@ impl GpuResident {
                 &slots_of[range.clone()],
                 params,
                 dense,
+                std::mem::take(&mut st.plan_buf),
             )?;
-            self.launch(st, b % 2, &p, range.start, params, dense)?;
             st.times.host_plan_ms += t.elapsed().as_secs_f64() * 1e3;
+            let t = std::time::Instant::now();
+            self.launch(st, b % 2, &p, range.start, params, dense)?;
+            st.times.host_launch_ms += t.elapsed().as_secs_f64() * 1e3;
+            st.plan_buf = p.input;
             if b > 0 {
                 let t = std::time::Instant::now();
                 self.finish(st, (b - 1) % 2, &mut out, &mut flags)?;
