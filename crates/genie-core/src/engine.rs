@@ -148,10 +148,14 @@ impl Engine {
         prepared: &[PreparedQuery],
         params: &SearchParams,
     ) -> Vec<std::ops::Range<usize>> {
+        use rayon::prelude::*;
+        let parts: Vec<(u32, u64)> = prepared
+            .par_iter()
+            .map(|q| self.query_parts(q, params))
+            .collect();
         let mut batches = Vec::new();
         let (mut start, mut rest, mut bits) = (0, 0u64, 0u32);
-        for (i, q) in prepared.iter().enumerate() {
-            let (qb, qr) = self.query_parts(q, params);
+        for (i, &(qb, qr)) in parts.iter().enumerate() {
             let wide = bits.max(qb);
             let cost = rest + qr + (i - start + 1) as u64 * self.counter_bytes(wide, params);
             if i > start && cost > self.budget {
