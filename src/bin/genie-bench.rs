@@ -38,6 +38,10 @@ struct Args {
     /// Query batch sizes to run, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1024,8192")]
     queries: Vec<usize>,
+    /// Mode suite: also time the GPU c-PQ on each keyword-level workload at these numbers of
+    /// queries (comma-separated, e.g. 64,256,4096,16384).
+    #[arg(long, value_delimiter = ',')]
+    curve: Vec<usize>,
     /// Hits per query.
     #[arg(long, default_value_t = 100)]
     k: u32,
@@ -907,14 +911,20 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         "workload", "dense", "match_s", "wall_s", "q/s"
     );
     let mut dense_csv = String::from("workload,dense_div,match_s,wall_s,qps\n");
+    let mut curve_out = format!(
+        "{:<14} {:>8} {:>8} {:>9} {:>9}\n",
+        "workload", "queries", "batches", "wall_s", "q/s"
+    );
+    let mut curve_csv = String::from("workload,queries,batches,wall_s,qps\n");
     type Gen = Box<dyn Fn() -> Result<(InvertedIndex, Vec<Query>)>>;
     let seed = args.seed;
+    let gen_nq = args.curve.iter().copied().fold(nq, usize::max);
     let jobs: Vec<(&'static str, [f64; 5], Gen)> = vec![
         (
             "OCR-like",
             [81.39, 0.53, 0.015, 2.60, 0.004],
             Box::new(move || {
-                attribute_workload(3_500_000 / scale, 237, 8192, 0, nq, seed, |r| {
+                attribute_workload(3_500_000 / scale, 237, 8192, 0, gen_nq, seed, |r| {
                     r.random_range(0..8192)
                 })
             }),
@@ -923,7 +933,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
             "SIFT-like",
             [47.73, 0.34, 0.018, 7.04, 0.003],
             Box::new(move || {
-                attribute_workload(4_500_000 / scale, 237, 67, 0, nq, seed, |r| {
+                attribute_workload(4_500_000 / scale, 237, 67, 0, gen_nq, seed, |r| {
                     r.random_range(0..67)
                 })
             }),
@@ -931,14 +941,14 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         (
             "Tweets-like",
             [12.10, 0.088, 0.0004, 1.19, 0.003],
-            Box::new(move || document_workload(6_800_000 / scale, 100_000, nq, seed)),
+            Box::new(move || document_workload(6_800_000 / scale, 100_000, gen_nq, seed)),
         ),
         (
             "Adult-x20-like",
             [1.06, 0.011, 0.0004, 1.82, 0.009],
             Box::new(move || {
                 // skewed numeric attributes: a triangular distribution over the 1,024 intervals
-                attribute_workload(980_000 / scale, 14, 1024, 50, nq, seed, |r| {
+                attribute_workload(980_000 / scale, 14, 1024, 50, gen_nq, seed, |r| {
                     (r.random_range(0..512) + r.random_range(0..512)) as u32
                 })
             }),
@@ -946,8 +956,11 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
     ];
     for (name, paper, make) in jobs {
         let t = Instant::now();
-        let (index, queries) = make()?;
+        let (index, mut queries) = make()?;
         let build_s = t.elapsed().as_secs_f64();
+        // the first nq queries are the main batch; the curve takes longer prefixes
+        let all_queries = queries.clone();
+        queries.truncate(nq);
         let w = Workload {
             name,
             index,
@@ -996,6 +1009,23 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
             )?;
         }
         engine.search(&w.queries[..8.min(nq)], &SearchParams::top_k(args.k))?;
+        for &c in &args.curve {
+            let (r, _) = run(&engine, &all_queries[..c], args.k, Method::Cpq, name)?;
+            writeln!(
+                curve_out,
+                "{name:<14} {c:>8} {:>8} {:>9.4} {:>9.0}",
+                r.batches,
+                r.wall_s,
+                c as f64 / r.wall_s
+            )?;
+            writeln!(
+                curve_csv,
+                "{name},{c},{},{:.5},{:.1}",
+                r.batches,
+                r.wall_s,
+                c as f64 / r.wall_s
+            )?;
+        }
         let cpu_engine = Engine::with_backend(index.clone(), &CpuBackend::new())?;
         let nc = args.cpu_queries.min(nq);
         let (cpu, cpu_hits) = run(&cpu_engine, &w.queries[..nc], args.k, Method::Cpq, "cpu")?;
@@ -1065,6 +1095,14 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         let dense_path = path.with_extension("dense.csv");
         std::fs::write(&dense_path, dense_csv)
             .with_context(|| format!("writing {}", dense_path.display()))?;
+        if !args.curve.is_empty() {
+            let curve_path = path.with_extension("curve.csv");
+            std::fs::write(&curve_path, curve_csv)
+                .with_context(|| format!("writing {}", curve_path.display()))?;
+        }
+    }
+    if !args.curve.is_empty() {
+        println!("\n{curve_out}");
     }
     println!("\n{dense_out}\n{out}");
     Ok(())
