@@ -15,8 +15,8 @@ use crate::error::{GenieError, Result};
 use crate::index::{InvertedIndex, PreparedQuery};
 use crate::model::Hit;
 use cudarc::driver::{
-    sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig,
-    PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
+    sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
+    LaunchConfig, PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
 };
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -778,6 +778,11 @@ impl GpuResident {
         let kp = k.next_power_of_two() as usize;
 
         // up: the batch's items, task prefix sums and metadata
+        // the slot's previous upload has finished reading its pinned input (it has, when that
+        // batch was finished; this also covers a run that stopped on an error)
+        if let Some(e1) = slot.events.get(1) {
+            e1.synchronize().map_err(cuda_err)?;
+        }
         let h_in = slot.h_in.get(&gpu.ctx, p.len, true)?;
         {
             use rayon::prelude::*;
@@ -792,7 +797,16 @@ impl GpuResident {
             up.wait(&e).map_err(cuda_err)?;
         }
         let e0 = timing_event(up)?;
-        up.memcpy_htod(h_in, d_in).map_err(cuda_err)?;
+        {
+            // only the plan's prefix of the (reused, possibly larger) pinned buffer
+            let src = &h_in.as_slice().map_err(cuda_err)?[..p.len];
+            let (dst, _record) = d_in.device_ptr_mut(up);
+            // SAFETY: `d_in` holds at least `cap >= p.len` elements; `src` is pinned and is not
+            // written again before this copy completes: the next launch on this slot first
+            // waits for the event recorded right after it (`e1`).
+            unsafe { cudarc::driver::result::memcpy_htod_async(dst, src, up.cu_stream()) }
+                .map_err(cuda_err)?;
+        }
         let e1 = timing_event(up)?;
         compute.wait(&e1).map_err(cuda_err)?;
         // stage clocks start on the stream that runs the stage, after its waits
