@@ -4,7 +4,9 @@
 //! Charts: time and queries/s against the number of queries (genie's GPU c-PQ with the
 //! tiled and the global kernel, the GPU count table, the CPU backend, the PyTorch peer); search
 //! time against the number of objects at the paper's Table II sizes, with the paper's own times;
-//! and how much faster than the paper each workload of the suite runs.
+//! how much faster than the paper each workload of the suite runs; the suite's queries/s against
+//! the number of queries for each keyword-level workload; and genie's queries/s on those
+//! workloads against the PyTorch peer's (cuSPARSE SpMM + torch.topk).
 //!
 //! Text is drawn with an embedded font (Noto Sans, from the `ttf-noto-sans` crate), so no system
 //! font library is needed. Regenerate with `cargo run --release --bin genie-charts`.
@@ -28,7 +30,15 @@ const QUERIES_CSV: &str = "2026-11-22-h200-ed40c6b-queries.csv";
 const PEER_QUERIES_CSV: &str = "2026-11-22-h200-ed40c6b-torch-peer-queries.csv";
 const SCALE_TILED_CSV: &str = "2026-11-22-h200-f2f64b1-scale.csv";
 const SCALE_GLOBAL_CSV: &str = "2026-11-22-h200x2-e40308d-scale.csv";
-const SUITE_CSV: &str = "2026-11-22-h200-3a79b09-suite.csv";
+const SUITE_CSV: &str = "2026-11-22-h200-6fe2b67-suite.csv";
+/// The suite's GPU c-PQ at other numbers of queries (the same run as [`SUITE_CSV`]).
+const SUITE_CURVE_CSV: &str = "2026-11-22-h200-6fe2b67-suite-curve.csv";
+/// genie's suite and the PyTorch peer on the suite's workloads, measured in one device run.
+const PEER_SUITE_GENIE_CSV: &str = "2026-11-22-h200-955f6b1-suite.csv";
+const PEER_SUITE_CSV: &str = "2026-11-22-h200-955f6b1-torch-peer-suite.csv";
+
+/// The number of queries of the suite's main run (its CSV has no column for it).
+const SUITE_QUERIES: f64 = 1024.0;
 
 /// The device of the runs whose CSVs have no device column (scale and suite): one H200 each (the
 /// global-kernel scale run on a two-GPU host, with one GPU).
@@ -80,11 +90,16 @@ fn render_all(runs: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     let queries = QueryRuns::read(&runs.join(QUERIES_CSV), &runs.join(PEER_QUERIES_CSV))?;
     let scale = ScaleRuns::read(&runs.join(SCALE_TILED_CSV), &runs.join(SCALE_GLOBAL_CSV))?;
     let suite = Suite::read(&runs.join(SUITE_CSV))?;
+    let curve = SuiteCurve::read(&runs.join(SUITE_CURVE_CSV), &suite)?;
+    let peer = SuitePeer::read(&runs.join(PEER_SUITE_GENIE_CSV), &runs.join(PEER_SUITE_CSV))?;
 
     let charts = [
-        ("queries-time.png", queries.time_chart()?),
-        ("queries-rate.png", queries.rate_chart()?),
-        ("scale-time.png", scale.chart()?),
+        ("queries-time.png", Chart::Line(queries.time_chart()?)),
+        ("queries-rate.png", Chart::Line(queries.rate_chart()?)),
+        ("scale-time.png", Chart::Line(scale.chart()?)),
+        ("suite-speedup.png", Chart::Bar(suite.chart())),
+        ("suite-queries.png", Chart::Line(curve.chart()?)),
+        ("suite-peer.png", Chart::Pair(peer.chart()?)),
     ];
     let mut written = Vec::new();
     for (name, chart) in charts {
@@ -92,9 +107,6 @@ fn render_all(runs: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         chart.draw(&path)?;
         written.push(path);
     }
-    let path = out.join("suite-speedup.png");
-    suite.chart().draw(&path)?;
-    written.push(path);
     Ok(written)
 }
 
@@ -228,6 +240,10 @@ impl Table {
             })
     }
 
+    fn has(&self, name: &str) -> bool {
+        self.columns.contains_key(name)
+    }
+
     fn rows(&self) -> impl Iterator<Item = Row<'_>> {
         self.rows.iter().map(|(line, record)| Row {
             table: self,
@@ -278,6 +294,16 @@ impl<'a> Row<'a> {
             Ok(v)
         } else {
             Err(self.bad(column, "a number greater than 0", self.text(column)?))
+        }
+    }
+
+    /// A number greater than zero, or `None` for an empty cell (a column a run leaves empty for
+    /// some workloads, such as the DBLP-like row's memory per query).
+    fn optional_positive(&self, column: &str) -> Result<Option<f64>, CsvError> {
+        if self.text(column)?.is_empty() {
+            Ok(None)
+        } else {
+            self.positive(column).map(Some)
         }
     }
 }
@@ -495,40 +521,279 @@ impl ScaleRuns {
     }
 }
 
-/// The suite: how much faster than the paper each workload runs.
+/// The suite: how much faster than the paper each workload runs, and its queries/s.
 struct Suite {
-    bars: Vec<(String, f64)>,
+    /// (workload, speed-up over the paper, queries/s) per row.
+    rows: Vec<(String, f64, f64)>,
     sources: String,
 }
 
 impl Suite {
+    /// Reads the suite's CSV; only the workload, speed-up and queries/s must be filled in (the
+    /// DBLP-like row leaves the per-posting columns and the baselines empty).
     fn read(path: &Path) -> Result<Self, CsvError> {
         let table = Table::read(path)?;
-        table.require(&["workload", "speedup"])?;
-        let bars = table
+        table.require(&["workload", "speedup", "qps"])?;
+        let rows = table
             .rows()
-            .map(|row| Ok((row.text("workload")?.to_string(), row.positive("speedup")?)))
+            .map(|row| {
+                Ok((
+                    row.text("workload")?.to_string(),
+                    row.positive("speedup")?,
+                    row.positive("qps")?,
+                ))
+            })
             .collect::<Result<Vec<_>, CsvError>>()?;
         Ok(Self {
-            bars,
+            rows,
             sources: file_name(path),
         })
+    }
+
+    /// The queries/s of `workload` at the suite's number of queries.
+    fn qps(&self, workload: &str) -> Option<f64> {
+        self.rows
+            .iter()
+            .find(|(name, _, _)| name == workload)
+            .map(|r| r.2)
     }
 
     fn chart(&self) -> BarChart {
         BarChart {
             title: format!("Speed-up over the paper's query times (Table I), {RUNS_DEVICE}"),
             y_label: "paper's query time / genie's wall time (x)".into(),
-            bars: self.bars.clone(),
-            bar_label: "genie GPU c-PQ, 1,024 queries end to end".into(),
+            bars: self
+                .rows
+                .iter()
+                .map(|(name, speedup, _)| (name.clone(), *speedup))
+                .collect(),
+            bar_label: format!(
+                "genie GPU c-PQ, {} queries end to end",
+                thousands(SUITE_QUERIES)
+            ),
             target: (SUITE_TARGET, format!("target: {SUITE_TARGET}x")),
             footer: format!(
-                "the paper's Table I query time (transfer + match + select) for 1,024 queries; \
+                "the paper's Table I query time (transfer + match + select) for {} queries; \
                  source: {}",
+                thousands(SUITE_QUERIES),
                 self.sources
             ),
         }
     }
+}
+
+/// Queries/s against the number of queries for each keyword-level workload of the suite: the
+/// curve run, with the suite's main run as the point at its number of queries.
+struct SuiteCurve {
+    /// (workload, (queries, queries/s) sorted by queries) per workload.
+    series: Vec<(String, Vec<(f64, f64)>)>,
+    /// Points run in more than one batch: (workload, queries, batches).
+    split: Vec<(String, f64, f64)>,
+    sources: String,
+}
+
+impl SuiteCurve {
+    fn read(curve: &Path, suite: &Suite) -> Result<Self> {
+        let table = Table::read(curve)?;
+        table.require(&["workload", "queries", "qps"])?;
+        let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        let mut split = Vec::new();
+        for row in table.rows() {
+            let workload = row.text("workload")?;
+            if workload.is_empty() {
+                return Err(row.bad("workload", "a workload name", "").into());
+            }
+            let point = (row.positive("queries")?, row.positive("qps")?);
+            if table.has("batches") {
+                let batches = row.positive("batches")?;
+                if batches > 1.0 {
+                    split.push((workload.to_string(), point.0, batches));
+                }
+            }
+            match series.iter_mut().find(|(w, _)| w == workload) {
+                Some((_, points)) => points.push(point),
+                None => series.push((workload.to_string(), vec![point])),
+            }
+        }
+        for (workload, points) in &mut series {
+            if !points.iter().any(|p| p.0 == SUITE_QUERIES) {
+                let Some(qps) = suite.qps(workload) else {
+                    bail!(
+                        "{}: no row for the workload `{workload}` of {} (its {}-query point)",
+                        suite.sources,
+                        curve.display(),
+                        thousands(SUITE_QUERIES)
+                    );
+                };
+                points.push((SUITE_QUERIES, qps));
+            }
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        Ok(Self {
+            series,
+            split,
+            sources: format!("{}, {}", file_name(curve), suite.sources),
+        })
+    }
+
+    fn chart(&self) -> Result<LineChart> {
+        let series: Vec<Series> = self
+            .series
+            .iter()
+            .zip(PALETTE.iter().cycle())
+            .map(|((label, points), color)| Series {
+                label: label.clone(),
+                points: points.clone(),
+                color: *color,
+                dashed: false,
+            })
+            .collect();
+        let split = if self.split.is_empty() {
+            String::new()
+        } else {
+            let points: Vec<String> = self
+                .split
+                .iter()
+                .map(|(w, q, b)| format!("{w} at {} in {} batches", thousands(*q), plain(*b)))
+                .collect();
+            format!("; {}", points.join(", "))
+        };
+        Ok(LineChart {
+            title: format!(
+                "Suite: queries per second against the number of queries, {RUNS_DEVICE}"
+            ),
+            x: Axis::log_at_data("queries", &series, |p| p.0, thousands)?,
+            y: Axis::log("queries per second", &series, |p| p.1, thousands)?,
+            footer: format!(
+                "genie GPU c-PQ on the keyword-level workloads; the {}-query points are the \
+                 suite's main run{split}\nsources: {}",
+                thousands(SUITE_QUERIES),
+                self.sources
+            ),
+            legend: SeriesLabelPosition::LowerRight,
+            series,
+        })
+    }
+}
+
+/// genie's GPU c-PQ against the PyTorch peer on the suite's keyword-level workloads.
+struct SuitePeer {
+    device: String,
+    torch: String,
+    k: String,
+    /// Whether the peer's top-k counts equal genie's on every query (`None`: not recorded).
+    all_equal: Option<bool>,
+    groups: Vec<Pair>,
+    sources: String,
+}
+
+impl SuitePeer {
+    fn read(genie: &Path, peer: &Path) -> Result<Self> {
+        let table = Table::read(genie)?;
+        table.require(&["workload", "qps", "mb_per_query"])?;
+        let mut ours = Vec::new();
+        for row in table.rows() {
+            ours.push((
+                row.text("workload")?.to_string(),
+                row.positive("qps")?,
+                row.optional_positive("mb_per_query")?,
+            ));
+        }
+
+        let table = Table::read(peer)?;
+        table.require(&[
+            "device",
+            "torch",
+            "workload",
+            "k",
+            "queries",
+            "qps",
+            "mb_per_query",
+        ])?;
+        let first = table.first();
+        let mut all_equal = table.has("counts_equal").then_some(true);
+        let mut groups = Vec::new();
+        for row in table.rows() {
+            let workload = row.text("workload")?;
+            let queries = row.positive("queries")?;
+            if queries != SUITE_QUERIES {
+                return Err(row
+                    .bad(
+                        "queries",
+                        "1024, the suite's number of queries",
+                        row.text("queries")?,
+                    )
+                    .into());
+            }
+            if table.has("counts_equal") && row.number("counts_equal")? != queries {
+                all_equal = Some(false);
+            }
+            let Some((_, qps, mb)) = ours.iter().find(|(w, _, _)| w == workload) else {
+                bail!(
+                    "{}: no row for the workload `{workload}` of {}:{}",
+                    genie.display(),
+                    peer.display(),
+                    row.line
+                );
+            };
+            groups.push(Pair {
+                name: workload.to_string(),
+                values: [*qps, row.positive("qps")?],
+                notes: [
+                    mb.map(mb_per_query),
+                    row.optional_positive("mb_per_query")?.map(mb_per_query),
+                ],
+            });
+        }
+        Ok(Self {
+            device: first.text("device")?.to_string(),
+            torch: first.text("torch")?.to_string(),
+            k: first.text("k")?.to_string(),
+            all_equal,
+            groups,
+            sources: format!("{}, {}", file_name(genie), file_name(peer)),
+        })
+    }
+
+    fn chart(&self) -> Result<PairChart> {
+        let (min, max) = self
+            .groups
+            .iter()
+            .flat_map(|g| g.values)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            });
+        let equal = match self.all_equal {
+            Some(true) => "; the peer's top-k counts equal genie's on every query",
+            _ => "",
+        };
+        Ok(PairChart {
+            title: format!(
+                "Suite: genie against a PyTorch peer, {} queries, {}",
+                thousands(SUITE_QUERIES),
+                self.device
+            ),
+            // headroom above the tallest bar for its value and the ratio
+            y: Axis::log_span("queries per second", min, max, 2.2, thousands)?,
+            groups: self.groups.clone(),
+            labels: [
+                "genie GPU c-PQ".into(),
+                format!("PyTorch: cuSPARSE SpMM + torch.topk (torch {})", self.torch),
+            ],
+            footer: format!(
+                "the same index and {} queries for both, k = {}; MB/q: device memory per query{equal}\n\
+                 sources: {}",
+                thousands(SUITE_QUERIES),
+                self.k,
+                self.sources
+            ),
+        })
+    }
+}
+
+/// `4.032` -> `4.0 MB/q`.
+fn mb_per_query(mb: f64) -> String {
+    format!("{mb:.1} MB/q")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -580,7 +845,23 @@ impl Axis {
         format: fn(f64) -> String,
     ) -> Result<Self> {
         let (min, max) = extent(series, pick)?;
-        let steps: Vec<f64> = (min.log10().floor() as i32 - 1..=max.log10().ceil() as i32 + 1)
+        Self::log_span(label, min, max, 1.1, format)
+    }
+
+    /// A logarithmic axis from `min` to at least `max * headroom` (both positive), ticks at 1, 2
+    /// and 5 times powers of ten.
+    fn log_span(
+        label: &str,
+        min: f64,
+        max: f64,
+        headroom: f64,
+        format: fn(f64) -> String,
+    ) -> Result<Self> {
+        if !(min.is_finite() && max.is_finite() && min > 0.0 && min <= max) {
+            bail!("`{label}`: no positive values to draw on a log axis");
+        }
+        let steps: Vec<f64> = (min.log10().floor() as i32 - 1
+            ..=(max * headroom).log10().ceil() as i32 + 1)
             .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
             .collect();
         let lo = steps
@@ -591,8 +872,8 @@ impl Axis {
         let hi = steps
             .iter()
             .copied()
-            .find(|&s| s >= max * 1.1)
-            .unwrap_or(max * 2.0);
+            .find(|&s| s >= max * headroom)
+            .unwrap_or(max * headroom * 2.0);
         let ticks = steps.iter().copied().filter(|&s| s >= lo && s <= hi);
         let light = (lo.log10().floor() as i32..=hi.log10().ceil() as i32)
             .flat_map(|e| (1..10).map(move |m| f64::from(m) * 10f64.powi(e)))
@@ -856,12 +1137,17 @@ fn canvas<'a>(path: &'a Path, footer: &str) -> Result<(Area<'a>, Area<'a>)> {
     .into_drawing_area();
     root.fill(&WHITE).map_err(drawing(path))?;
     let (main, foot) = root.split_vertically(HEIGHT - FOOTER);
-    foot.draw(&Text::new(
-        footer.to_string(),
-        (16, 12),
-        font(14.0).color(&RGBColor(90, 90, 90)),
-    ))
-    .map_err(drawing(path))?;
+    // one line at the middle of the footer, two lines filling it
+    let lines: Vec<&str> = footer.lines().collect();
+    let top = if lines.len() > 1 { 4 } else { 12 };
+    for (i, line) in lines.iter().enumerate() {
+        foot.draw(&Text::new(
+            line.to_string(),
+            (16, top + 18 * i as i32),
+            font(14.0).color(&RGBColor(90, 90, 90)),
+        ))
+        .map_err(drawing(path))?;
+    }
     Ok((root, main))
 }
 
@@ -929,6 +1215,23 @@ impl LineChart {
             .map_err(drawing(path))?;
         root.present().map_err(drawing(path))?;
         Ok(())
+    }
+}
+
+/// The charts drawn.
+enum Chart {
+    Line(LineChart),
+    Bar(BarChart),
+    Pair(PairChart),
+}
+
+impl Chart {
+    fn draw(&self, path: &Path) -> Result<()> {
+        match self {
+            Self::Line(chart) => chart.draw(path),
+            Self::Bar(chart) => chart.draw(path),
+            Self::Pair(chart) => chart.draw(path),
+        }
     }
 }
 
@@ -1047,6 +1350,173 @@ impl BarChart {
     }
 }
 
+/// One group of a [`PairChart`]: genie's value and the peer's.
+#[derive(Clone)]
+struct Pair {
+    name: String,
+    values: [f64; 2],
+    /// A note under each bar (its memory per query), where there is one.
+    notes: [Option<String>; 2],
+}
+
+/// Two bars per category on a logarithmic axis (genie's and a peer's), each with its value above
+/// it and the ratio of the two above the group.
+struct PairChart {
+    title: String,
+    y: Axis,
+    groups: Vec<Pair>,
+    /// The legend's label of the first and of the second bar of each group.
+    labels: [String; 2],
+    footer: String,
+}
+
+impl PairChart {
+    fn draw(&self, path: &Path) -> Result<()> {
+        if self.groups.is_empty() {
+            bail!("{}: no bars to draw", path.display());
+        }
+        let (root, main) = canvas(path, &self.footer)?;
+        let main = main.margin(16, 0, 16, 16);
+        let titled = main
+            .titled(&self.title, font(24.0))
+            .map_err(drawing(path))?;
+        // The legend: one row under the title, centred.
+        let (legend, body) = titled.split_vertically(40);
+        let colors = [PALETTE[0], PALETTE[1]];
+        let label_font = font(15.0);
+        let widths = self
+            .labels
+            .iter()
+            .map(|l| {
+                legend
+                    .estimate_text_size(l, &label_font)
+                    .map(|(w, _)| w as i32)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(drawing(path))?;
+        let (swatch, gap, space) = (22, 8, 36);
+        let total = widths.iter().map(|w| swatch + gap + w).sum::<i32>() + space;
+        let (width, _) = legend.dim_in_pixel();
+        let mut x = (width as i32 - total) / 2;
+        for ((label, color), w) in self.labels.iter().zip(colors).zip(&widths) {
+            legend
+                .draw(&Rectangle::new([(x, 8), (x + swatch, 22)], color.filled()))
+                .map_err(drawing(path))?;
+            legend
+                .draw(&Text::new(
+                    label.clone(),
+                    (x + swatch + gap, 15),
+                    label_font.pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(drawing(path))?;
+            x += swatch + gap + w + space;
+        }
+
+        let n = self.groups.len();
+        let x_range = Ticked {
+            range: -0.5..n as f64 - 0.5,
+            bold: Vec::new(),
+            light: Vec::new(),
+        };
+        let mut chart = ChartBuilder::on(&body)
+            .x_label_area_size(52)
+            .y_label_area_size(84)
+            .build_cartesian_2d(x_range, self.y.ranged())
+            .map_err(drawing(path))?;
+        let y_format = |c: &f64| (self.y.format)(self.y.value(*c));
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .y_desc(&self.y.label)
+            .y_label_formatter(&y_format)
+            .label_style(font(15.0))
+            .axis_desc_style(font(18.0))
+            .bold_line_style(RGBColor(200, 200, 200))
+            .light_line_style(RGBColor(238, 238, 238))
+            .draw()
+            .map_err(drawing(path))?;
+        // Bar i of group g spans [g + OFFSETS[i] - HALF, g + OFFSETS[i] + HALF].
+        const OFFSETS: [f64; 2] = [-0.19, 0.19];
+        const HALF: f64 = 0.16;
+        let bottom = self.y.lo;
+        for (i, color) in colors.iter().enumerate() {
+            chart
+                .draw_series(self.groups.iter().enumerate().map(|(g, pair)| {
+                    let x = g as f64 + OFFSETS[i];
+                    Rectangle::new(
+                        [(x - HALF, bottom), (x + HALF, self.y.coord(pair.values[i]))],
+                        color.filled(),
+                    )
+                }))
+                .map_err(drawing(path))?;
+        }
+        // Text in pixels, on the whole canvas: each bar's value above it and its note under the
+        // axis, the workload under the notes, the ratio above the group.
+        let value_font = font(14.0).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let note_font = font(13.0)
+            .color(&RGBColor(90, 90, 90))
+            .pos(Pos::new(HPos::Center, VPos::Top));
+        let name_font = font(16.0).pos(Pos::new(HPos::Center, VPos::Top));
+        let ratio_font = font(19.0).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let (_, axis_y) = chart.backend_coord(&(0.0, bottom));
+        for (g, pair) in self.groups.iter().enumerate() {
+            let mut top = axis_y;
+            for ((offset, value), note) in OFFSETS.iter().zip(pair.values).zip(&pair.notes) {
+                let x = g as f64 + offset;
+                let (px, py) = chart.backend_coord(&(x, self.y.coord(value)));
+                top = top.min(py);
+                root.draw(&Text::new(
+                    thousands(value),
+                    (px, py - 4),
+                    value_font.clone(),
+                ))
+                .map_err(drawing(path))?;
+                if let Some(note) = note {
+                    root.draw(&Text::new(
+                        note.clone(),
+                        (px, axis_y + 8),
+                        note_font.clone(),
+                    ))
+                    .map_err(drawing(path))?;
+                }
+            }
+            let (cx, _) = chart.backend_coord(&(g as f64, bottom));
+            root.draw(&Text::new(
+                pair.name.clone(),
+                (cx, axis_y + 28),
+                name_font.clone(),
+            ))
+            .map_err(drawing(path))?;
+            // A bracket over the two bars' values, the ratio on it.
+            let (left, _) = chart.backend_coord(&(g as f64 + OFFSETS[0], bottom));
+            let (right, _) = chart.backend_coord(&(g as f64 + OFFSETS[1], bottom));
+            let y = top - 30;
+            root.draw(&PathElement::new(
+                vec![(left, y + 6), (left, y), (right, y), (right, y + 6)],
+                RGBColor(90, 90, 90).stroke_width(1),
+            ))
+            .map_err(drawing(path))?;
+            root.draw(&Text::new(
+                ratio(pair.values[0] / pair.values[1]),
+                (cx, y - 3),
+                ratio_font.clone(),
+            ))
+            .map_err(drawing(path))?;
+        }
+        root.present().map_err(drawing(path))?;
+        Ok(())
+    }
+}
+
+/// `106.6` -> `107x`, `7.39` -> `7.4x`.
+fn ratio(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}x")
+    } else {
+        format!("{r:.1}x")
+    }
+}
+
 /// A step of 1, 2 or 5 times a power of ten, at least `raw`.
 fn nice_step(raw: f64) -> f64 {
     let base = 10f64.powf(raw.log10().floor());
@@ -1126,10 +1596,24 @@ objects,dims,values,queries,k,search_s
 6000000,237,67,1024,100,0.063
 12000000,237,67,1024,100,0.105
 ";
+    /// As the suite's CSV: the last row leaves the optional columns empty.
     const SUITE: &str = "\
-workload,objects,wall_s,qps,paper_query_s,speedup,count_table_qps
-A-like,3500000,0.041,24752.2,2.619,63.3,15476.6
-B-like,5000000,0.057,17782.7,0.960,16.7,
+workload,objects,build_s,wall_s,qps,gpostings_per_s,mb_per_query,paper_query_s,speedup,count_table_qps,cpu_qps,prepare_s,host_plan_s
+A-like,3500000,7.1,0.0118,86919.7,8.8,4.032,2.619,222.3,30552.2,5610.7,0.00183,0.00067
+B-like,4500000,5.6,0.0421,24316.9,387.0,5.123,7.061,167.7,4510.1,81.3,0.00102,0.00035
+C-like,5000000,49.4,0.0277,36933.9,,,0.960,34.6,,,,0.00041
+";
+    const CURVE: &str = "\
+workload,queries,batches,wall_s,qps
+A-like,64,1,0.00146,43757.1
+A-like,4096,1,0.04734,86522.9
+B-like,64,1,0.00395,16204.4
+B-like,16384,3,0.54101,30284.3
+";
+    const PEER_SUITE: &str = "\
+device,torch,workload,objects,k,queries,batch,qps,mb_per_query,counts_equal
+GPU X,2.0,A-like,3500000,100,1024,1024,773.0,36.036,1024
+GPU X,2.0,B-like,4500000,100,1024,1024,930.4,,1024
 ";
 
     fn runs_with(files: &[(&str, &str)]) -> tempfile::TempDir {
@@ -1140,6 +1624,9 @@ B-like,5000000,0.057,17782.7,0.960,16.7,
             (SCALE_TILED_CSV, SCALE),
             (SCALE_GLOBAL_CSV, SCALE),
             (SUITE_CSV, SUITE),
+            (SUITE_CURVE_CSV, CURVE),
+            (PEER_SUITE_GENIE_CSV, SUITE),
+            (PEER_SUITE_CSV, PEER_SUITE),
         ] {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
@@ -1169,10 +1656,150 @@ B-like,5000000,0.057,17782.7,0.960,16.7,
         let runs = runs_with(&[]);
         let out = runs.path().join("charts");
         let written = render_all(runs.path(), &out).unwrap();
-        assert_eq!(written.len(), 4);
+        let names: Vec<String> = written.iter().map(|p| file_name(p)).collect();
+        assert_eq!(
+            names,
+            [
+                "queries-time.png",
+                "queries-rate.png",
+                "scale-time.png",
+                "suite-speedup.png",
+                "suite-queries.png",
+                "suite-peer.png"
+            ]
+        );
         for path in &written {
+            assert_eq!(path.parent(), Some(out.as_path()));
             assert_png(path);
         }
+    }
+
+    /// The error of drawing the charts from the small runs with `name` replaced by `text`.
+    fn error_with(name: &str, text: &str) -> (String, PathBuf, tempfile::TempDir) {
+        let runs = runs_with(&[(name, text)]);
+        let err = render_all(runs.path(), &runs.path().join("charts")).unwrap_err();
+        (format!("{err:#}"), runs.path().join(name), runs)
+    }
+
+    #[test]
+    fn the_curve_takes_the_suite_point_and_sorts() {
+        let suite = Suite {
+            rows: vec![
+                ("A-like".into(), 222.3, 86919.7),
+                ("B-like".into(), 167.7, 24316.9),
+            ],
+            sources: "suite.csv".into(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("curve.csv");
+        std::fs::write(&path, CURVE).unwrap();
+        let curve = SuiteCurve::read(&path, &suite).unwrap();
+        assert_eq!(curve.series.len(), 2);
+        assert_eq!(curve.series[0].0, "A-like");
+        assert_eq!(
+            curve.series[0].1,
+            [(64.0, 43757.1), (1024.0, 86919.7), (4096.0, 86522.9)]
+        );
+        assert_eq!(curve.split, [("B-like".to_string(), 16384.0, 3.0)]);
+    }
+
+    #[test]
+    fn the_peer_pairs_by_workload() {
+        let dir = tempfile::tempdir().unwrap();
+        let (genie, peer) = (dir.path().join("g.csv"), dir.path().join("p.csv"));
+        std::fs::write(&genie, SUITE).unwrap();
+        std::fs::write(&peer, PEER_SUITE).unwrap();
+        let pairs = SuitePeer::read(&genie, &peer).unwrap();
+        assert_eq!(pairs.device, "GPU X");
+        assert_eq!(pairs.all_equal, Some(true));
+        assert_eq!(pairs.groups.len(), 2);
+        assert_eq!(pairs.groups[1].name, "B-like");
+        assert_eq!(pairs.groups[1].values, [24316.9, 930.4]);
+        assert_eq!(pairs.groups[1].notes, [Some("5.1 MB/q".to_string()), None]);
+    }
+
+    #[test]
+    fn a_bad_curve_value_names_file_line_and_column() {
+        let (message, file, _runs) = error_with(SUITE_CURVE_CSV, &CURVE.replace("86522.9", "x"));
+        assert!(
+            message.contains(&format!("{}:3: column `qps`", file.display())),
+            "{message}"
+        );
+        assert!(message.contains("`x`"), "{message}");
+    }
+
+    #[test]
+    fn a_short_curve_row_names_file_and_line() {
+        let bad = CURVE.replace("B-like,64,1,0.00395,16204.4", "B-like,64");
+        let (message, file, _runs) = error_with(SUITE_CURVE_CSV, &bad);
+        assert!(
+            message.contains(&format!(
+                "{}:4: row has 2 fields, the header has 5",
+                file.display()
+            )),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_curve_workload_missing_from_the_suite_is_named() {
+        let (message, _, _runs) = error_with(SUITE_CURVE_CSV, &CURVE.replace("B-like", "Z-like"));
+        assert!(message.contains(SUITE_CSV), "{message}");
+        assert!(message.contains("`Z-like`"), "{message}");
+    }
+
+    #[test]
+    fn a_bad_peer_value_names_file_line_and_column() {
+        let (message, file, _runs) = error_with(PEER_SUITE_CSV, &PEER_SUITE.replace("930.4", ""));
+        assert!(
+            message.contains(&format!("{}:3: column `qps`", file.display())),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_short_peer_row_names_file_and_line() {
+        let bad = PEER_SUITE.replace(",930.4,,1024", "");
+        let (message, file, _runs) = error_with(PEER_SUITE_CSV, &bad);
+        assert!(
+            message.contains(&format!(
+                "{}:3: row has 7 fields, the header has 10",
+                file.display()
+            )),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_peer_at_another_number_of_queries_is_refused() {
+        let bad = PEER_SUITE.replace("100,1024,1024,773.0", "100,512,512,773.0");
+        let (message, file, _runs) = error_with(PEER_SUITE_CSV, &bad);
+        assert!(
+            message.contains(&format!("{}:2: column `queries`", file.display())),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_peer_workload_missing_from_genie_is_named() {
+        let (message, _, _runs) =
+            error_with(PEER_SUITE_CSV, &PEER_SUITE.replace("B-like", "Z-like"));
+        assert!(message.contains(PEER_SUITE_GENIE_CSV), "{message}");
+        assert!(message.contains("`Z-like`"), "{message}");
+        assert!(
+            message.contains(&format!("{PEER_SUITE_CSV}:3")),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_filled_optional_cell_must_be_a_number() {
+        let bad = SUITE.replace("8.8,4.032", "8.8,lots");
+        let (message, file, _runs) = error_with(PEER_SUITE_GENIE_CSV, &bad);
+        assert!(
+            message.contains(&format!("{}:2: column `mb_per_query`", file.display())),
+            "{message}"
+        );
     }
 
     #[test]
@@ -1256,5 +1883,8 @@ B-like,5000000,0.057,17782.7,0.960,16.7,
         assert_eq!(millions(36e6), "36 M");
         assert_eq!(nice_step(7.3), 10.0);
         assert_eq!(nice_step(1.2), 2.0);
+        assert_eq!(ratio(106.6), "107x");
+        assert_eq!(ratio(7.39), "7.4x");
+        assert_eq!(mb_per_query(36.036), "36.0 MB/q");
     }
 }
