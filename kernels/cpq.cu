@@ -465,13 +465,17 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 // word spread by a multiply, never carrying since a count stays within the bound) and stores
 // them: one coalesced load per 32 objects and list, no atomics. The id lists then add on top.
 
-#define TILE_WORDS 8192u
+// Counter words per tile: 8192 (32 KB of shared memory), or 16384 for the wide variants, which
+// halve the per-(list, tile) work when a query has many short lists (the counters are then in
+// dynamic shared memory: above the 48 KB of static shared memory).
+#define TILE_WORDS_NARROW 8192u
+#define TILE_WORDS_WIDE 16384u
 #define TILE_MAX_LISTS 2048u
 #define BALANCE_LISTS 32u
 
-// BITS = 8: 4 counters a word, 32 K objects a tile, bounds <= 255; BITS = 16: 2 counters a word,
-// 16 K objects a tile, bounds <= 1023 (the histogram's size).
-template <u32 BITS>
+// BITS = 8: 4 counters a word, bounds <= 255; BITS = 16: 2 counters a word, bounds <= 1023 (the
+// histogram's size). A tile holds TILE_WORDS * 32 / BITS objects.
+template <u32 BITS, u32 TILE_WORDS>
 __device__ __forceinline__ void tile_body(
     const u32* __restrict__ postings, const u32* __restrict__ lists, const u32* __restrict__ list_start,
     u32 nq, u32 n, u32 tiles_per_block, const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit,
@@ -482,7 +486,7 @@ __device__ __forceinline__ void tile_body(
     constexpr u32 FMASK = (1u << BITS) - 1u;
     constexpr u32 TILE_OBJECTS = TILE_WORDS * PER;
     constexpr u32 HBINS = BITS == 8 ? 256u : 1024u;
-    __shared__ u32 counts[TILE_WORDS];
+    extern __shared__ u32 counts[];  // TILE_WORDS words, sized at launch
     __shared__ u32 cursor[TILE_MAX_LISTS];  // offset from the list's first posting
     __shared__ u32 hist[HBINS];
     __shared__ u32 seg_end[BALANCE_LISTS];         // each list's end in the current tile
@@ -695,5 +699,7 @@ __device__ __forceinline__ void tile_body(
     postings, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k, \
         dense_bits, dense_words, dense_recs, dense_start
 
-extern "C" __global__ void __launch_bounds__(512) tile_match(TILE_ARGS) { tile_body<8>(TILE_CALL); }
-extern "C" __global__ void __launch_bounds__(512) tile_match16(TILE_ARGS) { tile_body<16>(TILE_CALL); }
+extern "C" __global__ void __launch_bounds__(512) tile_match(TILE_ARGS) { tile_body<8, TILE_WORDS_NARROW>(TILE_CALL); }
+extern "C" __global__ void __launch_bounds__(512) tile_match16(TILE_ARGS) { tile_body<16, TILE_WORDS_NARROW>(TILE_CALL); }
+extern "C" __global__ void __launch_bounds__(512) tile_match_wide(TILE_ARGS) { tile_body<8, TILE_WORDS_WIDE>(TILE_CALL); }
+extern "C" __global__ void __launch_bounds__(512) tile_match16_wide(TILE_ARGS) { tile_body<16, TILE_WORDS_WIDE>(TILE_CALL); }

@@ -58,6 +58,7 @@ macro_rules! all_cases {
             two_gpus_equal_one_part,
             wide_count_bounds,
             many_lists_per_query,
+            many_short_lists_over_tiles,
         );
     };
 }

@@ -909,10 +909,10 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
     )?;
     let mut csv = String::from("workload,objects,build_s,index_transfer_s,query_transfer_s,match_s,select_s,wall_s,qps,gpostings_per_s,mb_per_query,paper_query_s,speedup,count_table_qps,cpu_qps,prepare_s,host_plan_s\n");
     let mut dense_out = format!(
-        "{:<14} {:>8} {:>9} {:>9} {:>9}\n",
-        "workload", "dense", "match_s", "wall_s", "q/s"
+        "{:<14} {:>8} {:>7} {:>9} {:>9} {:>9}\n",
+        "workload", "dense", "tiles", "match_s", "wall_s", "q/s"
     );
-    let mut dense_csv = String::from("workload,dense_div,match_s,wall_s,qps\n");
+    let mut dense_csv = String::from("workload,dense_div,tiles,match_s,wall_s,qps\n");
     let mut curve_out = format!(
         "{:<14} {:>8} {:>8} {:>9} {:>9}\n",
         "workload", "queries", "batches", "wall_s", "q/s"
@@ -981,30 +981,40 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         }
         // the tiled kernel with dense lists read as ids only (0) or as bitmaps from several shares
         // of the objects on; the default is the main row
-        for div in [0u32, 64, 32, 16, 8] {
+        let default_dense = genie_core::backend::DEFAULT_GPU_DENSE;
+        let configs = [0u32, 64, 32, 16, 8]
+            .map(|d| (d, None))
+            .into_iter()
+            .chain([(default_dense, Some(false)), (default_dense, Some(true))]);
+        for (div, wide) in configs {
             let mut p = SearchParams::top_k(args.k);
             p.gpu_dense = div;
+            p.gpu_wide_tiles = wide;
             engine.search(&w.queries[..8.min(nq)], &p)?;
             let (r, h) = run_with(&engine, &w.queries, p, name)?;
             if h != hits {
-                bail!("{name}: dense lists from 1/{div} of the objects change the hits");
+                bail!("{name}: dense lists from 1/{div} of the objects, tiles {wide:?}, change the hits");
             }
+            let tiles = match wide {
+                None => "auto",
+                Some(false) => "narrow",
+                Some(true) => "wide",
+            };
+            let dense = if div == 0 {
+                "ids".to_string()
+            } else {
+                format!("1/{div}")
+            };
             writeln!(
                 dense_out,
-                "{:<14} {:>8} {:>9.4} {:>9.4} {:>9.0}",
-                name,
-                if div == 0 {
-                    "ids".to_string()
-                } else {
-                    format!("1/{div}")
-                },
+                "{name:<14} {dense:>8} {tiles:>7} {:>9.4} {:>9.4} {:>9.0}",
                 r.match_ms / 1e3,
                 r.wall_s,
                 nq as f64 / r.wall_s
             )?;
             writeln!(
                 dense_csv,
-                "{name},{div},{:.5},{:.5},{:.1}",
+                "{name},{div},{tiles},{:.5},{:.5},{:.1}",
                 r.match_ms / 1e3,
                 r.wall_s,
                 nq as f64 / r.wall_s

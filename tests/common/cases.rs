@@ -43,18 +43,22 @@ fn check(
 ) {
     // on a GPU the c-PQ has two counting kernels (tiled byte counters, with dense lists as
     // bitmaps or not, and the global bitmap counter)
-    for (method, tiles, dense) in [
-        (Method::Cpq, true, genie_core::backend::DEFAULT_GPU_DENSE),
-        (Method::Cpq, true, 0),
-        (Method::Cpq, true, 1_000_000),
-        (Method::Cpq, false, 0),
-        (Method::CountTable, false, 0),
+    let default_dense = genie_core::backend::DEFAULT_GPU_DENSE;
+    for (method, tiles, dense, wide) in [
+        (Method::Cpq, true, default_dense, None),
+        (Method::Cpq, true, 0, Some(false)),
+        (Method::Cpq, true, 1_000_000, Some(false)),
+        (Method::Cpq, true, default_dense, Some(true)),
+        (Method::Cpq, true, 1_000_000, Some(true)),
+        (Method::Cpq, false, 0, None),
+        (Method::CountTable, false, 0, None),
     ] {
         let mut p = params(k, method, sublist_len, table_factor);
         p.gpu_tiles = tiles;
         p.gpu_dense = dense;
+        p.gpu_wide_tiles = wide;
         let got = e.search(queries, &p).expect("search");
-        let how = format!("{what} {method:?} tiles {tiles} dense 1/{dense}");
+        let how = format!("{what} {method:?} tiles {tiles} dense 1/{dense} wide {wide:?}");
         assert_eq!(got.len(), want.len(), "{how}");
         for (q, (g, w)) in got.iter().zip(want).enumerate() {
             assert_eq!(g, w, "{how} query {q}");
@@ -444,4 +448,12 @@ pub fn many_lists_per_query(backend: &dyn Backend) {
         })
         .collect();
     check_against_cpu(backend, index, &queries, 50, "1,414 lists per query");
+}
+
+/// Many short lists over many tiles: 300,000 objects (10 narrow tiles, 5 wide ones at 8 bits),
+/// 48 attributes of 512 values, each query 48 ranges of 1 to 5 values: a list holds a few dozen
+/// objects per tile, the regime the wide tiles serve; both tile widths must match the CPU.
+pub fn many_short_lists_over_tiles(backend: &dyn Backend) {
+    let (index, queries) = dims_case(11, 300_000, 48, 512, 64);
+    check_against_cpu(backend, index, &queries, 50, "many short lists over tiles");
 }

@@ -45,6 +45,8 @@ pub(crate) struct Gpu {
     ct_select: CudaFunction,
     tile_match: CudaFunction,
     tile_match16: CudaFunction,
+    tile_match_wide: CudaFunction,
+    tile_match16_wide: CudaFunction,
     /// Pinned staging buffers for index uploads.
     staging: Mutex<Staging>,
     /// Streams and counting buffers of a resident index that was dropped, for the next one (the
@@ -72,6 +74,16 @@ impl Gpu {
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
             .map_err(cuda_err)?;
         let f = |name: &str| module.load_function(name).map_err(cuda_err);
+        // the tiled kernels keep their counters in dynamic shared memory
+        let tiled = |name: &str, words: u32| {
+            let func = f(name)?;
+            func.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                (words * 4) as i32,
+            )
+            .map_err(cuda_err)?;
+            Ok::<_, GenieError>(func)
+        };
         Ok(Self {
             name: ctx.name().map_err(cuda_err)?,
             cpq_init: f("cpq_init")?,
@@ -79,8 +91,10 @@ impl Gpu {
             cpq_select: f("cpq_select")?,
             ct_match: f("ct_match")?,
             ct_select: f("ct_select")?,
-            tile_match: f("tile_match")?,
-            tile_match16: f("tile_match16")?,
+            tile_match: tiled("tile_match", TILE_WORDS)?,
+            tile_match16: tiled("tile_match16", TILE_WORDS)?,
+            tile_match_wide: tiled("tile_match_wide", TILE_WORDS_WIDE)?,
+            tile_match16_wide: tiled("tile_match16_wide", TILE_WORDS_WIDE)?,
             staging: Mutex::new(Staging {
                 bufs: [Pinned(None), Pinned(None)],
                 done: [None, None],
@@ -153,6 +167,8 @@ struct Plan {
     tiled: bool,
     /// Bits per counter of the tiled kernel: 8 or 16.
     tile_bits: u32,
+    /// Counter words per tile of the tiled kernel.
+    tile_words: u32,
     nitems: u32,
     ntasks: u32,
     bitmap_words: u64,
@@ -180,12 +196,16 @@ impl Plan {
 const TILE_MAX_BOUND_8: u32 = 255;
 const TILE_MAX_BOUND_16: u32 = 1023;
 const TILE_MAX_LISTS: usize = 2048;
-/// Counter words per tile of the tiled kernel (kernels/cpq.cu TILE_WORDS).
+/// Counter words per tile of the tiled kernels (kernels/cpq.cu TILE_WORDS_NARROW, _WIDE).
 const TILE_WORDS: u32 = 8192;
+const TILE_WORDS_WIDE: u32 = 16384;
+/// Mean id lists per query from which a batch takes the wide tiles (the kernel's balanced path
+/// serves queries of up to 32 lists; above, every list costs an iteration per tile).
+const WIDE_TILE_LISTS: usize = 32;
 
-/// Objects a dense bitmap's whole tiles cover: the 8-bit tile of the tiled kernel (the 16-bit
-/// tile is half of it).
-const DENSE_TILE_OBJECTS: u64 = (TILE_WORDS as u64) * 4;
+/// Objects a dense bitmap's whole tiles cover: the widest tile (8-bit counters, wide tiles); every
+/// other tile size divides it.
+const DENSE_TILE_OBJECTS: u64 = (TILE_WORDS_WIDE as u64) * 4;
 /// Bitmap number of a keyword that is not dense.
 const NOT_DENSE: u32 = u32::MAX;
 
@@ -419,7 +439,15 @@ fn plan(
     }
     let nitems = (items.len() / 6) as u32;
     let (a_len, b_len, c_len, len);
+    let mut tile_words = TILE_WORDS;
     if tiled {
+        let ids: usize = counts.iter().map(|&(i, _)| i).sum();
+        let wide = params
+            .gpu_wide_tiles
+            .unwrap_or(ids > WIDE_TILE_LISTS * nq.max(1));
+        if wide {
+            tile_words = TILE_WORDS_WIDE;
+        }
         // segments A (id lists), B (their starts), meta, C (dense lists, padded to at least
         // one record), D (their starts), written in place
         let (ids, dense) = counts
@@ -472,6 +500,7 @@ fn plan(
         c_len,
         tiled,
         tile_bits,
+        tile_words,
         nitems,
         ntasks: ntasks as u32,
         bitmap_words,
@@ -868,7 +897,7 @@ impl GpuResident {
                         .launch(cfg(init_blocks))
                         .map_err(cuda_err)?;
                     if p.tiled {
-                        let ntiles = n.div_ceil(TILE_WORDS * (32 / p.tile_bits));
+                        let ntiles = n.div_ceil(p.tile_words * (32 / p.tile_bits));
                         // enough (query, tile range) jobs to fill the GPU several times over
                         let chunks = (4096u32.div_ceil(nq32.max(1))).clamp(1, ntiles.max(1));
                         let tiles_per_block = ntiles.div_ceil(chunks).max(1);
@@ -877,15 +906,16 @@ impl GpuResident {
                         let tcfg = LaunchConfig {
                             grid_dim: (jobs.max(1), 1, 1),
                             block_dim: (512, 1, 1),
-                            shared_mem_bytes: 0,
+                            shared_mem_bytes: p.tile_words * 4,
                         };
                         let dense_recs = d_in.slice(p.dense_offset()..p.dense_start_offset());
                         let dense_start =
                             d_in.slice(p.dense_start_offset()..p.dense_start_offset() + nq + 1);
-                        let kernel = if p.tile_bits == 8 {
-                            &gpu.tile_match
-                        } else {
-                            &gpu.tile_match16
+                        let kernel = match (p.tile_bits, p.tile_words == TILE_WORDS_WIDE) {
+                            (8, false) => &gpu.tile_match,
+                            (8, true) => &gpu.tile_match_wide,
+                            (_, false) => &gpu.tile_match16,
+                            (_, true) => &gpu.tile_match16_wide,
                         };
                         compute
                             .launch_builder(kernel)

@@ -57,6 +57,10 @@ impl Kernel {
                 "cpq_select",
                 "ct_match",
                 "ct_select",
+                "tile_match",
+                "tile_match16",
+                "tile_match_wide",
+                "tile_match16_wide",
             ],
             Kernel::Bench => &["random_atomic_add"],
             Kernel::Lsh => &[
