@@ -983,23 +983,19 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         // of the objects on; the default is the main row
         let default_dense = genie_core::backend::DEFAULT_GPU_DENSE;
         let configs = [0u32, 64, 32, 16, 8]
-            .map(|d| (d, None))
+            .map(|d| (d, true))
             .into_iter()
-            .chain([(default_dense, Some(false)), (default_dense, Some(true))]);
+            .chain([(default_dense, false)]);
         for (div, wide) in configs {
             let mut p = SearchParams::top_k(args.k);
             p.gpu_dense = div;
             p.gpu_wide_tiles = wide;
             engine.search(&w.queries[..8.min(nq)], &p)?;
             let (r, h) = run_with(&engine, &w.queries, p, name)?;
+            let tiles = if wide { "wide" } else { "narrow" };
             if h != hits {
-                bail!("{name}: dense lists from 1/{div} of the objects, tiles {wide:?}, change the hits");
+                bail!("{name}: dense lists from 1/{div} of the objects, {tiles} tiles, change the hits");
             }
-            let tiles = match wide {
-                None => "auto",
-                Some(false) => "narrow",
-                Some(true) => "wide",
-            };
             let dense = if div == 0 {
                 "ids".to_string()
             } else {

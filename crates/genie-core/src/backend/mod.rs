@@ -44,10 +44,10 @@ pub struct SearchParams {
     /// read as a bitmap of the objects (32 objects a word, no atomics) instead of as object ids;
     /// 0 reads every list as ids. Default [`DEFAULT_GPU_DENSE`]. Results are identical either way.
     pub gpu_dense: u32,
-    /// On a GPU's tiled path, tiles of twice the objects (64 K at 8 bits) halve the work per
-    /// (list, tile) for queries of many short lists; `None` (default) takes them when the batch's
-    /// queries average more than 32 id lists. Results are identical either way.
-    pub gpu_wide_tiles: Option<bool>,
+    /// On a GPU's tiled path, tiles of 64 K objects at 8 bits (32 K at 16; default `true`) rather
+    /// than half that: half the work per (list, tile), which queries of many short lists feel
+    /// most. Results are identical either way.
+    pub gpu_wide_tiles: bool,
 }
 
 /// Default of [`SearchParams::gpu_dense`]: lists holding at least 1/32 of the objects, where a
@@ -64,7 +64,7 @@ impl SearchParams {
             table_factor: 1.5,
             gpu_tiles: true,
             gpu_dense: DEFAULT_GPU_DENSE,
-            gpu_wide_tiles: None,
+            gpu_wide_tiles: true,
         }
     }
 

@@ -199,9 +199,6 @@ const TILE_MAX_LISTS: usize = 2048;
 /// Counter words per tile of the tiled kernels (kernels/cpq.cu TILE_WORDS_NARROW, _WIDE).
 const TILE_WORDS: u32 = 8192;
 const TILE_WORDS_WIDE: u32 = 16384;
-/// Mean id lists per query from which a batch takes the wide tiles (the kernel's balanced path
-/// serves queries of up to 32 lists; above, every list costs an iteration per tile).
-const WIDE_TILE_LISTS: usize = 32;
 
 /// Objects a dense bitmap's whole tiles cover: the widest tile (8-bit counters, wide tiles); every
 /// other tile size divides it.
@@ -439,15 +436,12 @@ fn plan(
     }
     let nitems = (items.len() / 6) as u32;
     let (a_len, b_len, c_len, len);
-    let mut tile_words = TILE_WORDS;
+    let tile_words = if params.gpu_wide_tiles {
+        TILE_WORDS_WIDE
+    } else {
+        TILE_WORDS
+    };
     if tiled {
-        let ids: usize = counts.iter().map(|&(i, _)| i).sum();
-        let wide = params
-            .gpu_wide_tiles
-            .unwrap_or(ids > WIDE_TILE_LISTS * nq.max(1));
-        if wide {
-            tile_words = TILE_WORDS_WIDE;
-        }
         // segments A (id lists), B (their starts), meta, C (dense lists, padded to at least
         // one record), D (their starts), written in place
         let (ids, dense) = counts
