@@ -907,7 +907,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         "speedup",
         "ct_q/s"
     )?;
-    let mut csv = String::from("workload,objects,build_s,index_transfer_s,query_transfer_s,match_s,select_s,wall_s,qps,gpostings_per_s,mb_per_query,paper_query_s,speedup,count_table_qps,cpu_qps,prepare_s,host_plan_s\n");
+    let mut csv = String::from("workload,objects,build_s,index_transfer_s,query_transfer_s,match_s,select_s,wall_s,qps,gpostings_per_s,mb_per_query,paper_query_s,speedup,count_table_qps,cpu_qps,prepare_s,host_plan_s,ct_query_transfer_s,ct_match_s,ct_select_s,ct_wall_s,ct_gpostings_per_s,ct_mb_per_query,cpu_queries,cpu_wall_s,cpu_mb_per_query\n");
     let mut dense_out = format!(
         "{:<14} {:>8} {:>7} {:>9} {:>9} {:>9}\n",
         "workload", "dense", "tiles", "match_s", "wall_s", "q/s"
@@ -918,6 +918,19 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         "workload", "queries", "batches", "wall_s", "q/s"
     );
     let mut curve_csv = String::from("workload,queries,batches,wall_s,qps\n");
+    let mut baseline_out = format!(
+        "{:<14} {:>12} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}\n",
+        "workload",
+        "method",
+        "q",
+        "q_xfer",
+        "match_s",
+        "select_s",
+        "wall_s",
+        "q/s",
+        "Gpost/s",
+        "MB/q"
+    );
     type Gen = Box<dyn Fn() -> Result<(InvertedIndex, Vec<Query>)>>;
     let seed = args.seed;
     let gen_nq = args.curve.iter().copied().fold(nq, usize::max);
@@ -1052,7 +1065,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         )?;
         writeln!(
             csv,
-            "{},{},{:.3},{:.4},{:.5},{:.5},{:.5},{:.5},{:.1},{:.3},{:.3},{:.4},{:.1},{:.1},{:.1},{:.5},{:.5}",
+            "{},{},{:.3},{:.4},{:.5},{:.5},{:.5},{:.5},{:.1},{:.3},{:.3},{:.4},{:.1},{:.1},{:.1},{:.5},{:.5},{:.5},{:.5},{:.5},{:.5},{:.3},{:.3},{},{:.5},{:.3}",
             w.name,
             index.num_objects(),
             build_s,
@@ -1069,7 +1082,42 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
             nq as f64 / ct.wall_s,
             nc as f64 / cpu.wall_s,
             row.prepare_ms / 1e3,
-            row.host_plan_ms / 1e3
+            row.host_plan_ms / 1e3,
+            ct.transfer_ms / 1e3,
+            ct.match_ms / 1e3,
+            ct.select_ms / 1e3,
+            ct.wall_s,
+            ct.postings as f64 / ct.wall_s / 1e9,
+            ct.mb_per_query,
+            nc,
+            cpu.wall_s,
+            cpu.mb_per_query
+        )?;
+        writeln!(
+            baseline_out,
+            "{name:<14} {:>12} {:>6} {:>8.4} {:>9.4} {:>9.4} {:>9.4} {:>9.0} {:>8.1} {:>8.2}",
+            "count table",
+            nq,
+            ct.transfer_ms / 1e3,
+            ct.match_ms / 1e3,
+            ct.select_ms / 1e3,
+            ct.wall_s,
+            nq as f64 / ct.wall_s,
+            ct.postings as f64 / ct.wall_s / 1e9,
+            ct.mb_per_query
+        )?;
+        writeln!(
+            baseline_out,
+            "{name:<14} {:>12} {:>6} {:>8} {:>9} {:>9} {:>9.4} {:>9.0} {:>8.1} {:>8.2}",
+            "CPU c-PQ",
+            nc,
+            "-",
+            "-",
+            "-",
+            cpu.wall_s,
+            nc as f64 / cpu.wall_s,
+            cpu.postings as f64 / cpu.wall_s / 1e9,
+            cpu.mb_per_query
         )?;
         println!(
             "{name} done: CPU {:.0} q/s on {nc} queries; c-PQ: wall {:.1} ms = prepare {:.1} + plan {:.1} + launch {:.1} + wait and unpack {:.1} + other; {} batches, {} reruns",
@@ -1112,7 +1160,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
     if !args.curve.is_empty() {
         println!("\n{curve_out}");
     }
-    println!("\n{dense_out}\n{out}");
+    println!("\n{dense_out}\nbaselines (GPU count table, CPU backend):\n{baseline_out}\n{out}");
     Ok(())
 }
 
@@ -1201,7 +1249,7 @@ fn sequence_workload(
         exact * 100.0
     );
     let line = format!(
-        "DBLP-like,{n},{build_s:.3},{xfer_s:.4},{:.5},{:.5},{:.5},{wall:.5},{:.1},,,{paper_q:.4},{:.1},,,,{:.5}\n",
+        "DBLP-like,{n},{build_s:.3},{xfer_s:.4},{:.5},{:.5},{:.5},{wall:.5},{:.1},,,{paper_q:.4},{:.1},,,,{:.5},,,,,,,,,\n",
         (st.transfer_in_ms + st.transfer_out_ms) / 1e3,
         st.match_ms / 1e3,
         st.select_ms / 1e3,
