@@ -454,8 +454,10 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 // The extraction argument of the global kernel holds unchanged: ZA never over-counts, and every
 // object whose final count reaches the final AT is inserted when its tile completes.
 //
-// lists: per query, `list_start[q]..list_start[q + 1]` index (start lo, start hi, end lo, end hi,
-// weight) records of 5 x u32, one per keyword of every item.
+// lists: per query, `list_start[q]..list_start[q + 1]` index (lo, hi, weight, first) records of
+// 4 x u32: keyword ranges whose every keyword is one list (empty ones included), list `first + i`
+// being keyword `lo + i`; a list's postings are `offsets[kw]..offsets[kw + 1]` of the index, so
+// range items travel as they are, not expanded into lists.
 //
 // Dense lists (SearchParams::gpu_dense): a keyword list holding a large share of the objects is
 // also kept as a bitmap over the objects (bit o % 32 of word o / 32; `dense_words` words a list,
@@ -475,10 +477,24 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 
 // BITS = 8: 4 counters a word, bounds <= 255; BITS = 16: 2 counters a word, bounds <= 1023 (the
 // histogram's size). A tile holds TILE_WORDS * 32 / BITS objects.
+// List l of a query's ranges `qr` (nr records, ascending `first`): its postings and weight.
+__device__ __forceinline__ void list_at(const u32* __restrict__ qr, u32 nr, u32 l, const u64* __restrict__ offsets,
+                                        u64& start, u64& end, u32& w) {
+    u32 lo = 0, hi = nr;  // the last range whose first list is <= l
+    while (hi - lo > 1) {
+        const u32 mid = (lo + hi) >> 1;
+        if (qr[4 * mid + 3] <= l) lo = mid; else hi = mid;
+    }
+    const u32 kw = qr[4 * lo] + (l - qr[4 * lo + 3]);
+    start = offsets[kw];
+    end = offsets[kw + 1];
+    w = qr[4 * lo + 2];
+}
+
 template <u32 BITS, u32 TILE_WORDS>
 __device__ __forceinline__ void tile_body(
-    const u32* __restrict__ postings, const u32* __restrict__ lists, const u32* __restrict__ list_start,
-    u32 nq, u32 n, u32 tiles_per_block, const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit,
+    const u32* __restrict__ postings, const u64* __restrict__ offsets, const u32* __restrict__ lists,
+    const u32* __restrict__ list_start, u32 nq, u32 n, u32 tiles_per_block, const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit,
     u64* tables, u32* flags, u32 k, const u32* __restrict__ dense_bits, u64 dense_words,
     const u32* __restrict__ dense_recs, const u32* __restrict__ dense_start) {
     constexpr u32 PER = 32 / BITS;                     // counters a word
@@ -502,16 +518,18 @@ __device__ __forceinline__ void tile_body(
         u32* qza = za + m.za_off;
         u32* qat = audit + q;
         u64* tab = tables + m.table_off;
-        const u32 l0 = list_start[q], nl = list_start[q + 1] - l0;
-        const u32* ql = lists + 5 * (u64)l0;
+        const u32 r0 = list_start[q], nr = list_start[q + 1] - r0;
+        const u32* qr = lists + 4 * (u64)r0;
+        const u32 nl = nr == 0 ? 0u : qr[4 * (nr - 1) + 3] + (qr[4 * (nr - 1) + 1] - qr[4 * (nr - 1)] + 1);
         const u32 nd = dense_start[q + 1] - dense_start[q];
         const u32* qd = dense_recs + 2 * (u64)dense_start[q];
         // first tile: each list's cursor by binary search
         const u32 first_id = t0 * TILE_OBJECTS;
         for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
-            const u64 start = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
+            u64 start, hi;
+            u32 w_unused;
+            list_at(qr, nr, l, offsets, start, hi, w_unused);
             u64 lo = start;
-            u64 hi = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
             while (lo < hi) {
                 const u64 mid = (lo + hi) >> 1;
                 if (__ldg(&postings[mid]) < first_id) lo = mid + 1; else hi = mid;
@@ -555,9 +573,10 @@ __device__ __forceinline__ void tile_body(
                 // then deal the tile's postings to all warps in chunks of 128, so one hot list
                 // does not hold a block while its other warps idle
                 for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
-                    const u64 start = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
+                    u64 start, hi;
+                    u32 w_unused;
+                    list_at(qr, nr, l, offsets, start, hi, w_unused);
                     u64 lo = start + cursor[l];
-                    u64 hi = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
                     while (lo < hi) {
                         const u64 mid = (lo + hi) >> 1;
                         if (__ldg(&postings[mid]) < end_id) lo = mid + 1; else hi = mid;
@@ -580,8 +599,9 @@ __device__ __forceinline__ void tile_body(
                         const u32 mid = (lo + hi) >> 1;
                         if (chunk_start[mid] <= c) lo = mid; else hi = mid;
                     }
-                    const u64 start = (u64)ql[5 * lo] | ((u64)ql[5 * lo + 1] << 32);
-                    const u32 w = ql[5 * lo + 4];
+                    u64 start, end_unused;
+                    u32 w;
+                    list_at(qr, nr, lo, offsets, start, end_unused, w);
                     const u64 first = start + cursor[lo] + (u64)(c - chunk_start[lo]) * 128;
                     const u64 stop = start + seg_end[lo];
                     u32 ids[4];
@@ -601,9 +621,9 @@ __device__ __forceinline__ void tile_body(
             } else {
                 // each warp sweeps whole lists: 32 consecutive postings a step, coalesced
                 for (u32 l = warp; l < nl; l += nwarps) {
-                    const u64 start = (u64)ql[5 * l] | ((u64)ql[5 * l + 1] << 32);
-                    const u64 end = (u64)ql[5 * l + 2] | ((u64)ql[5 * l + 3] << 32);
-                    const u32 w = ql[5 * l + 4];
+                    u64 start, end;
+                    u32 w;
+                    list_at(qr, nr, l, offsets, start, end, w);
                     u64 cur = start + cursor[l];
                     while (cur < end) {
                         // 4 x 32 postings in flight per warp; the list is sorted, so the postings of
@@ -691,12 +711,13 @@ __device__ __forceinline__ void tile_body(
 }
 
 #define TILE_ARGS                                                                                         \
-    const u32 *__restrict__ postings, const u32 *__restrict__ lists, const u32 *__restrict__ list_start, \
+    const u32 *__restrict__ postings, const u64 *__restrict__ offsets, const u32 *__restrict__ lists,    \
+        const u32 *__restrict__ list_start,                                                            \
         u32 nq, u32 n, u32 tiles_per_block, const u32 *__restrict__ meta, u32 *bitmaps, u32 *za,          \
         u32 *audit, u64 *tables, u32 *flags, u32 k, const u32 *__restrict__ dense_bits, u64 dense_words,   \
         const u32 *__restrict__ dense_recs, const u32 *__restrict__ dense_start
 #define TILE_CALL                                                                                     \
-    postings, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k, \
+    postings, offsets, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k, \
         dense_bits, dense_words, dense_recs, dense_start
 
 extern "C" __global__ void __launch_bounds__(512) tile_match(TILE_ARGS) { tile_body<8, TILE_WORDS_NARROW>(TILE_CALL); }

@@ -154,8 +154,8 @@ impl Gpu {
 /// The host-side plan of one batch (see the comments in kernels/cpq.cu).
 struct Plan {
     nq: usize,
-    /// Segment A (items of 6 x u32, or with `tiled` keyword lists of 5 x u32), segment B (their
-    /// prefix sums: tasks per item, or lists per query), metadata (8 x u32 per query), then with
+    /// Segment A (items of 6 x u32, or with `tiled` keyword ranges of 4 x u32), segment B (their
+    /// prefix sums: tasks per item, or ranges per query), metadata (8 x u32 per query), then with
     /// `tiled` segment C (dense list records of 2 x u32, padded to at least one) and segment D
     /// (their prefix sums per query). Only `input[..len]` is the plan (the buffer is reused).
     input: Vec<u32>,
@@ -203,8 +203,6 @@ const TILE_WORDS_WIDE: u32 = 16384;
 /// Objects a dense bitmap's whole tiles cover: the widest tile (8-bit counters, wide tiles); every
 /// other tile size divides it.
 const DENSE_TILE_OBJECTS: u64 = (TILE_WORDS_WIDE as u64) * 4;
-/// Bitmap number of a keyword that is not dense.
-const NOT_DENSE: u32 = u32::MAX;
 
 /// Keyword lists kept as bitmaps on the device for the tiled kernel ([`SearchParams::gpu_dense`]).
 struct Dense {
@@ -219,13 +217,6 @@ struct Dense {
 }
 
 impl Dense {
-    /// Bitmap number of `kw`, or [`NOT_DENSE`].
-    fn of(&self, kw: u32) -> u32 {
-        self.keywords
-            .binary_search(&kw)
-            .map_or(NOT_DENSE, |i| i as u32)
-    }
-
     /// Bitmaps of the lists holding at least `1 / div` of the objects (none for `div == 0`),
     /// longest first while they fit in `cap_bytes`; uploaded on `stream`.
     fn build(
@@ -283,63 +274,85 @@ impl Dense {
     }
 }
 
-/// Visits the keyword lists of a query: per non-empty keyword of every item, its bitmap number
-/// when dense, its postings range and the item's weight.
-fn visit_lists(
+/// Visits a query's items as the tiled kernel takes them: `range(lo, hi, weight)` for each run of
+/// keywords of an item with no dense keyword in it (each keyword one id list, empty ones
+/// included), `dense(bitmap, weight)` for each dense keyword.
+fn visit_ranges(
     index: &InvertedIndex,
     q: &PreparedQuery,
     dense_of: &Dense,
-    mut f: impl FnMut(u32, u64, u64, u32),
+    mut range: impl FnMut(u32, u32, u32),
+    mut dense: impl FnMut(u32, u32),
 ) {
-    let offsets = index.offsets();
+    let space = index.keyword_space();
     for it in &q.items {
-        for kw in it.lo..=it.hi.min(index.keyword_space().saturating_sub(1)) {
-            let (a, b) = (offsets[kw as usize], offsets[kw as usize + 1]);
-            if b > a {
-                f(dense_of.of(kw), a, b, it.weight);
+        if it.lo >= space || it.lo > it.hi {
+            continue;
+        }
+        let hi = it.hi.min(space - 1);
+        let kws = &dense_of.keywords;
+        let (a, b) = (
+            kws.partition_point(|&k| k < it.lo),
+            kws.partition_point(|&k| k <= hi),
+        );
+        let mut cur = it.lo;
+        for (i, &d) in kws[a..b].iter().enumerate() {
+            if d > cur {
+                range(cur, d - 1, it.weight);
             }
+            dense((a + i) as u32, it.weight);
+            cur = d + 1;
+        }
+        if cur <= hi {
+            range(cur, hi, it.weight);
         }
     }
 }
 
-/// A query's id lists and dense lists.
-fn count_lists(index: &InvertedIndex, q: &PreparedQuery, dense_of: &Dense) -> (usize, usize) {
-    let (mut ids, mut dense) = (0, 0);
-    visit_lists(index, q, dense_of, |bitmap, _, _, _| {
-        if bitmap == NOT_DENSE {
-            ids += 1;
-        } else {
-            dense += 1;
-        }
-    });
-    (ids, dense)
+/// A query's (ranges, id lists, dense lists).
+fn count_lists(
+    index: &InvertedIndex,
+    q: &PreparedQuery,
+    dense_of: &Dense,
+) -> (usize, usize, usize) {
+    let (mut ranges, mut lists, mut dense) = (0, 0, 0);
+    visit_ranges(
+        index,
+        q,
+        dense_of,
+        |lo, hi, _| {
+            ranges += 1;
+            lists += (hi - lo) as usize + 1;
+        },
+        |_, _| dense += 1,
+    );
+    (ranges, lists, dense)
 }
 
-/// Writes a query's id lists as (start lo, start hi, end lo, end hi, weight) into `ids` and its
-/// dense lists as (bitmap, weight) into `dense`; both sized by [`count_lists`].
+/// Writes a query's ranges as (lo, hi, weight, first list) into `ranges` and its dense lists as
+/// (bitmap, weight) into `dense`; both sized by [`count_lists`].
 fn fill_lists(
     index: &InvertedIndex,
     q: &PreparedQuery,
     dense_of: &Dense,
-    ids: &mut [u32],
+    ranges: &mut [u32],
     dense: &mut [u32],
 ) {
-    let (mut i, mut d) = (0, 0);
-    visit_lists(index, q, dense_of, |bitmap, a, b, w| {
-        if bitmap == NOT_DENSE {
-            ids[i..i + 5].copy_from_slice(&[
-                a as u32,
-                (a >> 32) as u32,
-                b as u32,
-                (b >> 32) as u32,
-                w,
-            ]);
-            i += 5;
-        } else {
+    let (mut r, mut first, mut d) = (0, 0u32, 0);
+    visit_ranges(
+        index,
+        q,
+        dense_of,
+        |lo, hi, w| {
+            ranges[r..r + 4].copy_from_slice(&[lo, hi, w, first]);
+            r += 4;
+            first += hi - lo + 1;
+        },
+        |bitmap, w| {
             dense[d..d + 2].copy_from_slice(&[bitmap, w]);
             d += 2;
-        }
-    });
+        },
+    );
 }
 
 /// Cuts `buf` into consecutive slices of `lens`.
@@ -370,7 +383,7 @@ fn plan(
     let max_bound = queries.iter().map(|q| q.bound).max().unwrap_or(0);
     let mut tiled = cpq && params.gpu_tiles && n > 0 && max_bound <= TILE_MAX_BOUND_16;
     let tile_bits = if max_bound <= TILE_MAX_BOUND_8 { 8 } else { 16 };
-    let counts: Vec<(usize, usize)> = if tiled {
+    let counts: Vec<(usize, usize, usize)> = if tiled {
         // every query's lists at once (range items of wide tables expand to thousands of lists)
         queries
             .par_iter()
@@ -379,7 +392,7 @@ fn plan(
     } else {
         Vec::new()
     };
-    if counts.iter().any(|&(ids, _)| ids > TILE_MAX_LISTS) {
+    if counts.iter().any(|&(_, lists, _)| lists > TILE_MAX_LISTS) {
         tiled = false;
     }
     let sublist = u64::from(params.sublist_len.max(1));
@@ -442,15 +455,15 @@ fn plan(
         TILE_WORDS
     };
     if tiled {
-        // segments A (id lists), B (their starts), meta, C (dense lists, padded to at least
-        // one record), D (their starts), written in place
-        let (ids, dense) = counts
+        // segments A (keyword ranges), B (their starts), meta, C (dense lists, padded to at
+        // least one record), D (their starts), written in place
+        let (ranges, dense) = counts
             .iter()
-            .fold((0usize, 0usize), |(a, b), &(i, d)| (a + i, b + d));
+            .fold((0usize, 0usize), |(a, b), &(r, _, d)| (a + r, b + d));
         let too_many = |what: &str| cap(&format!("more than 2^32 {what} in one batch"));
-        u32::try_from(ids).map_err(|_| too_many("lists"))?;
+        u32::try_from(ranges).map_err(|_| too_many("keyword ranges"))?;
         u32::try_from(dense).map_err(|_| too_many("dense lists"))?;
-        (a_len, b_len, c_len) = (5 * ids, nq + 1, 2 * dense + 2);
+        (a_len, b_len, c_len) = (4 * ranges, nq + 1, 2 * dense + 2);
         len = a_len + b_len + 8 * nq + c_len + nq + 1;
         if buf.len() < len {
             buf.resize(len, 0);
@@ -461,7 +474,7 @@ fn plan(
         let (c, d) = rest.split_at_mut(c_len);
         m.copy_from_slice(&meta);
         let (mut si, mut di) = (0u32, 0u32);
-        for (q, &(i, dn)) in counts.iter().enumerate() {
+        for (q, &(i, _, dn)) in counts.iter().enumerate() {
             b[q] = si;
             d[q] = di;
             si += i as u32;
@@ -470,8 +483,8 @@ fn plan(
         b[nq] = si;
         d[nq] = di;
         c[c_len - 2..].fill(0);
-        let a_parts = cut(a, counts.iter().map(|&(i, _)| 5 * i));
-        let c_parts = cut(&mut c[..c_len - 2], counts.iter().map(|&(_, dn)| 2 * dn));
+        let a_parts = cut(a, counts.iter().map(|&(r, _, _)| 4 * r));
+        let c_parts = cut(&mut c[..c_len - 2], counts.iter().map(|&(_, _, dn)| 2 * dn));
         queries
             .par_iter()
             .zip(a_parts)
@@ -670,6 +683,8 @@ pub(crate) struct GpuResident {
     gpu: Arc<Gpu>,
     index: Arc<InvertedIndex>,
     postings: CudaSlice<u32>,
+    /// The Position Map (list offsets), for the tiled kernel's keyword ranges.
+    offsets: CudaSlice<u64>,
     /// The dense lists' bitmaps, rebuilt when a search asks for another `gpu_dense`.
     dense: Mutex<Arc<Dense>>,
     /// `None` only while being dropped.
@@ -721,6 +736,7 @@ impl GpuResident {
         };
         let t = std::time::Instant::now();
         let postings = gpu.upload(&state.up, index.postings())?;
+        let offsets = state.up.clone_htod(index.offsets()).map_err(cuda_err)?;
         let dense = Dense::build(
             &gpu,
             &state.up,
@@ -737,6 +753,7 @@ impl GpuResident {
             gpu,
             index,
             postings,
+            offsets,
             dense: Mutex::new(Arc::new(dense)),
             state: Mutex::new(Some(state)),
         })
@@ -914,6 +931,7 @@ impl GpuResident {
                         compute
                             .launch_builder(kernel)
                             .arg(&self.postings)
+                            .arg(&self.offsets)
                             .arg(&items)
                             .arg(&task_start)
                             .arg(&nq32)
