@@ -477,13 +477,18 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 
 // BITS = 8: 4 counters a word, bounds <= 255; BITS = 16: 2 counters a word, bounds <= 1023 (the
 // histogram's size). A tile holds TILE_WORDS * 32 / BITS objects.
-// List l of a query's ranges `qr` (nr records, ascending `first`): its postings and weight.
-__device__ __forceinline__ void list_at(const u32* __restrict__ qr, u32 nr, u32 l, const u64* __restrict__ offsets,
-                                        u64& start, u64& end, u32& w) {
+// List l of a query's ranges `qr` (nr records, ascending `first`, nl lists): its postings and
+// weight. Single-keyword items (LSH functions, words) give one range per list: no search.
+__device__ __forceinline__ void list_at(const u32* __restrict__ qr, u32 nr, u32 nl, u32 l,
+                                        const u64* __restrict__ offsets, u64& start, u64& end, u32& w) {
     u32 lo = 0, hi = nr;  // the last range whose first list is <= l
-    while (hi - lo > 1) {
-        const u32 mid = (lo + hi) >> 1;
-        if (qr[4 * mid + 3] <= l) lo = mid; else hi = mid;
+    if (nr == nl) {
+        lo = l;
+    } else {
+        while (hi - lo > 1) {
+            const u32 mid = (lo + hi) >> 1;
+            if (qr[4 * mid + 3] <= l) lo = mid; else hi = mid;
+        }
     }
     const u32 kw = qr[4 * lo] + (l - qr[4 * lo + 3]);
     start = offsets[kw];
@@ -528,7 +533,7 @@ __device__ __forceinline__ void tile_body(
         for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
             u64 start, hi;
             u32 w_unused;
-            list_at(qr, nr, l, offsets, start, hi, w_unused);
+            list_at(qr, nr, nl, l, offsets, start, hi, w_unused);
             u64 lo = start;
             while (lo < hi) {
                 const u64 mid = (lo + hi) >> 1;
@@ -575,7 +580,7 @@ __device__ __forceinline__ void tile_body(
                 for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
                     u64 start, hi;
                     u32 w_unused;
-                    list_at(qr, nr, l, offsets, start, hi, w_unused);
+                    list_at(qr, nr, nl, l, offsets, start, hi, w_unused);
                     u64 lo = start + cursor[l];
                     while (lo < hi) {
                         const u64 mid = (lo + hi) >> 1;
@@ -601,7 +606,7 @@ __device__ __forceinline__ void tile_body(
                     }
                     u64 start, end_unused;
                     u32 w;
-                    list_at(qr, nr, lo, offsets, start, end_unused, w);
+                    list_at(qr, nr, nl, lo, offsets, start, end_unused, w);
                     const u64 first = start + cursor[lo] + (u64)(c - chunk_start[lo]) * 128;
                     const u64 stop = start + seg_end[lo];
                     u32 ids[4];
@@ -623,7 +628,7 @@ __device__ __forceinline__ void tile_body(
                 for (u32 l = warp; l < nl; l += nwarps) {
                     u64 start, end;
                     u32 w;
-                    list_at(qr, nr, l, offsets, start, end, w);
+                    list_at(qr, nr, nl, l, offsets, start, end, w);
                     u64 cur = start + cursor[l];
                     while (cur < end) {
                         // 4 x 32 postings in flight per warp; the list is sorted, so the postings of
