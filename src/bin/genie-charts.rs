@@ -34,8 +34,8 @@ const SUITE_CSV: &str = "2026-11-22-h200-6fe2b67-suite.csv";
 /// The suite's GPU c-PQ at other numbers of queries (the same run as [`SUITE_CSV`]).
 const SUITE_CURVE_CSV: &str = "2026-11-22-h200-6fe2b67-suite-curve.csv";
 /// genie's suite and the PyTorch peer on the suite's workloads, measured in one device run.
-const PEER_SUITE_GENIE_CSV: &str = "2026-11-22-h200-d2e4079-suite.csv";
-const PEER_SUITE_CSV: &str = "2026-11-22-h200-d2e4079-torch-peer-suite.csv";
+const PEER_SUITE_GENIE_CSV: &str = "2026-11-22-h200-0849bf5-suite.csv";
+const PEER_SUITE_CSV: &str = "2026-11-22-h200-0849bf5-torch-peer-suite.csv";
 
 /// The number of queries of the suite's main run (its CSV has no column for it).
 const SUITE_QUERIES: f64 = 1024.0;
