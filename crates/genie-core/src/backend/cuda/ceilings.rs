@@ -2,15 +2,12 @@
 //! device-to-device copy bandwidth, random 32-bit atomic adds into a table larger than L2, and
 //! host-to-device copy bandwidth from pinned and from pageable memory.
 
+use super::cuda_err;
 use super::kernels::{ptx_for, Kernel};
 use super::Ceilings;
 use crate::error::{GenieError, Result};
 use cudarc::driver::{sys, CudaContext, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
-
-fn cuda_err(e: impl std::fmt::Debug) -> GenieError {
-    GenieError::Cuda(format!("{e:?}"))
-}
 
 fn time_ms(s: &Arc<CudaStream>, reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
     f()?; // warm-up

@@ -5,6 +5,12 @@
 //! Without the `cuda` feature, or on a machine without a usable GPU, [`CudaBackend::new`] returns
 //! [`GenieError::GpuUnavailable`] with the reason, so callers need no `#[cfg]`.
 
+/// A CUDA driver or NVRTC error as the crate's error.
+#[cfg(feature = "cuda")]
+fn cuda_err(e: impl std::fmt::Debug) -> GenieError {
+    GenieError::Cuda(format!("{e:?}"))
+}
+
 #[cfg(feature = "cuda")]
 mod ceilings;
 #[cfg(feature = "cuda")]

@@ -2,17 +2,13 @@
 //! resident, each call sends queries and candidate ids and gets the distances back, identical to
 //! the CPU's bit for bit.
 
-use super::kernels::{ptx_for, Kernel};
+use super::cuda_err;
 use super::VectorDistance;
 use crate::error::{GenieError, Result};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use std::sync::Arc;
-
-fn cuda_err(e: impl std::fmt::Debug) -> GenieError {
-    GenieError::Cuda(format!("{e:?}"))
-}
 
 /// Vectors resident on a GPU, for exact distances to candidates.
 pub struct GpuVectors {
@@ -48,16 +44,7 @@ impl GpuVectors {
         })?;
         let dim32 = u32::try_from(dim)
             .map_err(|_| GenieError::InvalidParameter(format!("dimension {dim} too large")))?;
-        let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
-        let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx_for(
-                Kernel::Lsh,
-                &format!("sm_{major}{minor}"),
-            )?))
-            .map_err(cuda_err)?;
-        let func = module.load_function("rerank_distance").map_err(cuda_err)?;
-        let stream = ctx.new_stream().map_err(cuda_err)?;
+        let (ctx, func, stream) = super::lsh::open(ordinal, "rerank_distance")?;
         let vecs = stream
             .clone_htod(if vectors.is_empty() {
                 &[0.0f32][..]
