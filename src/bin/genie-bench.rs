@@ -1003,7 +1003,6 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
             let mut p = SearchParams::top_k(args.k);
             p.gpu_dense = div;
             p.gpu_wide_tiles = wide;
-            engine.search(&w.queries[..8.min(nq)], &p)?;
             let (r, h) = run_with(&engine, &w.queries, p, name)?;
             let tiles = if wide { "wide" } else { "narrow" };
             if h != hits {
@@ -1029,7 +1028,6 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
                 nq as f64 / r.wall_s
             )?;
         }
-        engine.search(&w.queries[..8.min(nq)], &SearchParams::top_k(args.k))?;
         for &c in &args.curve {
             let (r, _) = run(&engine, &all_queries[..c], args.k, Method::Cpq, name)?;
             writeln!(
