@@ -215,15 +215,11 @@ struct Dense {
 
 impl Dense {
     /// Bitmaps of the lists holding at least `1 / div` of the objects (none for `div == 0`),
-    /// longest first while they fit in `cap_bytes`; uploaded on `stream`.
-    fn build(
-        gpu: &Gpu,
-        stream: &Arc<CudaStream>,
-        index: &InvertedIndex,
-        div: u32,
-        cap_bytes: u64,
-    ) -> Result<Self> {
+    /// longest first while they fit in no more bytes than the postings, nor a quarter of the
+    /// device's free memory; uploaded on `stream`.
+    fn build(gpu: &Gpu, stream: &Arc<CudaStream>, index: &InvertedIndex, div: u32) -> Result<Self> {
         use rayon::prelude::*;
+        let cap_bytes = (index.num_postings() * 4).min(gpu.free_memory() / 4);
         let n = index.num_objects() as u64;
         let words = n.div_ceil(DENSE_TILE_OBJECTS) * (DENSE_TILE_OBJECTS / 32);
         let offsets = index.offsets();
@@ -670,11 +666,6 @@ impl std::ops::DerefMut for StateGuard<'_> {
     }
 }
 
-/// Bytes the dense bitmaps may take: no more than the postings, nor a quarter of the free memory.
-fn dense_cap(gpu: &Gpu, index: &InvertedIndex) -> u64 {
-    (index.num_postings() * 4).min(gpu.free_memory() / 4)
-}
-
 /// An index resident on the GPU.
 pub(crate) struct GpuResident {
     gpu: Arc<Gpu>,
@@ -734,13 +725,7 @@ impl GpuResident {
         let t = std::time::Instant::now();
         let postings = gpu.upload(&state.up, index.postings())?;
         let offsets = state.up.clone_htod(index.offsets()).map_err(cuda_err)?;
-        let dense = Dense::build(
-            &gpu,
-            &state.up,
-            &index,
-            crate::backend::DEFAULT_GPU_DENSE,
-            dense_cap(&gpu, &index),
-        )?;
+        let dense = Dense::build(&gpu, &state.up, &index, crate::backend::DEFAULT_GPU_DENSE)?;
         log::debug!(
             "uploaded {} postings in {:.3} s",
             index.num_postings(),
@@ -769,7 +754,6 @@ impl GpuResident {
                 &st.up,
                 &self.index,
                 params.gpu_dense,
-                dense_cap(&self.gpu, &self.index),
             )?);
         }
         Ok(d.clone())
