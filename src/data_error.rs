@@ -1,5 +1,5 @@
-//! The error type of the data-kind modules ([`crate::sequences`], [`crate::documents`],
-//! [`crate::table`]): every message names the file and, where one is to blame, the 1-based line.
+//! The error type of the data kinds ([`crate::kind`]): every message names the file and, where
+//! one is to blame, the 1-based line, or the option or query that was wrong.
 
 use crate::input::{display_path, InputError};
 use genie_core::GenieError;
@@ -49,6 +49,23 @@ pub enum DataError {
     /// Writing the results failed (the cause follows as the source).
     #[error("cannot write the results")]
     Write(#[source] std::io::Error),
+    /// A vector-plugin error (files, parameters, the index).
+    #[error(transparent)]
+    Lsh(#[from] genie_lsh::LshError),
+    /// A query was rejected (the caller adds where it came from).
+    #[error("{0}")]
+    BadQuery(String),
+    /// An option was rejected.
+    #[error("option {name}: {message}")]
+    BadOption {
+        /// The option's name.
+        name: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// Something this kind or index cannot do.
+    #[error("{0}")]
+    Unsupported(String),
     /// Reading a file failed.
     #[error("{}: {error}", path.display())]
     Io {

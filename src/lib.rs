@@ -1,17 +1,15 @@
-//! The library behind the `genie` command-line program: parsing of the objects and queries text
-//! files ([`input`]), JSON-lines output of search results ([`output`]) and progress bars
-//! ([`progress`]). The index itself is [`genie_core`], re-exported as `genie::core`.
+//! genie: the library behind the `genie` program, its server and any program of one's own that
+//! searches GENIE match-count indexes ([`genie_core`], re-exported as `genie::core`).
 //!
-//! Besides keyword objects, `genie` indexes the data kinds of the shotgun-and-assembly plugins
-//! ([`genie_sa`], re-exported as `genie::sa`): [`sequences`] under edit distance, short
-//! [`documents`] and relational [`table`]s; [`kinds`] tells them apart by the index metadata,
-//! [`csv_input`] reads CSV files and [`data_error`] is their error type.
-//!
-//! Vectors are indexed through the LSH plugin ([`genie_lsh`], re-exported as `genie::lsh`) by
-//! [`vectors`].
-//!
-//! For benchmarks against peer implementations, [`dump`] writes an index, its queries and genie's
-//! top-k counts as NumPy files ([`npy`]).
+//! - [`kind`]: the data kinds behind one trait (keyword objects, and through the plugins
+//!   [`genie_sa`] and [`genie_lsh`] sequences, documents, table rows and vectors), with a
+//!   [`kind::Registry`] to which a user's crate adds its own.
+//! - [`open`]: opens an index file of any kind on the chosen devices (replicas, or parts).
+//! - [`service`]: the batching handle, a cheap-to-clone `Send + Sync` value that gathers queries
+//!   from many callers (async tasks or threads) into batches for one runner per device.
+//! - [`server`]: the HTTP server of `genie serve` on that handle, and its client.
+//! - [`input`], [`csv_input`]: the text input files, read line by line with errors that name the
+//!   file and line; [`output`]: JSON lines of count hits; [`progress`]: progress bars.
 #![deny(missing_docs)]
 
 pub use genie_core as core;
@@ -20,14 +18,11 @@ pub use genie_sa as sa;
 
 pub mod csv_input;
 pub mod data_error;
-pub mod documents;
-pub mod dump;
 pub mod input;
-pub mod kinds;
-pub mod npy;
+pub mod kind;
+pub mod open;
 pub mod output;
 pub mod progress;
 pub mod searcher;
-pub mod sequences;
-pub mod table;
-pub mod vectors;
+pub mod server;
+pub mod service;

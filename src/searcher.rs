@@ -1,8 +1,9 @@
-//! How `genie search` runs an index: resident on one device, or split into parts that stream
-//! through one or more devices (multi-loading), with the same results either way.
+//! How an index of keyword objects is searched: resident on one device, or split into parts that
+//! stream through one or more devices (multi-loading), with the same results either way; and
+//! the backends of a device choice.
 
 use genie_core::backend::cuda::device_count;
-use genie_core::parts::{is_manifest, open_parts, plan_parts, PartSource};
+use genie_core::parts::{open_parts, plan_parts, PartSource};
 use genie_core::{
     Backend, CpuBackend, CudaBackend, DeviceChoice, Engine, GenieError, Hit, InvertedIndex,
     PartedEngine, Query, SearchParams,
@@ -20,11 +21,13 @@ pub enum Searcher {
         parts: Vec<PartSource>,
         /// One backend per device.
         backends: Vec<Box<dyn Backend>>,
+        /// Objects in all parts.
+        objects: u64,
     },
 }
 
 /// The backends for a device choice: the listed GPUs (default all), or the CPU.
-fn backends(
+pub fn backends(
     device: DeviceChoice,
     devices: Option<&[usize]>,
 ) -> Result<Vec<Box<dyn Backend>>, GenieError> {
@@ -47,58 +50,60 @@ fn backends(
     }
 }
 
+/// Whether an index of `bytes` must be split into parts to be searched on `backend` (a GPU
+/// whose memory budget it exceeds; see [`plan_parts`]).
+pub fn needs_parts(bytes: u64, backend: &dyn Backend) -> bool {
+    backend.gpu_ordinal().is_some() && plan_parts(bytes, backend.memory_budget()) > 1
+}
+
 impl Searcher {
-    /// Opens `path` (an index file or a parted-index manifest) on the chosen devices. `parts`
-    /// forces a split of a single index file; by default a GPU search splits only when the index
-    /// exceeds a quarter of the memory budget, and into at least one part per GPU.
-    pub fn open(
-        path: &Path,
-        device: DeviceChoice,
-        parts: Option<usize>,
-        devices: Option<&[usize]>,
-    ) -> Result<Self, GenieError> {
-        if is_manifest(path)? {
-            let backends = backends(device, devices)?;
-            let (_, sources) = open_parts(path)?;
-            return Ok(Self::Parted {
-                parts: sources,
-                backends,
-            });
-        }
-        Self::from_index(InvertedIndex::load(path)?, device, parts, devices)
+    /// A parted-index manifest on the backends.
+    pub fn open_manifest(path: &Path, backends: Vec<Box<dyn Backend>>) -> Result<Self, GenieError> {
+        let (manifest, parts) = open_parts(path)?;
+        Ok(Self::Parted {
+            parts,
+            backends,
+            objects: manifest.num_objects,
+        })
     }
 
-    /// A loaded index on the chosen devices, split as [`Searcher::open`] says.
-    pub fn from_index(
-        index: InvertedIndex,
-        device: DeviceChoice,
+    /// A loaded index on the backends: resident when there is one backend and `parts` is
+    /// `Some(1)`, else split into `parts` parts (default: as many as the first backend's memory
+    /// budget needs, one when the index fits, and at least one per backend).
+    pub fn from_backends(
+        index: Arc<InvertedIndex>,
+        backends: Vec<Box<dyn Backend>>,
         parts: Option<usize>,
-        devices: Option<&[usize]>,
     ) -> Result<Self, GenieError> {
-        let backends = backends(device, devices)?;
-        let on_gpu = !backends[0].name().starts_with("cpu");
-        let planned = if on_gpu {
-            plan_parts(index.heap_bytes(), backends[0].memory_budget()).max(backends.len())
+        let Some(first) = backends.first() else {
+            return Err(GenieError::Internal("no backend to search on".into()));
+        };
+        let planned = if first.gpu_ordinal().is_some() {
+            plan_parts(index.heap_bytes(), first.memory_budget()).max(backends.len())
         } else {
             1
         };
         let n = parts.unwrap_or(planned);
         if n <= 1 && backends.len() == 1 {
-            return Ok(Self::Single(Engine::with_backend(
-                Arc::new(index),
-                backends[0].as_ref(),
-            )?));
+            return Ok(Self::Single(Engine::with_backend(index, first.as_ref())?));
         }
         log::info!("multi-loading: {n} parts over {} device(s)", backends.len());
+        let objects = u64::from(index.num_objects());
         let parts = index.split(n).into_iter().map(PartSource::Memory).collect();
-        Ok(Self::Parted { parts, backends })
+        Ok(Self::Parted {
+            parts,
+            backends,
+            objects,
+        })
     }
 
     /// The backends' names.
     pub fn backend_name(&self) -> String {
         match self {
             Self::Single(e) => e.backend_name().to_string(),
-            Self::Parted { parts, backends } => format!(
+            Self::Parted {
+                parts, backends, ..
+            } => format!(
                 "{} parts on {}",
                 parts.len(),
                 backends
@@ -110,8 +115,24 @@ impl Searcher {
         }
     }
 
+    /// The number of objects.
+    pub fn num_objects(&self) -> u64 {
+        match self {
+            Self::Single(e) => u64::from(e.index().num_objects()),
+            Self::Parted { objects, .. } => *objects,
+        }
+    }
+
+    /// The GPU of a resident index.
+    pub fn gpu_ordinal(&self) -> Option<usize> {
+        match self {
+            Self::Single(e) => e.gpu_ordinal(),
+            Self::Parted { .. } => None,
+        }
+    }
+
     /// An index that prepares queries as the search does (the resident index, or the first part:
-    /// all parts share the keyword space and count bounds), to find which query an error is about.
+    /// all parts share the keyword space and count bounds), to check queries before a search.
     pub fn reference_index(&self) -> Result<Arc<InvertedIndex>, GenieError> {
         match self {
             Self::Single(e) => Ok(e.shared_index()),
@@ -130,23 +151,22 @@ impl Searcher {
         }
     }
 
-    /// Per query, the top-k hits; `progress(queries_done)` is called as work finishes.
-    pub fn search_with_progress(
+    /// Per query, the top-k hits.
+    pub fn search(
         &self,
         queries: &[Query],
         params: &SearchParams,
-        progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<Vec<Hit>>, GenieError> {
         match self {
-            Self::Single(e) => e.search_with_progress(queries, params, progress),
-            Self::Parted { parts, backends } => {
+            Self::Single(e) => e.search(queries, params),
+            Self::Parted {
+                parts, backends, ..
+            } => {
                 let engine = PartedEngine::new(
                     parts.clone(),
                     backends.iter().map(|b| b.as_ref()).collect(),
                 )?;
-                let hits = engine.search(queries, params)?;
-                progress(queries.len());
-                Ok(hits)
+                engine.search(queries, params)
             }
         }
     }

@@ -14,8 +14,8 @@ use crate::vectors::VectorSet;
 use crate::verify::VectorVerifier;
 use genie_core::backend::{GpuVectors, VectorDistance};
 use genie_core::{
-    rank_verified, rerank, DeviceChoice, Engine, Hit, InvertedIndex, Method, SearchParams,
-    Transform, VerifiedHit,
+    rank_verified, rerank, select_backend, Backend, DeviceChoice, Engine, Hit, InvertedIndex,
+    Method, SearchParams, Transform, VerifiedHit,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -144,17 +144,16 @@ impl VectorIndex {
         builder.push_fixed(&keywords, transform.params().functions as usize)?;
         drop(keywords);
         let index = builder.build()?;
-        Self::assemble(transform, Arc::new(vectors), index, device, metadata)
+        let engine = Engine::new(Arc::new(index), device)?;
+        Self::assemble(transform, Arc::new(vectors), engine, metadata)
     }
 
     fn assemble(
         transform: VectorTransform,
         vectors: Arc<VectorSet>,
-        index: InvertedIndex,
-        device: DeviceChoice,
+        engine: Engine,
         metadata: IndexMetadata,
     ) -> Result<Self> {
-        let engine = Engine::new(Arc::new(index), device)?;
         let verifier = VectorVerifier::new(Arc::clone(&vectors), metadata.metric);
         let gpu_vectors = match engine.gpu_ordinal() {
             Some(ordinal) => match GpuVectors::new(ordinal, vectors.as_slice(), vectors.dim()) {
@@ -187,7 +186,13 @@ impl VectorIndex {
     /// Loads an index saved by [`VectorIndex::save`] onto the backend of `device`.
     pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Self> {
         let path = path.as_ref();
-        let index = InvertedIndex::load(path)?;
+        let index = Arc::new(InvertedIndex::load(path)?);
+        Self::open_on(path, index, select_backend(device)?.as_ref())
+    }
+
+    /// Opens an index saved by [`VectorIndex::save`] whose core index is already loaded, on one
+    /// backend (so that several devices can each hold a replica of one loaded index).
+    pub fn open_on(path: &Path, index: Arc<InvertedIndex>, backend: &dyn Backend) -> Result<Self> {
         let metadata = IndexMetadata::parse(index.metadata())
             .map_err(|e| LshError::format(path, e.to_string()))?;
         let transform = VectorTransform::new(metadata.params.clone())?;
@@ -213,7 +218,8 @@ impl VectorIndex {
                 ),
             ));
         }
-        Self::assemble(transform, Arc::new(vectors), index, device, metadata)
+        let engine = Engine::with_backend(index, backend)?;
+        Self::assemble(transform, Arc::new(vectors), engine, metadata)
     }
 
     /// The metadata (parameters, metric, vectors).
@@ -285,14 +291,45 @@ impl VectorIndex {
         candidates: usize,
         method: Method,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
-        let hits = self.search_counts_with(queries, candidates.max(k), method)?;
-        if let Some(gpu) = &self.gpu_vectors {
-            return self.rerank_on_gpu(gpu, queries, &hits, k);
+        let n = queries.len();
+        self.search_each(queries, &vec![k; n], &vec![candidates; n], method)
+    }
+
+    /// As [`VectorIndex::search_with`], with each query's own `k` and candidates (a server's
+    /// batch of requests). One count search at the largest number of candidates serves all:
+    /// each query's candidates are a prefix of that contract order, and its `k` hits a prefix
+    /// of its re-ranked list.
+    pub fn search_each(
+        &self,
+        queries: &VectorSet,
+        ks: &[usize],
+        candidates: &[usize],
+        method: Method,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        if ks.len() != queries.len() || candidates.len() != queries.len() {
+            return Err(LshError::InvalidParameter(
+                "one k and one number of candidates per query".into(),
+            ));
         }
-        hits.par_iter()
-            .zip(queries.as_slice().par_chunks(queries.dim().max(1)))
-            .map(|(h, q)| Ok(rerank(&self.verifier, q, h, k)?))
-            .collect()
+        let wanted = |i: usize| candidates[i].max(ks[i]);
+        let most = (0..queries.len()).map(wanted).max().unwrap_or(0);
+        let mut hits = self.search_counts_with(queries, most, method)?;
+        for (i, h) in hits.iter_mut().enumerate() {
+            h.truncate(wanted(i));
+        }
+        let k_max = ks.iter().copied().max().unwrap_or(0);
+        let mut out = match &self.gpu_vectors {
+            Some(gpu) => self.rerank_on_gpu(gpu, queries, &hits, k_max)?,
+            None => hits
+                .par_iter()
+                .zip(queries.as_slice().par_chunks(queries.dim().max(1)))
+                .map(|(h, q)| Ok(rerank(&self.verifier, q, h, k_max)?))
+                .collect::<Result<Vec<_>>>()?,
+        };
+        for (o, &k) in out.iter_mut().zip(ks) {
+            o.truncate(k);
+        }
+        Ok(out)
     }
 }
 

@@ -338,6 +338,21 @@ pub fn device_count() -> usize {
     0
 }
 
+/// Free and total bytes of a GPU's memory (`None` without a usable GPU of that ordinal): what a
+/// server reports as device memory in use.
+pub fn device_memory(ordinal: usize) -> Option<(u64, u64)> {
+    if ordinal >= device_count() {
+        return None;
+    }
+    #[cfg(feature = "cuda")]
+    return cudarc::driver::CudaContext::new(ordinal)
+        .and_then(|ctx| ctx.mem_get_info())
+        .ok()
+        .map(|(free, total)| (free as u64, total as u64));
+    #[cfg(not(feature = "cuda"))]
+    None
+}
+
 /// The CUDA backend on one device.
 pub struct CudaBackend {
     #[cfg(feature = "cuda")]

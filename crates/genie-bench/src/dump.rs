@@ -19,7 +19,7 @@
 //! - `meta.json`: `workload`, `num_objects`, `keyword_space`, `num_postings`, `queries`, `k`,
 //!   `format` (`"genie-peer-dump 1"`).
 
-use crate::data_error::DataError;
+use genie::data_error::DataError;
 use crate::npy;
 use genie_core::{Hit, InvertedIndex, Query};
 use std::path::Path;

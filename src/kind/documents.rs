@@ -1,4 +1,4 @@
-//! Short-document indexes of the `genie` CLI (paper section V-B): `genie build --kind documents`
+//! The `documents` kind (paper section V-B): `genie build --kind documents`
 //! reads one document per line of a UTF-8 text file, or one per row of a column of a CSV file
 //! with a header (`--column NAME`); object id = 0-based line or row number (header excluded). The
 //! words (see [`genie_sa::tokenize`]) make the dictionary, saved beside the index as
@@ -6,12 +6,19 @@
 //! `{"query":0,"hits":[{"id":12,"count":3}]}` lines, where the count is the number of distinct
 //! words a document shares with the query.
 
+use super::{
+    metadata_with, prepared, search_counts, side_path, text_query, Answer, BuildJob, BuildReport,
+    IndexSource, Kind, KindIndex, OpenOptions, Options, Placement, Prepared, QueryReader,
+    Request,
+};
 use crate::csv_input;
 use crate::data_error::DataError;
-use crate::input::LineReader;
-use crate::kinds::{metadata_with, side_path};
-use genie_core::{InvertedIndex, Transform};
+use crate::input::{display_path, LineReader};
+use crate::searcher::Searcher;
+use genie_core::{InvertedIndex, Method, Query, Transform};
 use genie_sa::{DocumentMetadata, DocumentTransform, StringTable, Tokenizer};
+use serde_json::Value;
+use std::any::Any;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -129,34 +136,134 @@ pub fn open(index: &InvertedIndex, index_path: &Path) -> Result<DocumentTransfor
     DocumentTransform::from_words(&meta, words).map_err(|e| bad(e.to_string()))
 }
 
-/// Searches the documents of `queries` (lines, or a CSV column) in chunks of `batch` and writes
-/// JSON lines; returns the number of queries.
-pub fn search_file(
-    engine: &genie_core::Engine,
-    transform: &DocumentTransform,
-    queries: &Path,
-    column: Option<&str>,
-    params: &genie_core::SearchParams,
-    batch: usize,
-    out: &mut dyn std::io::Write,
-) -> Result<u64, DataError> {
-    let mut reader = DocumentReader::open(queries, column)?;
-    let mut first = 0u64;
-    loop {
-        let mut chunk = Vec::new();
-        while chunk.len() < batch {
-            match reader.next_document()? {
-                Some(d) => chunk.push(transform.prepare(d)),
-                None => break,
-            }
+impl QueryReader for DocumentReader {
+    fn next_query(&mut self) -> Result<Option<Value>, DataError> {
+        Ok(self.next_document()?.map(|d| Value::String(d.to_string())))
+    }
+
+    fn location(&self) -> String {
+        match self {
+            Self::Lines(r) => format!("{}:{}", display_path(r.path()), r.lines_read()),
+            Self::Csv { path, record, .. } => format!(
+                "{}:{}",
+                display_path(path),
+                record.position().map_or(0, csv::Position::line)
+            ),
         }
-        if chunk.is_empty() {
-            return Ok(first);
+    }
+
+    fn progress(&self) -> (u64, Option<u64>) {
+        match self {
+            Self::Lines(r) => (r.bytes_read(), r.len()),
+            Self::Csv { .. } => (0, None),
         }
-        let results = engine.search(&chunk, params)?;
-        crate::output::write_results(out, first, &results)
-            .and_then(|()| out.flush())
-            .map_err(DataError::Write)?;
-        first += chunk.len() as u64;
+    }
+}
+
+/// The kind of short documents.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Documents;
+
+impl Kind for Documents {
+    fn name(&self) -> &str {
+        genie_sa::document::KIND
+    }
+
+    fn about(&self) -> &str {
+        "Short documents (one per line or a CSV column), by shared words"
+    }
+
+    fn holds(&self, metadata: &Value) -> bool {
+        metadata.get("kind").and_then(Value::as_str) == Some(self.name())
+    }
+
+    fn build_options(&self) -> &[&str] {
+        &["column", "keep_stop_words"]
+    }
+
+    fn search_options(&self) -> &[&str] {
+        &["column"]
+    }
+
+    fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
+        let o = job.options;
+        o.check(self.name(), self.build_options())?;
+        let tokenizer = Tokenizer {
+            keep_stop_words: o.flag("keep_stop_words")?,
+        };
+        let (index, transform) = build(job.input, o.str("column")?, tokenizer)?;
+        save(job.output, &index, &transform)?;
+        Ok(BuildReport {
+            summary: super::summary(&index),
+            side_files: vec![side_path(job.output, SIDE_EXT)],
+        })
+    }
+
+    fn read_queries(&self, path: &Path, options: &Options) -> Result<Box<dyn QueryReader>, DataError> {
+        options.check(self.name(), self.search_options())?;
+        Ok(Box::new(DocumentReader::open(path, options.str("column")?)?))
+    }
+
+    fn open(
+        &self,
+        source: &IndexSource,
+        placement: Placement,
+        options: &OpenOptions,
+    ) -> Result<Box<dyn KindIndex>, DataError> {
+        let index = super::single_index(source, self.name())?;
+        let transform = open(&index, &source.path)?;
+        let engine = placement.engine(index, self.name())?;
+        Ok(Box::new(DocumentIndex {
+            searcher: Searcher::Single(engine),
+            transform,
+            method: options.method,
+        }))
+    }
+}
+
+/// An opened index of documents with its dictionary.
+pub struct DocumentIndex {
+    searcher: Searcher,
+    transform: DocumentTransform,
+    method: Method,
+}
+
+impl KindIndex for DocumentIndex {
+    fn kind(&self) -> &str {
+        genie_sa::document::KIND
+    }
+
+    fn num_objects(&self) -> u64 {
+        self.searcher.num_objects()
+    }
+
+    fn backend_name(&self) -> String {
+        self.searcher.backend_name()
+    }
+
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+        // the column names where a file's queries come from; a parsed query has no column
+        options.check(self.kind(), Documents.search_options())?;
+        Ok(Box::new(self.transform.prepare(text_query(raw)?)))
+    }
+
+    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
+        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
+    }
+
+    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        let queries = batch
+            .iter()
+            .map(|r| prepared::<Query>(r.query))
+            .collect::<Result<Vec<_>, _>>()?;
+        search_counts(&self.searcher, &queries, batch, self.method)
+    }
+
+    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
+        self.searcher.take_stage_times()
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.searcher.gpu_ordinal()
     }
 }

@@ -85,7 +85,7 @@ struct Args {
     )]
     scale: Vec<u32>,
     /// Mode suite: write each keyword-level workload (index, queries, genie's top-k counts) as
-    /// NumPy files into DIR/<workload>/ for `bench/peers/torch_spmm.py --load` (see genie::dump).
+    /// NumPy files into DIR/<workload>/ for `bench/peers/torch_spmm.py --load` (see genie_bench::dump).
     #[arg(long, value_name = "DIR")]
     dump: Option<std::path::PathBuf>,
 }
@@ -1132,7 +1132,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         if let Some(root) = &args.dump {
             let dir = root.join(name);
             let t = Instant::now();
-            genie::dump::dump_workload(&dir, name, &index, &w.queries, &hits, args.k)?;
+            genie_bench::dump::dump_workload(&dir, name, &index, &w.queries, &hits, args.k)?;
             println!(
                 "{name} dumped to {} in {:.1} s ({:.2} GB of postings)",
                 dir.display(),

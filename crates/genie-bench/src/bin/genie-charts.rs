@@ -1804,7 +1804,7 @@ GPU X,2.0,B-like,4500000,100,1024,1024,930.4,,1024
 
     #[test]
     fn draws_the_committed_runs() {
-        let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/runs");
+        let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/runs");
         let out = tempfile::tempdir().unwrap();
         for path in render_all(&runs, out.path()).unwrap() {
             assert_png(&path);

@@ -8,7 +8,7 @@
 //! Used to hand an index, its queries and genie's hits to a peer written with NumPy or PyTorch
 //! ([`crate::dump`]); `numpy.load` reads these files.
 
-use crate::data_error::DataError;
+use genie::data_error::DataError;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;

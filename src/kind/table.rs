@@ -1,4 +1,4 @@
-//! Relational-table indexes of the `genie` CLI (paper section V-C).
+//! The `table` kind: rows of a relational table (paper section V-C).
 //!
 //! `genie build --kind table` reads a CSV file (fields trimmed; every row as long as the first;
 //! object id = 0-based row number, header excluded). Column names come from, in this order:
@@ -14,13 +14,20 @@
 //! other as a row. Output: `{"query":0,"hits":[{"id":12,"count":3}]}` lines, the count being the
 //! number of conditions a row meets.
 
+use super::{
+    metadata_with, prepared, search_counts, text_query, Answer, BuildJob, BuildReport,
+    IndexSource, Kind, KindIndex, LineQueries, OpenOptions, Options, Placement, Prepared,
+    QueryReader, Request,
+};
 use crate::csv_input;
 use crate::data_error::DataError;
 use crate::input::{display_path, LineReader};
-use crate::kinds::metadata_with;
-use genie_core::{Engine, InvertedIndex, SearchParams, Transform};
+use crate::searcher::Searcher;
+use genie_core::{InvertedIndex, Method, Query, Transform};
+use genie_sa::schema::KindHint;
 use genie_sa::{uci, InferOptions, SaError, Schema, TableMetadata, TableQuery, TableTransform};
-use std::io::Write;
+use serde_json::Value;
+use std::any::Any;
 use std::path::{Path, PathBuf};
 
 /// Where the column names of a table come from.
@@ -32,15 +39,6 @@ pub struct NameSource {
     pub names_file: Option<PathBuf>,
     /// The first row is the header, even if a `.names` file lies beside the input.
     pub header: bool,
-}
-
-/// How table queries are read and searched.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueryOptions {
-    /// Intervals on each side of a numeric value of a CSV-row query.
-    pub radius: u32,
-    /// How lines are read.
-    pub format: QueryFormat,
 }
 
 /// How the lines of a table queries file are read.
@@ -211,38 +209,137 @@ pub fn parse_query_line(
     TableQuery::from_row(&fields, schema, radius)
 }
 
-/// Searches the queries of `queries` in chunks of `batch` and writes JSON lines; returns the
-/// number of queries.
-pub fn search_file(
-    engine: &Engine,
-    transform: &TableTransform,
-    queries: &Path,
-    options: QueryOptions,
-    params: &SearchParams,
-    batch: usize,
-    out: &mut dyn Write,
-) -> Result<u64, DataError> {
-    let mut reader = LineReader::open(queries)?;
-    let mut first = 0u64;
-    loop {
-        let mut chunk = Vec::new();
-        while chunk.len() < batch {
-            let Some(line) = reader.next_line()? else {
-                break;
-            };
-            let q = parse_query_line(line, transform.schema(), options.radius, options.format)
-                .and_then(|q| transform.prepare(&q))
-                .map_err(|e| DataError::at(queries, reader.lines_read(), e))?;
-            chunk.push(q);
+/// The kind of table rows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Table;
+
+impl Kind for Table {
+    fn name(&self) -> &str {
+        genie_sa::table::KIND
+    }
+
+    fn about(&self) -> &str {
+        "Rows of a CSV table, by attribute conditions"
+    }
+
+    fn holds(&self, metadata: &Value) -> bool {
+        metadata.get("kind").and_then(Value::as_str) == Some(self.name())
+    }
+
+    fn build_options(&self) -> &[&str] {
+        &["bins", "names", "names_file", "header", "numeric", "categorical"]
+    }
+
+    fn search_options(&self) -> &[&str] {
+        &["radius", "query_format"]
+    }
+
+    fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
+        let o = job.options;
+        o.check(self.name(), self.build_options())?;
+        let source = NameSource {
+            names: o.strings("names")?,
+            names_file: o.str("names_file")?.map(PathBuf::from),
+            header: o.flag("header")?,
+        };
+        let mut options = InferOptions::default();
+        if let Some(b) = o.u32("bins")? {
+            options.bins = b;
         }
-        if chunk.is_empty() {
-            return Ok(first);
+        for (name, hint) in [("numeric", KindHint::Numeric), ("categorical", KindHint::Categorical)] {
+            for column in o.strings(name)?.unwrap_or_default() {
+                options.hints.insert(column, hint);
+            }
         }
-        let results = engine.search(&chunk, params)?;
-        crate::output::write_results(out, first, &results)
-            .and_then(|()| out.flush())
-            .map_err(DataError::Write)?;
-        first += chunk.len() as u64;
+        let (index, _) = build(job.input, &source, &options)?;
+        index.save(job.output)?;
+        Ok(BuildReport {
+            summary: super::summary(&index),
+            side_files: Vec::new(),
+        })
+    }
+
+    fn read_queries(&self, path: &Path, options: &Options) -> Result<Box<dyn QueryReader>, DataError> {
+        options.check(self.name(), self.search_options())?;
+        Ok(Box::new(LineQueries(LineReader::open(path)?)))
+    }
+
+    fn open(
+        &self,
+        source: &IndexSource,
+        placement: Placement,
+        options: &OpenOptions,
+    ) -> Result<Box<dyn KindIndex>, DataError> {
+        let index = super::single_index(source, self.name())?;
+        let transform = open(&index, &source.path)?;
+        let engine = placement.engine(index, self.name())?;
+        Ok(Box::new(TableIndex {
+            searcher: Searcher::Single(engine),
+            transform,
+            method: options.method,
+        }))
+    }
+}
+
+/// The `query_format` option.
+fn query_format(options: &Options) -> Result<QueryFormat, DataError> {
+    match options.str("query_format")? {
+        None | Some("auto") => Ok(QueryFormat::Auto),
+        Some("csv") => Ok(QueryFormat::Csv),
+        Some("conditions") => Ok(QueryFormat::Conditions),
+        Some(other) => Err(DataError::BadOption {
+            name: "query_format".into(),
+            message: format!("expected auto, csv or conditions, found {other:?}"),
+        }),
+    }
+}
+
+/// An opened index of table rows with its schema.
+pub struct TableIndex {
+    searcher: Searcher,
+    transform: TableTransform,
+    method: Method,
+}
+
+impl KindIndex for TableIndex {
+    fn kind(&self) -> &str {
+        genie_sa::table::KIND
+    }
+
+    fn num_objects(&self) -> u64 {
+        self.searcher.num_objects()
+    }
+
+    fn backend_name(&self) -> String {
+        self.searcher.backend_name()
+    }
+
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+        options.check(self.kind(), Table.search_options())?;
+        let radius = options.u32("radius")?.unwrap_or(0);
+        let q = parse_query_line(text_query(raw)?, self.transform.schema(), radius, query_format(options)?)
+            .and_then(|q| self.transform.prepare(&q))?;
+        Ok(Box::new(q))
+    }
+
+    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
+        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
+    }
+
+    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        let queries = batch
+            .iter()
+            .map(|r| prepared::<Query>(r.query))
+            .collect::<Result<Vec<_>, _>>()?;
+        search_counts(&self.searcher, &queries, batch, self.method)
+    }
+
+    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
+        self.searcher.take_stage_times()
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.searcher.gpu_ordinal()
     }
 }
 

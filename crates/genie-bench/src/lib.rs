@@ -1,0 +1,8 @@
+//! The benchmark and chart programs of genie-rs (`genie-bench`, `genie-charts`), kept apart from
+//! the product package. The library part holds what the benchmark writes for peer
+//! implementations: [`dump`] writes an index, its queries and genie's top-k counts as NumPy files
+//! ([`npy`]) for `bench/peers/torch_spmm.py --load`.
+#![deny(missing_docs)]
+
+pub mod dump;
+pub mod npy;

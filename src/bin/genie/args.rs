@@ -1,0 +1,468 @@
+//! The command line of `genie`: subcommands and their flags (clap). The flags of one kind of
+//! data become that kind's named options ([`genie::kind::Options`]).
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use genie::core::{DeviceChoice, Method};
+use genie::sa::NGramConfig;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Default number of queries read, searched and written at a time.
+pub const DEFAULT_BATCH_QUERIES: usize = 65_536;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "genie",
+    version,
+    about = "Generic match-count inverted index for similarity search (GENIE), on the CPU or a GPU",
+    long_about = "Generic match-count inverted index for similarity search (GENIE), on the CPU or \
+                  a GPU.\n\nAn object is a set of keywords (unsigned 32-bit integers). A query is \
+                  a list of items: keywords or keyword ranges, each with a weight. The match \
+                  count of an object is the weighted number of its keywords inside the query's \
+                  items; a search returns the top-k objects by count, ties broken by ascending \
+                  object id."
+)]
+pub struct Cli {
+    /// More log output on stderr; repeat for more (-vv, -vvv).
+    ///
+    /// By default genie logs warnings and its info messages (such as the backend in use and, with
+    /// --device auto, why the CPU was chosen); -v adds genie's debug messages and other crates'
+    /// info, -vv genie's trace messages and other crates' debug, -vvv everything. RUST_LOG, when
+    /// set, overrides this (e.g. RUST_LOG=genie_core=debug).
+    #[arg(short, long, action = ArgAction::Count, global = true, display_order = 900)]
+    pub verbose: u8,
+
+    /// No progress bars and no summary lines; only warnings and errors on stderr.
+    #[arg(short, long, global = true, display_order = 901)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build an index from an objects file and save it.
+    ///
+    /// The objects file has one object per line: its keywords as whitespace-separated unsigned
+    /// 32-bit integers (duplicates count once). An empty line is an object without keywords.
+    /// Object ids are the 0-based line numbers. A one-line summary goes to stderr.
+    ///
+    /// With --kind, the input holds other data: `sequences` (one per line, searched by edit
+    /// distance; the sequences are saved beside the index as INDEX.seqs), `documents` (one per
+    /// line, or a CSV column with --column; the word dictionary is saved as INDEX.words) or
+    /// `table` (a CSV file; numeric columns are discretized into --bins intervals). Object ids are
+    /// the 0-based line or row numbers, a header excluded.
+    ///
+    /// With --kind vectors the input is a vector file (.fvecs, .bvecs, .ivecs, .npy, IDX such as
+    /// train-images-idx3-ubyte, .csv; optionally gzipped), hashed by an LSH family into one keyword
+    /// per hash function (paper section IV). The index stores the family, its parameters and seed,
+    /// and a copy of the vectors is saved beside it as INDEX.vectors so that a search can re-rank.
+    /// Object ids are the 0-based rows of the file.
+    Build(BuildArgs),
+    /// Search an index with a file of queries; writes one JSON line per query.
+    ///
+    /// Each line of the queries file is one query: whitespace-separated items KW or LO-HI (an
+    /// inclusive keyword range), each optionally followed by :WEIGHT (at least 1), e.g.
+    /// `7 10-20 3:2`. An empty line is an empty query.
+    ///
+    /// The output has one line per query, in input order, e.g.
+    /// {"query":0,"hits":[{"id":12,"count":3}]}, where query is the 0-based line number and the
+    /// hits are sorted by count descending, then id ascending.
+    ///
+    /// The queries file is read, searched and written in chunks (--batch-queries), so it may be
+    /// larger than memory.
+    ///
+    /// For indexes of other kinds (read from the index), the queries are of that kind:
+    /// sequences (one per line; hits carry their edit distance and each query an `exact` flag),
+    /// documents (one per line, or a CSV column with --column), or table rows (a CSV row per line,
+    /// numeric values searched +- --radius intervals, or conditions such as
+    /// `age=30..40 workclass=Private`).
+    ///
+    /// For a vector index (--kind vectors) the queries file is a vector file; each query takes the
+    /// K2 objects of the largest match counts (--candidates) and re-ranks them by the exact
+    /// distance of the family (L2 for e2lsh, L1 for l1 and rbh, cosine distance for srp), e.g.
+    /// {"query":0,"hits":[{"id":12,"count":250,"distance":3.5}]}, hits sorted by distance, then
+    /// count descending, then id.
+    Search(SearchArgs),
+    /// Print the statistics and metadata of an index file.
+    Info(InfoArgs),
+    /// Serve indexes over HTTP (JSON API) until Ctrl-C or SIGTERM.
+    ///
+    /// The indexes stay resident (replicated on each GPU in use when they fit one, else streamed
+    /// in parts), and queries arriving one at a time from many clients are searched in batches:
+    /// an idle device launches at once, a busy one gathers the next batch.
+    ///
+    /// API: POST /v1/indexes/NAME/search with {"queries": [...], "k": 10}, where each query is in
+    /// the kind's form (a keyword line "7 10-20 3:2" or [7, [10, 20]], a sequence, a document, a
+    /// table row or conditions as a string, a vector as an array of numbers); GET /v1/indexes,
+    /// GET /healthz, GET /metrics (Prometheus). README.md has examples with curl.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The objects file, one object per line ("-" reads standard input).
+    #[arg(short, long, value_name = "OBJECTS")]
+    pub input: PathBuf,
+
+    /// The index file to write (overwritten if it exists).
+    #[arg(short, long, value_name = "INDEX")]
+    pub output: PathBuf,
+
+    /// Save the index in N parts over consecutive object ranges: INDEX is then a manifest and
+    /// INDEX.part0 .. INDEX.partN-1 the parts. Each part is built and saved as soon as its objects
+    /// are read, so the whole index is never in memory; a search streams the parts.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub parts: usize,
+
+    /// Save a parted index of M objects per part (instead of --parts; works on standard input).
+    #[arg(long, value_name = "M", conflicts_with = "parts",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub part_objects: Option<usize>,
+
+    /// What the input holds: keywords, sequences, documents, table or vectors.
+    #[arg(long, default_value = "keywords", value_name = "KIND")]
+    pub kind: String,
+
+    /// Sequences: the n-gram length n.
+    #[arg(long, value_name = "N", default_value_t = NGramConfig::default().n, help_heading = "Sequences")]
+    pub ngram: usize,
+
+    /// Sequences: n-grams of Unicode characters or of bytes.
+    #[arg(long, value_enum, default_value_t = AlphabetArg::Chars, help_heading = "Sequences")]
+    pub alphabet: AlphabetArg,
+
+    /// Sequences: no n - 1 pad symbols at both ends (a sequence shorter than n then has no
+    /// n-gram and is found by no query).
+    #[arg(long, help_heading = "Sequences")]
+    pub no_pad: bool,
+
+    /// Documents: read the documents from this column of a CSV file with a header.
+    #[arg(long, value_name = "NAME", help_heading = "Documents")]
+    pub column: Option<String>,
+
+    /// Documents: keep English stop words (dropped by default).
+    #[arg(long, help_heading = "Documents")]
+    pub keep_stop_words: bool,
+
+    /// Table: equal-width intervals per numeric column.
+    #[arg(long, value_name = "B", default_value_t = genie::sa::schema::DEFAULT_BINS, help_heading = "Table")]
+    pub bins: u32,
+
+    /// Table: the column names, comma-separated (the file then has no header row).
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        help_heading = "Table"
+    )]
+    pub names: Option<Vec<String>>,
+
+    /// Table: take the column names from a UCI .names file (the file then has no header row).
+    /// Default: INPUT's STEM.names when it exists, else the header row.
+    #[arg(long, value_name = "FILE", help_heading = "Table")]
+    pub names_file: Option<PathBuf>,
+
+    /// Table: the first row is the header, even if a STEM.names file lies beside the input.
+    #[arg(long, help_heading = "Table")]
+    pub header: bool,
+
+    /// Table: columns that must be numeric (comma-separated names).
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        help_heading = "Table"
+    )]
+    pub numeric: Vec<String>,
+
+    /// Table: columns to treat as categorical even if their values are numbers.
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        help_heading = "Table"
+    )]
+    pub categorical: Vec<String>,
+
+    #[command(flatten)]
+    pub lsh: LshArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The index file written by `genie build` (with --server: the index's name on the server).
+    #[arg(long, value_name = "INDEX")]
+    pub index: PathBuf,
+
+    /// The queries file, one query per line ("-" reads standard input).
+    #[arg(long, value_name = "QUERIES")]
+    pub queries: PathBuf,
+
+    /// Hits per query: the K objects of the largest match counts (0 gives no hits).
+    #[arg(short = 'k', long = "k", value_name = "K")]
+    pub k: u32,
+
+    /// Where to search. Default: the GENIE_DEVICE environment variable, else auto (the GPU when
+    /// one is usable, else the CPU). gpu without a usable GPU is an error.
+    #[arg(long, value_enum, value_name = "DEVICE")]
+    pub device: Option<DeviceArg>,
+
+    /// Write the JSON lines to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// How match counts are kept and the top-k selected (same results either way).
+    #[arg(long, value_enum, default_value_t = MethodArg::Cpq, value_name = "METHOD")]
+    pub method: MethodArg,
+
+    /// Queries read, searched and written at a time (bounds memory use).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = DEFAULT_BATCH_QUERIES,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+    )]
+    pub batch_queries: usize,
+
+    /// Split the index into N parts that stream through the device one at a time (multi-loading).
+    /// Default: the parts of a parted index file; else as many as the device memory budget needs
+    /// (one when the index fits), and at least one per GPU.
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub parts: Option<usize>,
+
+    /// GPUs to use, e.g. 0,1 (default: all visible GPUs; parts go to them in turn).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub devices: Option<Vec<usize>>,
+
+    /// What the index holds; default: the kind recorded in the index (a mismatch is an error).
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+
+    /// Only hits whose match count is at least T (with --k as the cap: every object of count
+    /// >= T, up to K of them).
+    #[arg(long, value_name = "T")]
+    pub min_count: Option<u32>,
+
+    /// Send the queries to a `genie serve` server at URL (e.g. http://127.0.0.1:7700) instead of
+    /// searching here; --index is then the name the server gives the index. The output is the
+    /// same JSON lines.
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+
+    /// The server's bearer token (with --server).
+    #[arg(long, value_name = "TOKEN", env = "GENIE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Candidates K2 taken by match count, then verified by the true measure. Sequences: by edit
+    /// distance [default: 32]. Vectors: re-ranked by exact distance; K2 = K gives the pure tau-ANN
+    /// answer of the paper [default: max(20 x K, 200)].
+    #[arg(long, value_name = "K2")]
+    pub candidates: Option<u32>,
+
+    /// Sequences: queries not proven exact are searched again with K doubled, up to this K
+    /// (no repetition when not above --candidates).
+    #[arg(long, value_name = "K", default_value_t = genie::sa::seq_search::DEFAULT_MAX_CANDIDATES, help_heading = "Sequences")]
+    pub max_candidates: u32,
+
+    /// Sequences: verify queries still not proven after the last round against all sequences,
+    /// so that every result is exact.
+    #[arg(long, help_heading = "Sequences")]
+    pub exhaustive: bool,
+
+    /// Documents: read the queries from this column of a CSV file with a header.
+    #[arg(long, value_name = "NAME", help_heading = "Documents")]
+    pub column: Option<String>,
+
+    /// Table: intervals on each side of the numeric values of CSV-row queries.
+    #[arg(long, value_name = "R", default_value_t = 0, help_heading = "Table")]
+    pub radius: u32,
+
+    /// Table: how query lines are read.
+    #[arg(long, value_enum, default_value_t = QueryFormatArg::Auto, value_name = "FORMAT", help_heading = "Table")]
+    pub query_format: QueryFormatArg,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The index file to describe.
+    #[arg(long, value_name = "INDEX")]
+    pub index: PathBuf,
+}
+
+/// The `--device` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DeviceArg {
+    /// The GPU when one is usable, else the CPU (the reason is logged).
+    Auto,
+    /// The CPU backend.
+    Cpu,
+    /// The CUDA backend; an error when no GPU is usable.
+    #[value(alias = "cuda")]
+    Gpu,
+}
+
+impl From<DeviceArg> for DeviceChoice {
+    fn from(d: DeviceArg) -> Self {
+        match d {
+            DeviceArg::Auto => Self::Auto,
+            DeviceArg::Cpu => Self::Cpu,
+            DeviceArg::Gpu => Self::Gpu,
+        }
+    }
+}
+
+/// The LSH options of `genie build --kind vectors`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Vector indexes (--kind vectors)")]
+pub struct LshArgs {
+    /// The LSH family [default: e2lsh].
+    #[arg(long, value_enum, value_name = "FAMILY")]
+    pub lsh: Option<LshArg>,
+
+    /// Number of hash functions m, one keyword each [default: 258, the largest m that Eqn. 9 of
+    /// the paper needs for epsilon = delta = 0.06].
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..))]
+    pub functions: Option<u32>,
+
+    /// Bucket width w of e2lsh and l1, kernel width sigma of rbh (unused by srp) [default: from a
+    /// sample of 1,000 vectors: 2 x the median nearest-neighbour distance for e2lsh and l1, the
+    /// mean pairwise L1 distance for rbh].
+    #[arg(long, value_name = "W")]
+    pub width: Option<f64>,
+
+    /// Buckets D each signature is re-hashed into by MurmurHash3 [default: 8192].
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..))]
+    pub buckets: Option<u32>,
+
+    /// Sign bits per srp function, 1 to 64 [default: 8].
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub bits: Option<u32>,
+
+    /// Seed of every random draw of the hash functions [default: 1].
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+}
+
+/// The `--lsh` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LshArg {
+    /// E2LSH for L2: floor((a.v + b) / w), a ~ N(0, 1)^d, b ~ U[0, w).
+    E2lsh,
+    /// The same with Cauchy a, for L1.
+    L1,
+    /// Random binning hashing for the Laplacian kernel exp(-||p - q||_1 / sigma).
+    Rbh,
+    /// Sign random projections, for the angle (cosine distance).
+    Srp,
+}
+
+
+/// The `--alphabet` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AlphabetArg {
+    /// Unicode scalar values.
+    Chars,
+    /// Bytes.
+    Bytes,
+}
+
+/// The `--query-format` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum QueryFormatArg {
+    /// Conditions when the first word is NAME=..., else a CSV row.
+    Auto,
+    /// CSV rows.
+    Csv,
+    /// Conditions NAME=VALUE, NAME=LO..HI, NAME=V~R.
+    Conditions,
+}
+
+/// The `--method` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MethodArg {
+    /// The Count Priority Queue (bitmap counter, gate and hash table).
+    Cpq,
+    /// A full count table per query, then a k-selection (the baseline).
+    CountTable,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Self {
+        match m {
+            MethodArg::Cpq => Self::Cpq,
+            MethodArg::CountTable => Self::CountTable,
+        }
+    }
+}
+
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// An index to serve, as NAME=PATH (repeat for more).
+    #[arg(long = "index", value_name = "NAME=PATH", required = true, value_parser = parse_named)]
+    pub indexes: Vec<(String, PathBuf)>,
+
+    /// The address to listen on. The default is loopback only: other machines reach the server
+    /// only when told so (e.g. 0.0.0.0:7700), and then a --token is strongly advised.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7700")]
+    pub listen: SocketAddr,
+
+    /// Where to search. Default: the GENIE_DEVICE environment variable, else auto.
+    #[arg(long, value_enum, value_name = "DEVICE")]
+    pub device: Option<DeviceArg>,
+
+    /// GPUs to use, e.g. 0,1 (default: all visible GPUs; each holds a replica of an index that
+    /// fits it, and batches are dealt among them).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub devices: Option<Vec<usize>>,
+
+    /// Require `Authorization: Bearer TOKEN` on every request but /healthz.
+    #[arg(long, value_name = "TOKEN", env = "GENIE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Largest request body in bytes (413 above).
+    #[arg(long, value_name = "BYTES", default_value_t = genie::server::Limits::default().max_body_bytes)]
+    pub max_body_bytes: usize,
+
+    /// Most queries in one request.
+    #[arg(long, value_name = "N", default_value_t = genie::server::Limits::default().max_queries)]
+    pub max_queries: usize,
+
+    /// Most keyword items one query may become.
+    #[arg(long, value_name = "N", default_value_t = genie::server::Limits::default().max_items)]
+    pub max_items: usize,
+
+    /// Largest k of a request.
+    #[arg(long, value_name = "K", default_value_t = genie::server::Limits::default().max_k)]
+    pub max_k: u32,
+
+    /// Most queries in one batch on a device.
+    #[arg(long, value_name = "N", default_value_t = genie::service::BatchPolicy::default().max_batch)]
+    pub max_batch: usize,
+
+    /// How long an idle device waits for a fuller batch, in milliseconds (0: launch at once).
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    pub max_wait_ms: f64,
+
+    /// A query still queued after this many milliseconds fails with 503 (overloaded).
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub queue_timeout_ms: u64,
+}
+
+/// Parses NAME=PATH.
+fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            if name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+                Ok((name.to_string(), PathBuf::from(path)))
+            } else {
+                Err(format!("index name {name:?}: use letters, digits, '-', '_' and '.'"))
+            }
+        }
+        _ => Err(format!("expected NAME=PATH, found {s:?}")),
+    }
+}

@@ -1,0 +1,548 @@
+//! `genie`: build, search, serve and inspect GENIE match-count inverted indexes from the command
+//! line. A thin front end: every kind of data, the batching and the server live in the `genie`
+//! library ([`genie::kind`], [`genie::service`], [`genie::server`]).
+
+mod args;
+
+use anyhow::{anyhow, bail, Context, Result};
+use args::{
+    AlphabetArg, BuildArgs, Cli, Command, DeviceArg, InfoArgs, LshArg, QueryFormatArg, SearchArgs,
+    ServeArgs,
+};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use genie::core::{DeviceChoice, GenieError, InvertedIndex};
+use genie::data_error::DataError;
+use genie::input::display_path;
+use genie::kind::{BuildJob, Kind, KindIndex, Options, QueryReader, Registry};
+use genie::open::{load, place, OpenSpec};
+use genie::progress::bytes_bar;
+use genie::server::client::Client;
+use genie::server::{Limits, ServerConfig};
+use genie::service::{BatchPolicy, Service};
+use indicatif::{HumanCount, ProgressBar};
+use serde_json::Value;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The flags of `genie build` that are options of one kind (named as the options).
+const BUILD_FLAGS: &[&str] = &[
+    "ngram",
+    "alphabet",
+    "no_pad",
+    "column",
+    "keep_stop_words",
+    "bins",
+    "names",
+    "names_file",
+    "header",
+    "numeric",
+    "categorical",
+    "lsh",
+    "functions",
+    "width",
+    "buckets",
+    "bits",
+    "seed",
+    "parts",
+    "part_objects",
+];
+
+/// The flags of `genie search` that are options of one kind.
+const SEARCH_FLAGS: &[&str] = &[
+    "candidates",
+    "max_candidates",
+    "exhaustive",
+    "column",
+    "radius",
+    "query_format",
+];
+
+/// Queries per request of `genie search --server`.
+const REMOTE_CHUNK: usize = 4096;
+
+/// The name the local search gives its one index in the service.
+const LOCAL: &str = "local";
+
+fn main() -> ExitCode {
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let given = given_flags(matches.subcommand().map(|(_, m)| m));
+    init_logging(cli.verbose, cli.quiet);
+    let registry = Registry::default();
+    let result = match &cli.command {
+        Command::Build(args) => build(&registry, args, &given, cli.quiet),
+        Command::Search(args) => search(&registry, args, &given, cli.quiet),
+        Command::Info(args) => info(args),
+        Command::Serve(args) => serve(&registry, args, cli.quiet),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("genie: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The ids of the flags given on the command line of the subcommand.
+fn given_flags(matches: Option<&ArgMatches>) -> Vec<String> {
+    let Some(m) = matches else { return Vec::new() };
+    m.ids()
+        .map(|id| id.as_str())
+        .filter(|id| m.value_source(id) == Some(ValueSource::CommandLine))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Info messages of the genie crates by default (the target `genie` also covers `genie_core`),
+/// more with each -v, warnings only with --quiet; RUST_LOG, when set, overrides this.
+fn init_logging(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "warn",
+        (false, 0) => "warn,genie=info",
+        (false, 1) => "info,genie=debug",
+        (false, 2) => "debug,genie=trace",
+        (false, _) => "trace",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default)).init();
+}
+
+/// Whether the error is a closed standard output (e.g. `genie search ... | head`).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.root_cause()
+        .downcast_ref::<io::Error>()
+        .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// The kind options among the flags given: each must be an option of `kind` (`accepted`).
+fn kind_options(
+    registry: &Registry,
+    kind: &dyn Kind,
+    given: &[String],
+    flags: &[&str],
+    accepted: &[&str],
+    value: impl Fn(&str) -> Option<Value>,
+) -> Result<Options> {
+    let mut options = Options::new();
+    for id in given.iter().filter(|id| flags.contains(&id.as_str())) {
+        if !accepted.contains(&id.as_str()) {
+            let takers = registry.kinds_taking(id);
+            bail!(
+                "--{} applies to --kind {}, not to {}",
+                id.replace('_', "-"),
+                takers.join(" and "),
+                kind.name()
+            );
+        }
+        if let Some(v) = value(id) {
+            options.set(id, v);
+        }
+    }
+    Ok(options)
+}
+
+/// The value of a build flag as a kind option.
+fn build_flag(args: &BuildArgs, id: &str) -> Option<Value> {
+    let lsh = &args.lsh;
+    Some(match id {
+        "ngram" => args.ngram.into(),
+        "alphabet" => match args.alphabet {
+            AlphabetArg::Chars => "chars",
+            AlphabetArg::Bytes => "bytes",
+        }
+        .into(),
+        "no_pad" => args.no_pad.into(),
+        "column" => args.column.clone()?.into(),
+        "keep_stop_words" => args.keep_stop_words.into(),
+        "bins" => args.bins.into(),
+        "names" => args.names.clone()?.into(),
+        "names_file" => args.names_file.as_ref()?.to_string_lossy().into_owned().into(),
+        "header" => args.header.into(),
+        "numeric" => args.numeric.clone().into(),
+        "categorical" => args.categorical.clone().into(),
+        "lsh" => match lsh.lsh? {
+            LshArg::E2lsh => "e2lsh",
+            LshArg::L1 => "l1",
+            LshArg::Rbh => "rbh",
+            LshArg::Srp => "srp",
+        }
+        .into(),
+        "functions" => lsh.functions?.into(),
+        "width" => lsh.width?.into(),
+        "buckets" => lsh.buckets?.into(),
+        "bits" => lsh.bits?.into(),
+        "seed" => lsh.seed?.into(),
+        "parts" => args.parts.into(),
+        "part_objects" => args.part_objects?.into(),
+        _ => return None,
+    })
+}
+
+/// The value of a search flag as a kind option.
+fn search_flag(args: &SearchArgs, id: &str) -> Option<Value> {
+    Some(match id {
+        "candidates" => args.candidates?.into(),
+        "max_candidates" => args.max_candidates.into(),
+        "exhaustive" => args.exhaustive.into(),
+        "column" => args.column.clone()?.into(),
+        "radius" => args.radius.into(),
+        "query_format" => match args.query_format {
+            QueryFormatArg::Auto => "auto",
+            QueryFormatArg::Csv => "csv",
+            QueryFormatArg::Conditions => "conditions",
+        }
+        .into(),
+        _ => return None,
+    })
+}
+
+fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -> Result<()> {
+    let start = Instant::now();
+    let kind = registry.get(&args.kind)?;
+    let options = kind_options(
+        registry,
+        kind.as_ref(),
+        given,
+        BUILD_FLAGS,
+        kind.build_options(),
+        |id| build_flag(args, id),
+    )?;
+    let len = std::fs::metadata(&args.input).ok().filter(|m| m.is_file()).map(|m| m.len());
+    let bar = bytes_bar("building the index", len, quiet);
+    if len.is_none() {
+        bar.enable_steady_tick(Duration::from_millis(120));
+    }
+    let progress = |bytes: u64| bar.set_position(bytes);
+    let job = BuildJob {
+        input: &args.input,
+        output: &args.output,
+        options: &options,
+        progress: &progress,
+    };
+    let report = kind.build(&job);
+    bar.finish_and_clear();
+    let report = report.with_context(|| {
+        format!("cannot build an index from {}", display_path(&args.input))
+    })?;
+    if !quiet {
+        let side = if report.side_files.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = report.side_files.iter().map(|p| p.display().to_string()).collect();
+            format!(" (side data: {})", names.join(", "))
+        };
+        eprintln!(
+            "built {}: {} in {:.2?}{side}",
+            args.output.display(),
+            report.summary,
+            start.elapsed()
+        );
+    }
+    Ok(())
+}
+
+/// The device to use and what asked for it (for error messages).
+fn device_choice(arg: Option<DeviceArg>) -> Result<(DeviceChoice, String)> {
+    match arg {
+        Some(d) => Ok((d.into(), "--device".to_string())),
+        None => {
+            let choice = DeviceChoice::from_env().context("bad GENIE_DEVICE")?;
+            Ok((choice, "GENIE_DEVICE".to_string()))
+        }
+    }
+}
+
+/// Places an index on the devices; a missing GPU names what asked for it.
+fn place_on(
+    loaded: &genie::open::Loaded,
+    spec: &OpenSpec,
+    asked_by: &str,
+) -> Result<Vec<Arc<dyn KindIndex>>> {
+    place(loaded, spec).map_err(|e| match e {
+        DataError::Core(GenieError::GpuUnavailable(_)) => anyhow!(
+            "{e} (the GPU was requested by {asked_by}; use --device cpu or --device auto to \
+             search on the CPU)"
+        ),
+        other => anyhow!(other).context("cannot start the search backend"),
+    })
+}
+
+/// The search output (`--output FILE`, else standard output), buffered, and its name for errors.
+fn open_output(path: Option<&Path>) -> Result<(BufWriter<Box<dyn Write>>, String)> {
+    let name = path.map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
+    let sink: Box<dyn Write> = match path {
+        Some(p) => {
+            Box::new(File::create(p).with_context(|| format!("{}: cannot create", p.display()))?)
+        }
+        None => Box::new(io::stdout().lock()),
+    };
+    Ok((BufWriter::with_capacity(1 << 16, sink), name))
+}
+
+/// Reads up to `max` raw queries; errors name where the query came from.
+fn read_chunk(
+    reader: &mut dyn QueryReader,
+    max: usize,
+    mut each: impl FnMut(Value, &dyn QueryReader) -> Result<()>,
+) -> Result<usize> {
+    let mut n = 0;
+    while n < max {
+        let Some(raw) = reader.next_query()? else { break };
+        each(raw, reader)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool) -> Result<()> {
+    if let Some(url) = &args.server {
+        return search_remote(registry, args, url, given);
+    }
+    let start = Instant::now();
+    let (device, asked_by) = device_choice(args.device)?;
+    let loaded = load(registry, &args.index)
+        .with_context(|| format!("cannot search {}", args.index.display()))?;
+    let kind = Arc::clone(&loaded.kind);
+    check_kind(args, &args.index.display().to_string(), kind.name())?;
+    let options = kind_options(
+        registry,
+        kind.as_ref(),
+        given,
+        SEARCH_FLAGS,
+        kind.search_options(),
+        |id| search_flag(args, id),
+    )?;
+    let mut reader = kind.read_queries(&args.queries, &options)?;
+    let spec = OpenSpec {
+        device,
+        devices: args.devices.clone(),
+        parts: args.parts,
+        method: args.method.into(),
+    };
+    let t = Instant::now();
+    let replicas = place_on(&loaded, &spec, &asked_by)?;
+    drop(loaded);
+    let names: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
+    log::info!("backend: {} (ready in {:.3} s)", names.join(", "), t.elapsed().as_secs_f64());
+    let policy = BatchPolicy {
+        max_batch: args.batch_queries.div_ceil(replicas.len()).max(1),
+        max_wait: Duration::ZERO,
+        queue_timeout: Duration::MAX,
+    };
+    let service = Service::new(vec![(LOCAL.to_string(), replicas)], policy)?;
+    let (mut out, out_name) = open_output(args.output.as_deref())?;
+    let bar = bytes_bar("searching", reader.progress().1, quiet);
+    let mut first = 0u64;
+    loop {
+        let mut chunk = Vec::new();
+        read_chunk(reader.as_mut(), args.batch_queries, |raw, r| {
+            let q = service
+                .parse(LOCAL, &raw, &options)
+                .map_err(|e| anyhow!("{}: {e}", r.location()))?;
+            chunk.push((q, args.k, args.min_count));
+            Ok(())
+        })?;
+        if chunk.is_empty() {
+            break;
+        }
+        for ticket in service.submit(LOCAL, chunk)? {
+            let answer = ticket.wait().context("search failed")?;
+            answer
+                .write_json(&mut out, first)
+                .with_context(|| format!("cannot write to {out_name}"))?;
+            first += 1;
+        }
+        out.flush().with_context(|| format!("cannot write to {out_name}"))?;
+        bar.set_position(reader.progress().0);
+        bar.set_message(format!("{} queries", HumanCount(first)));
+    }
+    bar.finish_and_clear();
+    if let Ok(index) = service.index(LOCAL) {
+        log_stages(index.take_stage_times());
+    }
+    service.shutdown();
+    if !quiet {
+        let secs = start.elapsed().as_secs_f64();
+        log::info!(
+            "searched {first} queries in {secs:.2}s ({:.0} queries/s)",
+            first as f64 / secs.max(1e-9)
+        );
+    }
+    Ok(())
+}
+
+/// An error when `--kind` names another kind than the index holds.
+fn check_kind(args: &SearchArgs, index: &str, holds: &str) -> Result<()> {
+    match &args.kind {
+        Some(asked) if asked != holds => bail!(
+            "{index} holds {holds}, not {asked} (leave out --kind to search what it holds)"
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// `genie search --server URL`: the same queries file, sent to a server; the same output.
+fn search_remote(registry: &Registry, args: &SearchArgs, url: &str, given: &[String]) -> Result<()> {
+    for local in ["device", "devices", "parts", "method"] {
+        if given.iter().any(|g| g == local) {
+            bail!("--{local} applies to a local search, not to --server (the server chooses)");
+        }
+    }
+    let client = Client::new(url, args.token.clone())?;
+    let name = args.index.to_string_lossy();
+    let served = client.indexes()?;
+    let remote = served.iter().find(|i| i.name == name).ok_or_else(|| {
+        let names: Vec<&str> = served.iter().map(|i| i.name.as_str()).collect();
+        anyhow!("{url} serves no index {name:?} (it serves: {})", names.join(", "))
+    })?;
+    let kind = registry.get(&remote.kind)?;
+    check_kind(args, &name, kind.name())?;
+    let options = kind_options(
+        registry,
+        kind.as_ref(),
+        given,
+        SEARCH_FLAGS,
+        kind.search_options(),
+        |id| search_flag(args, id),
+    )?;
+    let mut reader = kind.read_queries(&args.queries, &options)?;
+    let (mut out, out_name) = open_output(args.output.as_deref())?;
+    let mut first = 0u64;
+    let per_request = args.batch_queries.min(REMOTE_CHUNK);
+    loop {
+        let mut raws = Vec::new();
+        let mut places = Vec::new();
+        read_chunk(reader.as_mut(), per_request, |raw, r| {
+            raws.push(raw);
+            places.push(r.location());
+            Ok(())
+        })?;
+        if raws.is_empty() {
+            break;
+        }
+        let answers = client
+            .search(&name, &raws, args.k, args.min_count, &options)
+            .map_err(|e| anyhow!("{} to {}: {e}", places[0], places[places.len() - 1]))?;
+        for a in &answers {
+            a.write_json(&mut out, first)
+                .with_context(|| format!("cannot write to {out_name}"))?;
+            first += 1;
+        }
+        out.flush().with_context(|| format!("cannot write to {out_name}"))?;
+    }
+    Ok(())
+}
+
+/// Logs the device time of the paper's Table I query stages (GPU backends).
+fn log_stages(times: Option<genie::core::StageTimes>) {
+    if let Some(t) = times {
+        log::info!(
+            "stages: query transfer {:.2} ms, match {:.2} ms, select {:.2} ms, results back {:.2} ms ({} batches, {} reruns)",
+            t.transfer_in_ms,
+            t.match_ms,
+            t.select_ms,
+            t.transfer_out_ms,
+            t.batches,
+            t.reruns
+        );
+    }
+}
+
+fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
+    let (device, asked_by) = device_choice(args.device)?;
+    let spec = OpenSpec {
+        device,
+        devices: args.devices.clone(),
+        ..OpenSpec::default()
+    };
+    let mut indexes = Vec::new();
+    for (name, path) in &args.indexes {
+        let t = Instant::now();
+        let loaded = load(registry, path)
+            .with_context(|| format!("cannot serve {name} ({})", path.display()))?;
+        let replicas = place_on(&loaded, &spec, &asked_by)?;
+        let devices: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
+        log::info!(
+            "index {name}: {} objects of {} from {} on {} in {:.2} s",
+            replicas[0].num_objects(),
+            loaded.kind.name(),
+            path.display(),
+            devices.join(", "),
+            t.elapsed().as_secs_f64()
+        );
+        indexes.push((name.clone(), replicas));
+    }
+    let policy = BatchPolicy {
+        max_batch: args.max_batch,
+        max_wait: Duration::try_from_secs_f64(args.max_wait_ms.max(0.0) / 1e3)
+            .context("--max-wait-ms")?,
+        queue_timeout: Duration::from_millis(args.queue_timeout_ms),
+    };
+    let service = Service::new(indexes, policy)?;
+    let config = ServerConfig {
+        listen: args.listen,
+        token: args.token.clone().filter(|t| !t.is_empty()),
+        limits: Limits {
+            max_body_bytes: args.max_body_bytes,
+            max_queries: args.max_queries,
+            max_items: args.max_items,
+            max_k: args.max_k,
+        },
+    };
+    if !args.listen.ip().is_loopback() && config.token.is_none() {
+        log::warn!("listening on {} without a --token: anyone who reaches it may search", args.listen);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the server's runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let addr = listener.local_addr()?;
+        if !quiet {
+            eprintln!("genie: listening on http://{addr}");
+        }
+        genie::server::serve_on(listener, service, &config, genie::server::shutdown_signal())
+            .await
+            .context("the server failed")
+    })
+}
+
+fn info(args: &InfoArgs) -> Result<()> {
+    let mut out = io::stdout().lock();
+    if genie::core::parts::is_manifest(&args.index)? {
+        let (m, _) =
+            genie::core::parts::open_parts(&args.index).context("cannot load the index")?;
+        writeln!(out, "index: {} (parted)", args.index.display())?;
+        writeln!(out, "objects: {}", m.num_objects)?;
+        writeln!(out, "keyword space: {}", m.keyword_space)?;
+        for p in &m.parts {
+            writeln!(
+                out,
+                "part {}: objects {}..{}",
+                p.file,
+                p.base,
+                u64::from(p.base) + u64::from(p.objects)
+            )?;
+        }
+        writeln!(out, "metadata: {}", m.metadata)?;
+        return Ok(());
+    }
+    let index = InvertedIndex::load(&args.index).context("cannot load the index")?;
+    writeln!(out, "index: {}", args.index.display())?;
+    writeln!(out, "objects: {}", index.num_objects())?;
+    writeln!(out, "postings: {}", index.num_postings())?;
+    writeln!(out, "keyword space: {}", index.keyword_space())?;
+    writeln!(out, "max object length: {}", index.max_object_len())?;
+    writeln!(out, "memory: {} bytes", index.heap_bytes())?;
+    writeln!(out, "metadata: {}", index.metadata())?;
+    Ok(())
+}

@@ -1,0 +1,329 @@
+//! The `keywords` kind: objects given as keyword lists, queries as keyword items (the paper's
+//! model as it is). Objects file: one object per line, whitespace-separated unsigned 32-bit
+//! keywords; queries: `KW` or `LO-HI` items with optional `:WEIGHT` ([`crate::input`]), or in
+//! JSON an array whose elements are a keyword `7`, a range `[10, 20]` or `[10, 20, 2]` with a
+//! weight. The only kind whose index may be built and searched in parts.
+
+use super::{
+    prepared, search_counts, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex,
+    LineQueries, OpenOptions, Options, Placement, Prepared, QueryReader, Request,
+};
+use crate::data_error::DataError;
+use crate::input::{display_path, parse_query_line, LineReader};
+use crate::searcher::Searcher;
+use genie_core::parts::PartWriter;
+use genie_core::{IndexBuilder, InvertedIndex, Item, Method, Query};
+use serde_json::Value;
+use std::any::Any;
+use std::fs::File;
+use std::io::{self, BufRead};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Lines between two progress reports of a build.
+const PROGRESS_EVERY: u64 = 4096;
+
+/// The kind of keyword objects.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Keywords;
+
+impl Kind for Keywords {
+    fn name(&self) -> &str {
+        "keywords"
+    }
+
+    fn about(&self) -> &str {
+        "Objects as lists of keywords (unsigned 32-bit integers)"
+    }
+
+    fn holds(&self, metadata: &Value) -> bool {
+        matches!(
+            metadata.get("kind").and_then(Value::as_str),
+            None | Some("keywords")
+        ) && metadata.get("plugin").is_none()
+    }
+
+    fn build_options(&self) -> &[&str] {
+        &["parts", "part_objects"]
+    }
+
+    fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
+        build(job)
+    }
+
+    fn read_queries(
+        &self,
+        path: &Path,
+        options: &Options,
+    ) -> Result<Box<dyn QueryReader>, DataError> {
+        options.check(self.name(), self.search_options())?;
+        Ok(Box::new(LineQueries(LineReader::open(path)?)))
+    }
+
+    fn open(
+        &self,
+        source: &IndexSource,
+        placement: Placement,
+        options: &OpenOptions,
+    ) -> Result<Box<dyn KindIndex>, DataError> {
+        let searcher = match (placement, &source.index) {
+            (Placement::Resident(backend), Some(index)) => {
+                Searcher::from_backends(Arc::clone(index), vec![backend], Some(1))?
+            }
+            (Placement::Parted { backends, parts }, Some(index)) => {
+                Searcher::from_backends(Arc::clone(index), backends, parts)?
+            }
+            (Placement::Parted { backends, .. }, None) => Searcher::open_manifest(&source.path, backends)?,
+            (Placement::Resident(backend), None) => Searcher::open_manifest(&source.path, vec![backend])?,
+        };
+        // queries are checked against the index (or its first part: all parts share the
+        // keyword space and count bounds) when they are parsed, so a bad one fails alone
+        let reference = searcher.reference_index()?;
+        Ok(Box::new(KeywordIndex {
+            searcher,
+            reference,
+            method: options.method,
+        }))
+    }
+}
+
+/// An opened index of keyword objects.
+pub struct KeywordIndex {
+    searcher: Searcher,
+    reference: Arc<InvertedIndex>,
+    method: Method,
+}
+
+/// Parses a JSON keyword query: a text line, or an array of keywords and `[lo, hi(, weight)]`.
+pub fn parse_keyword_query(raw: &Value) -> Result<Query, DataError> {
+    match raw {
+        Value::String(line) => parse_query_line(line).map_err(|e| DataError::BadQuery(e.to_string())),
+        Value::Array(items) => {
+            let item = |(i, v): (usize, &Value)| -> Result<Item, DataError> {
+                let num = |v: &Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
+                let bad = || {
+                    DataError::BadQuery(format!(
+                        "item {i}: expected a keyword or [lo, hi] or [lo, hi, weight] of unsigned \
+                         32-bit integers, found {v}"
+                    ))
+                };
+                let (lo, hi, weight) = match v {
+                    Value::Number(_) => {
+                        let k = num(v).ok_or_else(bad)?;
+                        (k, k, 1)
+                    }
+                    Value::Array(a) if a.len() == 2 || a.len() == 3 => {
+                        let n: Option<Vec<u32>> = a.iter().map(num).collect();
+                        let n = n.ok_or_else(bad)?;
+                        (n[0], n[1], n.get(2).copied().unwrap_or(1))
+                    }
+                    _ => return Err(bad()),
+                };
+                Item::new(lo, hi, weight).map_err(|e| DataError::BadQuery(format!("item {i}: {e}")))
+            };
+            Ok(Query {
+                items: items.iter().enumerate().map(item).collect::<Result<_, _>>()?,
+            })
+        }
+        other => Err(DataError::BadQuery(format!(
+            "expected a line of items or an array of items, found {}",
+            super::kind_of(other)
+        ))),
+    }
+}
+
+impl KindIndex for KeywordIndex {
+    fn kind(&self) -> &str {
+        "keywords"
+    }
+
+    fn num_objects(&self) -> u64 {
+        self.searcher.num_objects()
+    }
+
+    fn backend_name(&self) -> String {
+        self.searcher.backend_name()
+    }
+
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+        options.check("keywords", &[])?;
+        let query = parse_keyword_query(raw)?;
+        self.reference
+            .prepare(&query)
+            .map_err(|e| DataError::BadQuery(e.to_string()))?;
+        Ok(Box::new(query))
+    }
+
+    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
+        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
+    }
+
+    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        let queries = batch
+            .iter()
+            .map(|r| prepared::<Query>(r.query))
+            .collect::<Result<Vec<_>, _>>()?;
+        search_counts(&self.searcher, &queries, batch, self.method)
+    }
+
+    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
+        self.searcher.take_stage_times()
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.searcher.gpu_ordinal()
+    }
+}
+
+/// Builds an index of keyword objects, in parts when asked (`parts`, `part_objects`): each part
+/// is built and saved as soon as its objects are read, so the whole index is never in memory.
+fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
+    let opts = job.options;
+    opts.check("keywords", Keywords.build_options())?;
+    let name = display_path(job.input);
+    let per_part = objects_per_part(job.input, opts.u32("parts")?, opts.u32("part_objects")?)?;
+    let mut reader = LineReader::open(job.input)?;
+    let metadata = serde_json::json!({
+        "built_by": format!("genie {}", env!("CARGO_PKG_VERSION")),
+        "input": name,
+    })
+    .to_string();
+    let new_builder = || IndexBuilder::new().metadata(metadata.clone());
+    let mut builder = new_builder();
+    let mut writer = per_part.map(|_| PartWriter::new(job.output));
+    let mut totals = Totals::default();
+    let flush = |builder: IndexBuilder, writer: &mut PartWriter, totals: &mut Totals| {
+        let part = builder.build()?;
+        totals.add(&part);
+        writer.add(&part).map_err(DataError::from)
+    };
+    let mut keywords = Vec::new();
+    while reader.next_object(&mut keywords)? {
+        builder.push_object(&keywords).map_err(|e| DataError::File {
+            path: job.input.to_path_buf(),
+            message: format!("line {}: {e}", reader.lines_read()),
+        })?;
+        if let (Some(m), Some(w)) = (per_part, writer.as_mut()) {
+            if builder.len() == m {
+                flush(std::mem::replace(&mut builder, new_builder()), w, &mut totals)?;
+            }
+        }
+        if reader.lines_read() % PROGRESS_EVERY == 0 {
+            (job.progress)(reader.bytes_read());
+        }
+    }
+    log::debug!("read {} objects from {name}", reader.lines_read());
+    match writer {
+        Some(mut w) => {
+            if !builder.is_empty() || totals.objects == 0 {
+                flush(builder, &mut w, &mut totals)?;
+            }
+            w.finish()?;
+        }
+        None => {
+            let index = builder.build()?;
+            totals.add(&index);
+            index.save(job.output)?;
+        }
+    }
+    Ok(BuildReport {
+        summary: format!(
+            "{} objects, {} postings, keyword space {}",
+            totals.objects, totals.postings, totals.space
+        ),
+        side_files: Vec::new(),
+    })
+}
+
+/// What a build wrote, for its summary line.
+#[derive(Default)]
+struct Totals {
+    objects: u64,
+    postings: u64,
+    space: u32,
+}
+
+impl Totals {
+    fn add(&mut self, index: &InvertedIndex) {
+        self.objects += u64::from(index.num_objects());
+        self.postings += index.num_postings();
+        self.space = self.space.max(index.keyword_space());
+    }
+}
+
+/// Objects per part of a parted build: `part_objects`, or the line count split `parts` ways
+/// (a first pass over the file); `None` for a single index.
+fn objects_per_part(
+    input: &Path,
+    parts: Option<u32>,
+    part_objects: Option<u32>,
+) -> Result<Option<usize>, DataError> {
+    if let Some(m) = part_objects {
+        if m == 0 {
+            return Err(DataError::BadOption {
+                name: "part_objects".into(),
+                message: "expected at least 1".into(),
+            });
+        }
+        return Ok(Some(m as usize));
+    }
+    let parts = parts.unwrap_or(1) as usize;
+    if parts <= 1 {
+        return Ok(None);
+    }
+    if input.as_os_str() == crate::input::STDIN_PATH {
+        return Err(DataError::Unsupported(
+            "--parts needs a file to count its objects; with standard input use --part-objects"
+                .into(),
+        ));
+    }
+    let io_err = |error| DataError::Io {
+        path: input.to_path_buf(),
+        error,
+    };
+    let mut r = io::BufReader::with_capacity(1 << 20, File::open(input).map_err(io_err)?);
+    let (mut lines, mut last) = (0usize, b'\n');
+    loop {
+        let buf = r.fill_buf().map_err(io_err)?;
+        let Some(&end) = buf.last() else { break };
+        lines += buf.iter().filter(|&&b| b == b'\n').count();
+        last = end;
+        let n = buf.len();
+        r.consume(n);
+    }
+    if last != b'\n' {
+        lines += 1;
+    }
+    Ok(Some(lines.div_ceil(parts).max(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_queries() {
+        let q = parse_keyword_query(&serde_json::json!([7, [10, 20], [3, 3, 2]])).expect("valid");
+        assert_eq!(
+            q.items,
+            [Item::keyword(7), Item { lo: 10, hi: 20, weight: 1 }, Item { lo: 3, hi: 3, weight: 2 }]
+        );
+        let line = parse_keyword_query(&serde_json::json!("7 10-20 3:2")).expect("valid");
+        assert_eq!(line, q);
+        for bad in [
+            serde_json::json!([-1]),
+            serde_json::json!([[5, 4]]),
+            serde_json::json!([[1, 2, 0]]),
+            serde_json::json!([[1]]),
+            serde_json::json!(["x"]),
+            serde_json::json!({"items": []}),
+            serde_json::json!("4-x"),
+            serde_json::json!([4294967296u64]),
+        ] {
+            let e = parse_keyword_query(&bad).expect_err("rejected");
+            assert!(!e.to_string().is_empty());
+        }
+        let e = parse_keyword_query(&serde_json::json!([1, [5, 4]])).expect_err("lo > hi");
+        assert!(e.to_string().starts_with("item 1:"), "{e}");
+    }
+}

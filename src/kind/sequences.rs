@@ -1,0 +1,263 @@
+//! The `sequences` kind (paper section V-A): `genie build --kind sequences` reads
+//! one sequence per line of a UTF-8 text file (object id = 0-based line number; the line
+//! terminator is not part of the sequence), indexes its ordered n-grams and saves the sequences
+//! beside the index as `INDEX.seqs`, which `genie search` needs to verify candidates by edit
+//! distance and to rebuild the n-gram dictionary (checked against the index metadata).
+//!
+//! `genie search` reads one query sequence per line and writes one JSON line per query:
+//! `{"query":0,"exact":true,"candidates":32,"hits":[{"id":7,"count":9,"distance":1}]}`, hits by
+//! edit distance ascending, then count descending, then id ascending; `exact` says whether
+//! Theorem 5.2 proves them the true top-k, `candidates` is K of the last round.
+
+use super::{
+    metadata_with, prepared, side_path, text_query, Answer, AnswerHit, BuildJob, BuildReport,
+    IndexSource, Kind, KindIndex, LineQueries, OpenOptions, Options, Placement, Prepared,
+    QueryReader, Request,
+};
+use crate::data_error::DataError;
+use crate::input::LineReader;
+use genie_core::{Engine, IndexBuilder, InvertedIndex, Transform};
+use genie_sa::seq_search::{DEFAULT_CANDIDATES, DEFAULT_MAX_CANDIDATES};
+use genie_sa::sequence::SequenceQuery;
+use genie_sa::{
+    Alphabet, NGramConfig, SequenceMetadata, SequenceSearchParams, SequenceSearcher,
+    SequenceStore, SequenceTransform, StringTable,
+};
+use serde_json::Value;
+use std::any::Any;
+use std::path::Path;
+
+/// The extension of the sequences side file.
+pub const SIDE_EXT: &str = "seqs";
+
+/// Reads one sequence per line (UTF-8; errors name the file and line).
+pub fn read_sequences(path: &Path) -> Result<StringTable, DataError> {
+    let mut reader = LineReader::open(path)?;
+    let mut table = StringTable::new();
+    while let Some(line) = reader.next_line()? {
+        table.push(line.as_bytes());
+    }
+    Ok(table)
+}
+
+/// Builds the index of the sequences of `input` (its metadata names `input`).
+pub fn build(input: &Path, config: NGramConfig) -> Result<(InvertedIndex, StringTable), DataError> {
+    let table = read_sequences(input)?;
+    let transform = SequenceTransform::build(config, table.iter())?;
+    let mut builder: IndexBuilder = transform
+        .builder()
+        .metadata(metadata_with(&transform.metadata(), input));
+    let mut keywords = Vec::new();
+    for (line, seq) in (1..).zip(table.iter()) {
+        keywords.clear();
+        transform
+            .keywords(seq, &mut keywords)
+            .map_err(|e| DataError::at(input, line, e))?;
+        builder.push_object(&keywords)?;
+    }
+    Ok((builder.build()?, table))
+}
+
+/// Saves the index and its sequences (`INDEX.seqs`).
+pub fn save(path: &Path, index: &InvertedIndex, table: &StringTable) -> Result<(), DataError> {
+    index.save(path)?;
+    table.save(&side_path(path, SIDE_EXT))?;
+    Ok(())
+}
+
+/// The transform and sequences of a loaded index (`index_path` locates `INDEX.seqs`).
+pub fn open(
+    index: &InvertedIndex,
+    index_path: &Path,
+) -> Result<(SequenceTransform, SequenceStore), DataError> {
+    let meta: SequenceMetadata = serde_json::from_str(index.metadata()).map_err(|e| {
+        DataError::Sa(genie_sa::SaError::BadMetadata(format!(
+            "{}: {e}",
+            index_path.display()
+        )))
+    })?;
+    let side = side_path(index_path, SIDE_EXT);
+    let table = StringTable::load(&side)?;
+    let transform =
+        SequenceTransform::rebuild(&meta, table.iter()).map_err(|e| DataError::File {
+            path: side.clone(),
+            message: e.to_string(),
+        })?;
+    let store = SequenceStore::new(table, meta.config.alphabet)?;
+    Ok((transform, store))
+}
+
+/// The kind of sequences under edit distance.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sequences;
+
+impl Kind for Sequences {
+    fn name(&self) -> &str {
+        genie_sa::sequence::KIND
+    }
+
+    fn about(&self) -> &str {
+        "Sequences (one per line) under edit distance, by ordered n-grams"
+    }
+
+    fn holds(&self, metadata: &Value) -> bool {
+        metadata.get("kind").and_then(Value::as_str) == Some(self.name())
+    }
+
+    fn build_options(&self) -> &[&str] {
+        &["ngram", "alphabet", "no_pad"]
+    }
+
+    fn search_options(&self) -> &[&str] {
+        &["candidates", "max_candidates", "exhaustive"]
+    }
+
+    fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
+        let o = job.options;
+        o.check(self.name(), self.build_options())?;
+        let alphabet = match o.str("alphabet")? {
+            None | Some("chars") => Alphabet::Chars,
+            Some("bytes") => Alphabet::Bytes,
+            Some(other) => {
+                return Err(DataError::BadOption {
+                    name: "alphabet".into(),
+                    message: format!("expected chars or bytes, found {other:?}"),
+                })
+            }
+        };
+        let n = o.u32("ngram")?.map_or(NGramConfig::default().n, |n| n as usize);
+        let config = NGramConfig::new(n, alphabet, !o.flag("no_pad")?)?;
+        let (index, table) = build(job.input, config)?;
+        save(job.output, &index, &table)?;
+        Ok(BuildReport {
+            summary: super::summary(&index),
+            side_files: vec![side_path(job.output, SIDE_EXT)],
+        })
+    }
+
+    fn read_queries(&self, path: &Path, options: &Options) -> Result<Box<dyn QueryReader>, DataError> {
+        options.check(self.name(), self.search_options())?;
+        Ok(Box::new(LineQueries(LineReader::open(path)?)))
+    }
+
+    fn open(
+        &self,
+        source: &IndexSource,
+        placement: Placement,
+        _options: &OpenOptions,
+    ) -> Result<Box<dyn KindIndex>, DataError> {
+        let index = super::single_index(source, self.name())?;
+        let (transform, store) = open(&index, &source.path)?;
+        let engine = placement.engine(index, self.name())?;
+        // checks that the index, the dictionary and the sequences belong together
+        SequenceSearcher::new(&engine, &transform, &store)?;
+        Ok(Box::new(SequenceIndex {
+            engine,
+            transform,
+            store,
+        }))
+    }
+}
+
+/// An opened index of sequences with its dictionary and sequences.
+pub struct SequenceIndex {
+    engine: Engine,
+    transform: SequenceTransform,
+    store: SequenceStore,
+}
+
+/// A parsed sequence query and its search settings.
+struct SeqQuery {
+    query: SequenceQuery,
+    candidates: u32,
+    max_candidates: u32,
+    exhaustive: bool,
+}
+
+impl KindIndex for SequenceIndex {
+    fn kind(&self) -> &str {
+        genie_sa::sequence::KIND
+    }
+
+    fn num_objects(&self) -> u64 {
+        u64::from(self.engine.index().num_objects())
+    }
+
+    fn backend_name(&self) -> String {
+        self.engine.backend_name().to_string()
+    }
+
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+        options.check(self.kind(), Sequences.search_options())?;
+        let text = text_query(raw)?;
+        let query = self.transform.prepare(text.as_bytes())?;
+        Ok(Box::new(SeqQuery {
+            query,
+            candidates: options.u32("candidates")?.unwrap_or(DEFAULT_CANDIDATES),
+            max_candidates: options.u32("max_candidates")?.unwrap_or(DEFAULT_MAX_CANDIDATES),
+            exhaustive: options.flag("exhaustive")?,
+        }))
+    }
+
+    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
+        query.downcast_ref::<SeqQuery>().map_or(0, |q| q.query.query.items.len())
+    }
+
+    /// Requests of the same settings are searched together (the rounds of repeated search
+    /// depend on them).
+    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        let searcher = SequenceSearcher::new(&self.engine, &self.transform, &self.store)?;
+        let queries = batch
+            .iter()
+            .map(|r| prepared::<SeqQuery>(r.query))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut answers = vec![Answer::default(); batch.len()];
+        let mut done = vec![false; batch.len()];
+        for first in 0..batch.len() {
+            if done[first] {
+                continue;
+            }
+            let q0 = queries[first];
+            let same = |i: usize| {
+                let q = queries[i];
+                batch[i].k == batch[first].k
+                    && (q.candidates, q.max_candidates, q.exhaustive)
+                        == (q0.candidates, q0.max_candidates, q0.exhaustive)
+            };
+            let group: Vec<usize> = (first..batch.len()).filter(|&i| !done[i] && same(i)).collect();
+            let mut params = SequenceSearchParams::top_k(batch[first].k)
+                .with_candidates(q0.candidates)
+                .repeat_until(q0.max_candidates);
+            params.exhaustive = q0.exhaustive;
+            let seqs: Vec<SequenceQuery> = group.iter().map(|&i| queries[i].query.clone()).collect();
+            let results = searcher.search_prepared(&seqs, &params)?;
+            for (&i, r) in group.iter().zip(results) {
+                let mut a = Answer {
+                    hits: r
+                        .hits
+                        .iter()
+                        .map(|h| AnswerHit {
+                            id: h.id,
+                            count: h.count,
+                            distance: Some(f64::from(h.distance)),
+                        })
+                        .collect(),
+                    exact: Some(r.exact),
+                    candidates: Some(r.candidates),
+                };
+                a.keep_min_count(batch[i].min_count);
+                answers[i] = a;
+                done[i] = true;
+            }
+        }
+        Ok(answers)
+    }
+
+    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
+        self.engine.take_stage_times()
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.engine.gpu_ordinal()
+    }
+}

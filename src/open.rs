@@ -1,0 +1,94 @@
+//! Opening an index file of any kind on the chosen devices: the file is loaded once
+//! ([`load`]), its kind found by the [`Registry`], and the index placed ([`place`]): an index
+//! that fits one device is **replicated** on each device in use (one replica per runner of the
+//! [`crate::service`]); one that does not fit, or a parted index, **streams in parts** through
+//! all of them (keyword objects only).
+
+use crate::data_error::DataError;
+use crate::kind::{IndexSource, Kind, KindIndex, OpenOptions, Placement, Registry};
+use crate::searcher::{backends, needs_parts};
+use genie_core::parts::{is_manifest, open_parts};
+use genie_core::{DeviceChoice, InvertedIndex, Method};
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Where and how an index is searched.
+#[derive(Clone, Debug, Default)]
+pub struct OpenSpec {
+    /// The device choice.
+    pub device: DeviceChoice,
+    /// The GPUs to use (default: all).
+    pub devices: Option<Vec<usize>>,
+    /// Split a single index into this many parts (multi-loading) instead of replicating it.
+    pub parts: Option<usize>,
+    /// How counts are kept.
+    pub method: Method,
+}
+
+/// An index file with its kind, ready to be placed.
+pub struct Loaded {
+    /// The file and the core index.
+    pub source: IndexSource,
+    /// Its kind.
+    pub kind: Arc<dyn Kind>,
+}
+
+/// Loads an index file (or reads a parted-index manifest) and finds its kind.
+pub fn load(registry: &Registry, path: &Path) -> Result<Loaded, DataError> {
+    let start = Instant::now();
+    let (index, metadata_text) = if is_manifest(path)? {
+        let (manifest, _) = open_parts(path)?;
+        (None, manifest.metadata)
+    } else {
+        let index = InvertedIndex::load(path)?;
+        let text = index.metadata().to_string();
+        (Some(Arc::new(index)), text)
+    };
+    log::debug!("opened {} in {:.2?}", path.display(), start.elapsed());
+    let metadata: Value = serde_json::from_str(&metadata_text).unwrap_or_default();
+    let kind = Arc::clone(registry.of_metadata(&metadata)?);
+    Ok(Loaded {
+        source: IndexSource {
+            path: path.to_path_buf(),
+            index,
+            metadata,
+        },
+        kind,
+    })
+}
+
+/// Places a loaded index: one replica per device when it fits one (and no parts are asked for),
+/// else one index streaming its parts through all devices.
+pub fn place(loaded: &Loaded, spec: &OpenSpec) -> Result<Vec<Arc<dyn KindIndex>>, DataError> {
+    let backends = backends(spec.device, spec.devices.as_deref())?;
+    let options = OpenOptions {
+        method: spec.method,
+    };
+    let parted = match (&loaded.source.index, spec.parts) {
+        (None, _) => true,
+        (Some(_), Some(n)) => n > 1,
+        (Some(index), None) => backends
+            .first()
+            .is_some_and(|b| needs_parts(index.heap_bytes(), b.as_ref())),
+    };
+    if parted {
+        log::info!("multi-loading over {} device(s)", backends.len());
+        let placement = Placement::Parted {
+            backends,
+            parts: spec.parts,
+        };
+        let index = loaded.kind.open(&loaded.source, placement, &options)?;
+        return Ok(vec![Arc::from(index)]);
+    }
+    backends
+        .into_iter()
+        .map(|b| {
+            loaded
+                .kind
+                .open(&loaded.source, Placement::Resident(b), &options)
+                .map(Arc::from)
+        })
+        .collect()
+}

@@ -1,0 +1,357 @@
+//! The HTTP server of `genie serve` (axum on tokio) over a [`Service`], and its client
+//! ([`client`], for `genie search --server`).
+//!
+//! API (JSON):
+//! - `POST /v1/indexes/{name}/search` with `{"queries": [...], "k": 10, "min_count": 2,
+//!   "options": {...}}`: queries in the kind's own form (a keyword line `"7 10-20 3:2"` or an
+//!   array `[7, [10, 20], [3, 3, 2]]`; a sequence, document or table row or conditions as a
+//!   string; a vector as an array of numbers). `k` defaults to 10; `min_count` keeps only hits
+//!   of at least that count; `options` are the kind's search options (`candidates`, `radius`,
+//!   ...). Answer: `{"results": [{"query": 0, "hits": [{"id": 12, "count": 3}]}, ...]}`, each
+//!   result the JSON line `genie search` writes for that query.
+//! - `GET /v1/indexes`: name, kind, objects and devices of each index.
+//! - `GET /healthz`: `ok`. `GET /metrics`: Prometheus text.
+//!
+//! Errors are `{"error": "..."}` with 400 (a field named), 401 (token), 404 (index), 413 (body
+//! size), 503 (overloaded or shutting down) or 500. With a token, every route but `/healthz`
+//! needs `Authorization: Bearer TOKEN` (compared in constant time).
+
+pub mod client;
+pub mod metrics;
+
+use crate::kind::{kind_of, Answer, Options};
+use crate::service::{SearchError, Service};
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use metrics::Metrics;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+use subtle::ConstantTimeEq;
+
+/// Limits on what one request may ask.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of a request body (413 above).
+    pub max_body_bytes: usize,
+    /// Queries in one request.
+    pub max_queries: usize,
+    /// Keyword items one query may become.
+    pub max_items: usize,
+    /// Hits per query.
+    pub max_k: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 64 << 20,
+            max_queries: 16_384,
+            max_items: 1 << 16,
+            max_k: 10_000,
+        }
+    }
+}
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// The address to listen on (127.0.0.1:7700 by default).
+    pub listen: SocketAddr,
+    /// A bearer token every request but `/healthz` must carry.
+    pub token: Option<String>,
+    /// Request limits.
+    pub limits: Limits,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 7700)),
+            token: None,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// What the handlers share.
+struct AppState {
+    service: Service,
+    token: Option<String>,
+    limits: Limits,
+    metrics: Metrics,
+}
+
+/// An error answer: a status and a message.
+struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": self.1 }).to_string();
+        (self.0, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    }
+}
+
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError(StatusCode::BAD_REQUEST, message.into())
+}
+
+impl From<SearchError> for ApiError {
+    fn from(e: SearchError) -> Self {
+        let status = match &e {
+            SearchError::UnknownIndex(_) => StatusCode::NOT_FOUND,
+            SearchError::BadQuery(_) => StatusCode::BAD_REQUEST,
+            SearchError::Overloaded(_) | SearchError::ShutDown => StatusCode::SERVICE_UNAVAILABLE,
+            SearchError::Failed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Self(status, e.to_string())
+    }
+}
+
+/// The body of a search request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchBody {
+    queries: Vec<Value>,
+    #[serde(default)]
+    k: Option<u32>,
+    #[serde(default)]
+    min_count: Option<u32>,
+    #[serde(default)]
+    options: Value,
+}
+
+/// The default `k` of a request that gives none.
+pub const DEFAULT_K: u32 = 10;
+
+/// The routes of the API over a service (to serve, or to nest in an app of one's own).
+pub fn router(service: Service, config: &ServerConfig) -> Router {
+    let state = Arc::new(AppState {
+        service,
+        token: config.token.clone().filter(|t| !t.is_empty()),
+        limits: config.limits.clone(),
+        metrics: Metrics::default(),
+    });
+    Router::new()
+        .route("/v1/indexes/{name}/search", post(search))
+        .route("/v1/indexes", get(list))
+        .route("/metrics", get(metrics_text))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .fallback(|| async { ApiError(StatusCode::NOT_FOUND, "no such route".into()) })
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            account,
+        ))
+        .with_state(state)
+}
+
+/// Checks the token and records each request's status and time.
+async fn account(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let start = Instant::now();
+    let open = request.uri().path() == "/healthz";
+    let response = if open || authorized(state.token.as_deref(), request.headers()) {
+        next.run(request).await
+    } else {
+        let mut r = ApiError(
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong bearer token (Authorization: Bearer TOKEN)".into(),
+        )
+        .into_response();
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        r
+    };
+    state
+        .metrics
+        .record(response.status().as_u16(), start.elapsed());
+    response
+}
+
+/// Whether the request carries the token (always, when there is none).
+fn authorized(token: Option<&str>, headers: &HeaderMap) -> bool {
+    let Some(token) = token else { return true };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    bool::from(given.as_bytes().ct_eq(token.as_bytes()))
+}
+
+async fn list(State(state): State<Arc<AppState>>) -> Response {
+    let indexes: Vec<Value> = state
+        .service
+        .stats()
+        .into_iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "kind": s.kind,
+                "objects": s.objects,
+                "devices": s.devices,
+            })
+        })
+        .collect();
+    axum::Json(json!({ "indexes": indexes })).into_response()
+}
+
+async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(&state.service),
+    )
+        .into_response()
+}
+
+async fn search(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let limits = &state.limits;
+    let bytes = axum::body::to_bytes(body, limits.max_body_bytes)
+        .await
+        .map_err(|_| {
+            ApiError(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "request body larger than {} bytes (the server's --max-body-bytes)",
+                    limits.max_body_bytes
+                ),
+            )
+        })?;
+    let service = &state.service;
+    // an unknown index is a 404 before the body is judged
+    service.index(&name)?;
+    let body: SearchBody =
+        serde_json::from_slice(&bytes).map_err(|e| bad(format!("request body: {e}")))?;
+    let k = body.k.unwrap_or(DEFAULT_K);
+    if k > limits.max_k {
+        return Err(bad(format!("k: {k} is above the server's limit of {} (--max-k)", limits.max_k)));
+    }
+    if body.queries.len() > limits.max_queries {
+        return Err(bad(format!(
+            "queries: {} queries, at most {} per request (--max-queries)",
+            body.queries.len(),
+            limits.max_queries
+        )));
+    }
+    let options = Options::from_json(&body.options).map_err(|e| bad(e.to_string()))?;
+    let index = service.index(&name)?;
+    let mut parsed = Vec::with_capacity(body.queries.len());
+    for (i, raw) in body.queries.iter().enumerate() {
+        let q = index
+            .parse(raw, &options)
+            .map_err(|e| bad(format!("queries[{i}]: {e}")))?;
+        let items = index.items(q.as_ref());
+        if items > limits.max_items {
+            return Err(bad(format!(
+                "queries[{i}]: {items} items ({}), at most {} (--max-items)",
+                kind_of(raw),
+                limits.max_items
+            )));
+        }
+        parsed.push((q, k, body.min_count));
+    }
+    let tickets = service.submit(&name, parsed)?;
+    let mut out = Vec::with_capacity(64 * tickets.len() + 16);
+    out.extend_from_slice(b"{\"results\":[");
+    for (i, t) in tickets.into_iter().enumerate() {
+        let answer: Answer = t.await?;
+        if i > 0 {
+            out.push(b',');
+        }
+        let start = out.len();
+        answer
+            .write_json(&mut out, i as u64)
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        // the JSON line's newline
+        if out.len() > start {
+            out.pop();
+        }
+    }
+    out.extend_from_slice(b"]}");
+    Ok(([(header::CONTENT_TYPE, "application/json")], out).into_response())
+}
+
+/// Serves the API on `config.listen` until `shutdown` completes, then finishes the requests in
+/// flight, and the service's queued queries, before it returns.
+pub async fn serve(
+    service: Service,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    serve_on(listener, service, config, shutdown).await
+}
+
+/// As [`serve`], on a listener already bound (port 0 picks a free port).
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    service: Service,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(service.clone(), config);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    let s = service.clone();
+    tokio::task::spawn_blocking(move || s.shutdown())
+        .await
+        .map_err(std::io::Error::other)?;
+    Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    log::info!("shutting down: finishing the requests in flight");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens() {
+        let mut h = HeaderMap::new();
+        assert!(authorized(None, &h));
+        assert!(!authorized(Some("s3cret"), &h));
+        h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().expect("header"));
+        assert!(authorized(Some("s3cret"), &h));
+        assert!(!authorized(Some("s3cret!"), &h));
+        h.insert(header::AUTHORIZATION, "Basic s3cret".parse().expect("header"));
+        assert!(!authorized(Some("s3cret"), &h));
+    }
+}

@@ -1,0 +1,533 @@
+//! The batching handle (DESIGN.md section 6, layer 4): resident indexes and one runner thread per
+//! device replica, fed from one queue per index, so that queries arriving one at a time from many
+//! callers are searched in batches.
+//!
+//! The policy follows the cohort scheduling of the HDSS paper: a runner that is **idle launches at
+//! once** with whatever is queued (a lone query is not held back), and while the runners are
+//! **busy, arrivals gather** into the next batch, up to [`BatchPolicy::max_batch`] queries.
+//! [`BatchPolicy::max_wait`] lets an idle runner wait a little for a fuller batch (0 by default),
+//! and [`BatchPolicy::queue_timeout`] is the deadline after which a query still queued fails
+//! with [`SearchError::Overloaded`] instead of being searched late.
+//!
+//! [`Service`] is cheap to clone, `Send + Sync`, and serves async code (`search(..).await`) and
+//! plain threads ([`Ticket::wait`]) alike. A caller that drops its future or ticket costs nothing
+//! more: the runner skips queries nobody waits for. A failing query fails alone: when a batch
+//! fails, its queries are searched one by one.
+//!
+//! ```
+//! use genie::kind::{Options, Registry};
+//! use genie::service::{BatchPolicy, Service};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! # let (objects, index) = (dir.path().join("o.txt"), dir.path().join("i.genie"));
+//! # std::fs::write(&objects, "1 4 7\n2 4 8\n1 4 8\n")?;
+//! # let kind = Registry::default().get("keywords")?.clone();
+//! # kind.build(&genie::kind::BuildJob { input: &objects, output: &index,
+//! #     options: &Options::new(), progress: &|_| {} })?;
+//! let spec = genie::open::OpenSpec { device: genie::core::DeviceChoice::Cpu, ..Default::default() };
+//! let service = Service::open(&Registry::default(), &[("demo", index.as_path())], &spec,
+//!                             BatchPolicy::default())?;
+//! let query = service.parse("demo", &serde_json::json!("1 4 8"), &Options::new())?;
+//! let answer = service.submit_one("demo", query, 1, None)?.wait()?;
+//! assert_eq!((answer.hits[0].id, answer.hits[0].count), (2, 3));
+//! # Ok(()) }
+//! ```
+
+use crate::data_error::DataError;
+use crate::kind::{Answer, KindIndex, Options, Prepared, Registry, Request};
+use crate::open::{load, place, OpenSpec};
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// How queries are gathered into batches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchPolicy {
+    /// The most queries one launch takes.
+    pub max_batch: usize,
+    /// How long an idle runner waits for the batch to fill before it launches (0: at once).
+    pub max_wait: Duration,
+    /// A query still queued after this long fails with [`SearchError::Overloaded`].
+    pub queue_timeout: Duration,
+}
+
+impl Default for BatchPolicy {
+    fn default() -> Self {
+        Self {
+            max_batch: 1024,
+            max_wait: Duration::ZERO,
+            queue_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Why a search through the service failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// No index of this name is served.
+    #[error("no index named {0:?}")]
+    UnknownIndex(String),
+    /// The query (or its options) was rejected.
+    #[error(transparent)]
+    BadQuery(DataError),
+    /// The query waited longer than the queue timeout.
+    #[error("overloaded: the query waited {0:.0?} without being searched")]
+    Overloaded(Duration),
+    /// The search itself failed.
+    #[error("search failed: {0}")]
+    Failed(String),
+    /// The service is shutting down.
+    #[error("the service is shutting down")]
+    ShutDown,
+}
+
+/// A query waiting in a queue.
+struct Pending {
+    query: Prepared,
+    k: u32,
+    min_count: Option<u32>,
+    enqueued: Instant,
+    reply: oneshot::Sender<Result<Answer, SearchError>>,
+}
+
+/// Counters of one index, read by [`Service::stats`].
+#[derive(Default)]
+struct Counters {
+    queries: AtomicU64,
+    batches: AtomicU64,
+    cancelled: AtomicU64,
+    overloaded: AtomicU64,
+    failed: AtomicU64,
+    /// Batches by size: bucket `i` counts sizes in `(2^(i-1), 2^i]`.
+    sizes: [AtomicU64; SIZE_BUCKETS],
+}
+
+/// Buckets of the batch-size histogram: 1, 2, 4, ..., 2^15 and above.
+pub const SIZE_BUCKETS: usize = 17;
+
+struct QueueState {
+    pending: VecDeque<Pending>,
+    closed: bool,
+    busy: usize,
+}
+
+/// One served index: its replicas (one per device), its queue and counters.
+struct Served {
+    name: String,
+    replicas: Vec<Arc<dyn KindIndex>>,
+    state: Mutex<QueueState>,
+    ready: Condvar,
+    counters: Counters,
+    policy: BatchPolicy,
+}
+
+impl Served {
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        // a runner that panicked mid-batch leaves the queue itself consistent
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+struct Inner {
+    indexes: BTreeMap<String, Arc<Served>>,
+    runners: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for s in self.indexes.values() {
+            s.lock().closed = true;
+            s.ready.notify_all();
+        }
+    }
+}
+
+/// The batching handle: cheap to clone, `Send + Sync`.
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("indexes", &self.inner.indexes.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// What [`Service::stats`] tells of one index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexStats {
+    /// The index's name.
+    pub name: String,
+    /// Its kind.
+    pub kind: String,
+    /// Objects.
+    pub objects: u64,
+    /// Where its replicas search.
+    pub devices: Vec<String>,
+    /// The GPUs its replicas are on.
+    pub gpus: Vec<usize>,
+    /// Queries waiting.
+    pub queued: usize,
+    /// Runners searching now.
+    pub busy: usize,
+    /// Queries searched (answered or failed).
+    pub queries: u64,
+    /// Batches launched.
+    pub batches: u64,
+    /// Queries dropped by their callers before they were searched.
+    pub cancelled: u64,
+    /// Queries failed by the queue timeout.
+    pub overloaded: u64,
+    /// Queries whose search failed.
+    pub failed: u64,
+    /// Batches by size (see [`SIZE_BUCKETS`]).
+    pub batch_sizes: Vec<u64>,
+}
+
+/// An answer on its way: a future for async code, [`Ticket::wait`] for threads.
+pub struct Ticket(oneshot::Receiver<Result<Answer, SearchError>>);
+
+impl Ticket {
+    /// Blocks the thread until the answer comes (not from inside an async task).
+    pub fn wait(self) -> Result<Answer, SearchError> {
+        self.0.blocking_recv().unwrap_or(Err(SearchError::ShutDown))
+    }
+}
+
+impl Future for Ticket {
+    type Output = Result<Answer, SearchError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|r| r.unwrap_or(Err(SearchError::ShutDown)))
+    }
+}
+
+impl Service {
+    /// A service over named indexes, each given as its replicas (one runner thread each).
+    pub fn new(
+        indexes: Vec<(String, Vec<Arc<dyn KindIndex>>)>,
+        policy: BatchPolicy,
+    ) -> Result<Self, DataError> {
+        let mut map = BTreeMap::new();
+        let mut runners = Vec::new();
+        for (name, replicas) in indexes {
+            if replicas.is_empty() {
+                return Err(DataError::Unsupported(format!("index {name:?}: no replica")));
+            }
+            let served = Arc::new(Served {
+                name: name.clone(),
+                replicas,
+                state: Mutex::new(QueueState {
+                    pending: VecDeque::new(),
+                    closed: false,
+                    busy: 0,
+                }),
+                ready: Condvar::new(),
+                counters: Counters::default(),
+                policy: BatchPolicy {
+                    max_batch: policy.max_batch.max(1),
+                    ..policy.clone()
+                },
+            });
+            for r in 0..served.replicas.len() {
+                let s = Arc::clone(&served);
+                let handle = std::thread::Builder::new()
+                    .name(format!("genie-runner-{name}-{r}"))
+                    .spawn(move || run(&s, r))
+                    .map_err(|e| DataError::Unsupported(format!("cannot start a runner: {e}")))?;
+                runners.push(handle);
+            }
+            if map.insert(name.clone(), served).is_some() {
+                return Err(DataError::Unsupported(format!("two indexes named {name:?}")));
+            }
+        }
+        Ok(Self {
+            inner: Arc::new(Inner {
+                indexes: map,
+                runners: Mutex::new(runners),
+            }),
+        })
+    }
+
+    /// Opens index files by name on the devices of `spec` (see [`crate::open`]).
+    pub fn open(
+        registry: &Registry,
+        files: &[(&str, &Path)],
+        spec: &OpenSpec,
+        policy: BatchPolicy,
+    ) -> Result<Self, DataError> {
+        let mut indexes = Vec::new();
+        for (name, path) in files {
+            let loaded = load(registry, path)?;
+            indexes.push((name.to_string(), place(&loaded, spec)?));
+        }
+        Self::new(indexes, policy)
+    }
+
+    fn served(&self, index: &str) -> Result<&Arc<Served>, SearchError> {
+        self.inner
+            .indexes
+            .get(index)
+            .ok_or_else(|| SearchError::UnknownIndex(index.to_string()))
+    }
+
+    /// The opened index of a name (to ask its kind, objects, backend).
+    pub fn index(&self, name: &str) -> Result<&Arc<dyn KindIndex>, SearchError> {
+        Ok(&self.served(name)?.replicas[0])
+    }
+
+    /// The names of the served indexes.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.inner.indexes.keys().map(String::as_str)
+    }
+
+    /// Parses a raw query for an index (see [`KindIndex::parse`]).
+    pub fn parse(
+        &self,
+        index: &str,
+        raw: &serde_json::Value,
+        options: &Options,
+    ) -> Result<Prepared, SearchError> {
+        self.index(index)?
+            .parse(raw, options)
+            .map_err(SearchError::BadQuery)
+    }
+
+    /// Queues parsed queries, all at once (a runner may take them in one batch), each with its
+    /// `k` and `min_count`; one ticket per query, in order.
+    pub fn submit(
+        &self,
+        index: &str,
+        queries: Vec<(Prepared, u32, Option<u32>)>,
+    ) -> Result<Vec<Ticket>, SearchError> {
+        let served = self.served(index)?;
+        let now = Instant::now();
+        let mut tickets = Vec::with_capacity(queries.len());
+        {
+            let mut state = served.lock();
+            if state.closed {
+                return Err(SearchError::ShutDown);
+            }
+            for (query, k, min_count) in queries {
+                let (reply, rx) = oneshot::channel();
+                state.pending.push_back(Pending {
+                    query,
+                    k,
+                    min_count,
+                    enqueued: now,
+                    reply,
+                });
+                tickets.push(Ticket(rx));
+            }
+        }
+        served.ready.notify_all();
+        Ok(tickets)
+    }
+
+    /// Queues one parsed query.
+    pub fn submit_one(
+        &self,
+        index: &str,
+        query: Prepared,
+        k: u32,
+        min_count: Option<u32>,
+    ) -> Result<Ticket, SearchError> {
+        let mut t = self.submit(index, vec![(query, k, min_count)])?;
+        t.pop().ok_or(SearchError::ShutDown)
+    }
+
+    /// Searches one parsed query: the top `k` (with `min_count`, only hits of at least that
+    /// count).
+    pub async fn search(
+        &self,
+        index: &str,
+        query: Prepared,
+        k: u32,
+        min_count: Option<u32>,
+    ) -> Result<Answer, SearchError> {
+        self.submit_one(index, query, k, min_count)?.await
+    }
+
+    /// The counters of every index.
+    pub fn stats(&self) -> Vec<IndexStats> {
+        self.inner
+            .indexes
+            .values()
+            .map(|s| {
+                let (queued, busy) = {
+                    let st = s.lock();
+                    (st.pending.len(), st.busy)
+                };
+                let c = &s.counters;
+                let r0 = &s.replicas[0];
+                IndexStats {
+                    name: s.name.clone(),
+                    kind: r0.kind().to_string(),
+                    objects: r0.num_objects(),
+                    devices: s.replicas.iter().map(|r| r.backend_name()).collect(),
+                    gpus: s.replicas.iter().filter_map(|r| r.gpu_ordinal()).collect(),
+                    queued,
+                    busy,
+                    queries: c.queries.load(Ordering::Relaxed),
+                    batches: c.batches.load(Ordering::Relaxed),
+                    cancelled: c.cancelled.load(Ordering::Relaxed),
+                    overloaded: c.overloaded.load(Ordering::Relaxed),
+                    failed: c.failed.load(Ordering::Relaxed),
+                    batch_sizes: c.sizes.iter().map(|b| b.load(Ordering::Relaxed)).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// Stops taking queries, lets the runners finish every query already queued, and waits for
+    /// them.
+    pub fn shutdown(&self) {
+        for s in self.inner.indexes.values() {
+            s.lock().closed = true;
+            s.ready.notify_all();
+        }
+        let handles: Vec<_> = std::mem::take(
+            &mut *self.inner.runners.lock().unwrap_or_else(|e| e.into_inner()),
+        );
+        for h in handles {
+            if h.join().is_err() {
+                log::error!("a runner ended in a panic");
+            }
+        }
+    }
+}
+
+/// The bucket of a batch size.
+fn size_bucket(n: usize) -> usize {
+    (usize::BITS - n.saturating_sub(1).leading_zeros()).min(SIZE_BUCKETS as u32 - 1) as usize
+}
+
+/// Takes the next batch: waits for queries (and, under `max_wait`, for a fuller batch), drops
+/// those nobody waits for and fails those past the queue timeout. `None` when closed and empty.
+fn next_batch(served: &Served) -> Option<Vec<Pending>> {
+    let policy = &served.policy;
+    let mut state = served.lock();
+    loop {
+        if state.pending.is_empty() {
+            if state.closed {
+                return None;
+            }
+            state = served.ready.wait(state).unwrap_or_else(|e| e.into_inner());
+            continue;
+        }
+        let oldest = state.pending.front().map_or(Duration::ZERO, |p| p.enqueued.elapsed());
+        if !state.closed && state.pending.len() < policy.max_batch && oldest < policy.max_wait {
+            let wait = policy.max_wait - oldest;
+            state = served
+                .ready
+                .wait_timeout(state, wait)
+                .map(|(s, _)| s)
+                .unwrap_or_else(|e| e.into_inner().0);
+            continue;
+        }
+        let mut batch = Vec::new();
+        while batch.len() < policy.max_batch {
+            let Some(p) = state.pending.pop_front() else {
+                break;
+            };
+            let waited = p.enqueued.elapsed();
+            if p.reply.is_closed() {
+                served.counters.cancelled.fetch_add(1, Ordering::Relaxed);
+            } else if waited > policy.queue_timeout {
+                served.counters.overloaded.fetch_add(1, Ordering::Relaxed);
+                let _ = p.reply.send(Err(SearchError::Overloaded(waited)));
+            } else {
+                batch.push(p);
+            }
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        state.busy += 1;
+        return Some(batch);
+    }
+}
+
+/// One runner: takes batches for replica `r` until the queue is closed and drained.
+fn run(served: &Served, r: usize) {
+    let replica = &served.replicas[r];
+    while let Some(batch) = next_batch(served) {
+        let c = &served.counters;
+        c.batches.fetch_add(1, Ordering::Relaxed);
+        c.sizes[size_bucket(batch.len())].fetch_add(1, Ordering::Relaxed);
+        c.queries.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        let answers = search_batch(replica.as_ref(), &batch);
+        for (p, a) in batch.into_iter().zip(answers) {
+            if a.is_err() {
+                c.failed.fetch_add(1, Ordering::Relaxed);
+            }
+            // a receiver dropped meanwhile is no error
+            let _ = p.reply.send(a);
+        }
+        served.lock().busy -= 1;
+    }
+}
+
+/// Searches a batch; when it fails as a whole, each query alone, so a failure stays with its
+/// query. A panic of the search is caught and answered as a failure.
+fn search_batch(index: &dyn KindIndex, batch: &[Pending]) -> Vec<Result<Answer, SearchError>> {
+    let once = |part: &[Pending]| -> Result<Vec<Answer>, SearchError> {
+        let requests: Vec<Request<'_>> = part
+            .iter()
+            .map(|p| Request {
+                query: p.query.as_ref(),
+                k: p.k,
+                min_count: p.min_count,
+            })
+            .collect();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| index.search(&requests))) {
+            Ok(Ok(a)) if a.len() == part.len() => Ok(a),
+            Ok(Ok(a)) => Err(SearchError::Failed(format!(
+                "{} answers for {} queries",
+                a.len(),
+                part.len()
+            ))),
+            Ok(Err(e)) => Err(SearchError::Failed(e.to_string())),
+            Err(_) => Err(SearchError::Failed("the search panicked".into())),
+        }
+    };
+    match once(batch) {
+        Ok(answers) => answers.into_iter().map(Ok).collect(),
+        Err(e) if batch.len() == 1 => vec![Err(e)],
+        Err(e) => {
+            log::warn!("a batch of {} failed ({e}); searching its queries one by one", batch.len());
+            batch
+                .iter()
+                .map(|p| once(std::slice::from_ref(p)).map(|mut a| a.remove(0)))
+                .collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_size_buckets() {
+        assert_eq!(size_bucket(1), 0);
+        assert_eq!(size_bucket(2), 1);
+        assert_eq!(size_bucket(3), 2);
+        assert_eq!(size_bucket(4), 2);
+        assert_eq!(size_bucket(1024), 10);
+        assert_eq!(size_bucket(1025), 11);
+        assert_eq!(size_bucket(usize::MAX), SIZE_BUCKETS - 1);
+    }
+}
