@@ -224,7 +224,9 @@ impl Service {
         let mut runners = Vec::new();
         for (name, replicas) in indexes {
             if replicas.is_empty() {
-                return Err(DataError::Unsupported(format!("index {name:?}: no replica")));
+                return Err(DataError::Unsupported(format!(
+                    "index {name:?}: no replica"
+                )));
             }
             let served = Arc::new(Served {
                 name: name.clone(),
@@ -250,7 +252,9 @@ impl Service {
                 runners.push(handle);
             }
             if map.insert(name.clone(), served).is_some() {
-                return Err(DataError::Unsupported(format!("two indexes named {name:?}")));
+                return Err(DataError::Unsupported(format!(
+                    "two indexes named {name:?}"
+                )));
             }
         }
         Ok(Self {
@@ -398,9 +402,8 @@ impl Service {
             s.lock().closed = true;
             s.ready.notify_all();
         }
-        let handles: Vec<_> = std::mem::take(
-            &mut *self.inner.runners.lock().unwrap_or_else(|e| e.into_inner()),
-        );
+        let handles: Vec<_> =
+            std::mem::take(&mut *self.inner.runners.lock().unwrap_or_else(|e| e.into_inner()));
         for h in handles {
             if h.join().is_err() {
                 log::error!("a runner ended in a panic");
@@ -427,7 +430,10 @@ fn next_batch(served: &Served) -> Option<Vec<Pending>> {
             state = served.ready.wait(state).unwrap_or_else(|e| e.into_inner());
             continue;
         }
-        let oldest = state.pending.front().map_or(Duration::ZERO, |p| p.enqueued.elapsed());
+        let oldest = state
+            .pending
+            .front()
+            .map_or(Duration::ZERO, |p| p.enqueued.elapsed());
         if !state.closed && state.pending.len() < policy.max_batch && oldest < policy.max_wait {
             let wait = policy.max_wait - oldest;
             state = served
@@ -507,7 +513,10 @@ fn search_batch(index: &dyn KindIndex, batch: &[Pending]) -> Vec<Result<Answer, 
         Ok(answers) => answers.into_iter().map(Ok).collect(),
         Err(e) if batch.len() == 1 => vec![Err(e)],
         Err(e) => {
-            log::warn!("a batch of {} failed ({e}); searching its queries one by one", batch.len());
+            log::warn!(
+                "a batch of {} failed ({e}); searching its queries one by one",
+                batch.len()
+            );
             batch
                 .iter()
                 .map(|p| once(std::slice::from_ref(p)).map(|mut a| a.remove(0)))

@@ -243,7 +243,9 @@ fn vector_errors_are_clear() {
         p,
     ));
     assert!(
-        err.contains("q3.csv: vector 1: a query of dimension 3, the index holds vectors of dimension 4"),
+        err.contains(
+            "q3.csv: vector 1: a query of dimension 3, the index holds vectors of dimension 4"
+        ),
         "{err}"
     );
 

@@ -8,8 +8,7 @@
 
 use super::{
     metadata_with, prepared, search_counts, side_path, text_query, Answer, BuildJob, BuildReport,
-    IndexSource, Kind, KindIndex, OpenOptions, Options, Placement, Prepared, QueryReader,
-    Request,
+    IndexSource, Kind, KindIndex, OpenOptions, Options, Placement, Prepared, QueryReader, Request,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
@@ -199,9 +198,16 @@ impl Kind for Documents {
         })
     }
 
-    fn read_queries(&self, path: &Path, options: &Options) -> Result<Box<dyn QueryReader>, DataError> {
+    fn read_queries(
+        &self,
+        path: &Path,
+        options: &Options,
+    ) -> Result<Box<dyn QueryReader>, DataError> {
         options.check(self.name(), self.search_options())?;
-        Ok(Box::new(DocumentReader::open(path, options.str("column")?)?))
+        Ok(Box::new(DocumentReader::open(
+            path,
+            options.str("column")?,
+        )?))
     }
 
     fn open(

@@ -73,8 +73,12 @@ impl Kind for Keywords {
             (Placement::Parted { backends, parts }, Some(index)) => {
                 Searcher::from_backends(Arc::clone(index), backends, parts)?
             }
-            (Placement::Parted { backends, .. }, None) => Searcher::open_manifest(&source.path, backends)?,
-            (Placement::Resident(backend), None) => Searcher::open_manifest(&source.path, vec![backend])?,
+            (Placement::Parted { backends, .. }, None) => {
+                Searcher::open_manifest(&source.path, backends)?
+            }
+            (Placement::Resident(backend), None) => {
+                Searcher::open_manifest(&source.path, vec![backend])?
+            }
         };
         // queries are checked against the index (or its first part: all parts share the
         // keyword space and count bounds) when they are parsed, so a bad one fails alone
@@ -97,7 +101,9 @@ pub struct KeywordIndex {
 /// Parses a JSON keyword query: a text line, or an array of keywords and `[lo, hi(, weight)]`.
 pub fn parse_keyword_query(raw: &Value) -> Result<Query, DataError> {
     match raw {
-        Value::String(line) => parse_query_line(line).map_err(|e| DataError::BadQuery(e.to_string())),
+        Value::String(line) => {
+            parse_query_line(line).map_err(|e| DataError::BadQuery(e.to_string()))
+        }
         Value::Array(items) => {
             let item = |(i, v): (usize, &Value)| -> Result<Item, DataError> {
                 let num = |v: &Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
@@ -122,7 +128,11 @@ pub fn parse_keyword_query(raw: &Value) -> Result<Query, DataError> {
                 Item::new(lo, hi, weight).map_err(|e| DataError::BadQuery(format!("item {i}: {e}")))
             };
             Ok(Query {
-                items: items.iter().enumerate().map(item).collect::<Result<_, _>>()?,
+                items: items
+                    .iter()
+                    .enumerate()
+                    .map(item)
+                    .collect::<Result<_, _>>()?,
             })
         }
         other => Err(DataError::BadQuery(format!(
@@ -199,13 +209,19 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
     };
     let mut keywords = Vec::new();
     while reader.next_object(&mut keywords)? {
-        builder.push_object(&keywords).map_err(|e| DataError::File {
-            path: job.input.to_path_buf(),
-            message: format!("line {}: {e}", reader.lines_read()),
-        })?;
+        builder
+            .push_object(&keywords)
+            .map_err(|e| DataError::File {
+                path: job.input.to_path_buf(),
+                message: format!("line {}: {e}", reader.lines_read()),
+            })?;
         if let (Some(m), Some(w)) = (per_part, writer.as_mut()) {
             if builder.len() == m {
-                flush(std::mem::replace(&mut builder, new_builder()), w, &mut totals)?;
+                flush(
+                    std::mem::replace(&mut builder, new_builder()),
+                    w,
+                    &mut totals,
+                )?;
             }
         }
         if reader.lines_read() % PROGRESS_EVERY == 0 {
@@ -306,7 +322,19 @@ mod tests {
         let q = parse_keyword_query(&serde_json::json!([7, [10, 20], [3, 3, 2]])).expect("valid");
         assert_eq!(
             q.items,
-            [Item::keyword(7), Item { lo: 10, hi: 20, weight: 1 }, Item { lo: 3, hi: 3, weight: 2 }]
+            [
+                Item::keyword(7),
+                Item {
+                    lo: 10,
+                    hi: 20,
+                    weight: 1
+                },
+                Item {
+                    lo: 3,
+                    hi: 3,
+                    weight: 2
+                }
+            ]
         );
         let line = parse_keyword_query(&serde_json::json!("7 10-20 3:2")).expect("valid");
         assert_eq!(line, q);

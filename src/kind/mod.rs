@@ -313,7 +313,11 @@ pub enum Placement {
 impl Placement {
     /// The engine of an index resident on this placement's backend; a parted placement is an
     /// error naming the kind.
-    pub fn engine(&self, index: Arc<InvertedIndex>, kind: &str) -> Result<genie_core::Engine, DataError> {
+    pub fn engine(
+        &self,
+        index: Arc<InvertedIndex>,
+        kind: &str,
+    ) -> Result<genie_core::Engine, DataError> {
         match self {
             Self::Resident(b) => Ok(genie_core::Engine::with_backend(index, b.as_ref())?),
             Self::Parted { .. } => Err(DataError::Unsupported(format!(
@@ -366,7 +370,11 @@ pub trait Kind: Send + Sync {
     /// Builds an index of the input and saves it with its side files.
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError>;
     /// A reader of a queries file of this kind.
-    fn read_queries(&self, path: &Path, options: &Options) -> Result<Box<dyn QueryReader>, DataError>;
+    fn read_queries(
+        &self,
+        path: &Path,
+        options: &Options,
+    ) -> Result<Box<dyn QueryReader>, DataError>;
     /// Opens an index of this kind on a placement.
     fn open(
         &self,
@@ -403,11 +411,11 @@ pub trait KindIndex: Send + Sync {
 
 /// The parsed query of type `T` behind a request; a wrong type is an internal error.
 pub fn prepared<T: 'static>(query: &(dyn Any + Send + Sync)) -> Result<&T, DataError> {
-    query
-        .downcast_ref::<T>()
-        .ok_or_else(|| DataError::Core(genie_core::GenieError::Internal(
+    query.downcast_ref::<T>().ok_or_else(|| {
+        DataError::Core(genie_core::GenieError::Internal(
             "a query parsed by another index".into(),
-        )))
+        ))
+    })
 }
 
 /// The kinds known to a program.
@@ -451,13 +459,12 @@ impl Registry {
 
     /// The kind of this name.
     pub fn get(&self, name: &str) -> Result<&Arc<dyn Kind>, DataError> {
-        self.kinds
-            .iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| DataError::Unsupported(format!(
+        self.kinds.iter().find(|k| k.name() == name).ok_or_else(|| {
+            DataError::Unsupported(format!(
                 "no kind {name:?} (known: {})",
                 self.names().join(", ")
-            )))
+            ))
+        })
     }
 
     /// The names of the kinds.
@@ -636,14 +643,23 @@ mod tests {
             r.of_metadata(&v).map(|k| k.name().to_string())
         };
         assert_eq!(kind("").ok().as_deref(), Some("keywords"));
-        assert_eq!(kind(r#"{"built_by":"genie 0.1.0"}"#).ok().as_deref(), Some("keywords"));
-        assert_eq!(kind(r#"{"kind":"sequences","n":3}"#).ok().as_deref(), Some("sequences"));
+        assert_eq!(
+            kind(r#"{"built_by":"genie 0.1.0"}"#).ok().as_deref(),
+            Some("keywords")
+        );
+        assert_eq!(
+            kind(r#"{"kind":"sequences","n":3}"#).ok().as_deref(),
+            Some("sequences")
+        );
         let e = kind(r#"{"kind":"graphs"}"#).expect_err("unknown kind");
         assert!(e.to_string().contains("\"graphs\""), "{e}");
         let m = metadata_with(r#"{"kind":"table"}"#, Path::new("a.csv"));
         assert_eq!(kind(&m).ok().as_deref(), Some("table"));
         assert!(m.contains("\"input\":\"a.csv\""));
-        assert_eq!(side_path(Path::new("x/w.genie"), "seqs"), PathBuf::from("x/w.genie.seqs"));
+        assert_eq!(
+            side_path(Path::new("x/w.genie"), "seqs"),
+            PathBuf::from("x/w.genie.seqs")
+        );
         assert_eq!(r.kinds_taking("radius"), ["table"]);
     }
 
@@ -652,19 +668,33 @@ mod tests {
         let mut out = Vec::new();
         let a = Answer {
             hits: vec![
-                AnswerHit { id: 3, count: 7, distance: Some(1.5) },
-                AnswerHit { id: 0, count: 2, distance: Some(f64::INFINITY) },
+                AnswerHit {
+                    id: 3,
+                    count: 7,
+                    distance: Some(1.5),
+                },
+                AnswerHit {
+                    id: 0,
+                    count: 2,
+                    distance: Some(f64::INFINITY),
+                },
             ],
             ..Answer::default()
         };
         a.write_json(&mut out, 4).expect("to a Vec");
         let seq = Answer {
-            hits: vec![AnswerHit { id: 7, count: 9, distance: Some(1.0) }],
+            hits: vec![AnswerHit {
+                id: 7,
+                count: 9,
+                distance: Some(1.0),
+            }],
             exact: Some(true),
             candidates: Some(32),
         };
         seq.write_json(&mut out, 5).expect("to a Vec");
-        Answer::of_hits(&[Hit { id: 12, count: 3 }]).write_json(&mut out, 6).expect("to a Vec");
+        Answer::of_hits(&[Hit { id: 12, count: 3 }])
+            .write_json(&mut out, 6)
+            .expect("to a Vec");
         assert_eq!(
             String::from_utf8(out).expect("ASCII"),
             "{\"query\":4,\"hits\":[{\"id\":3,\"count\":7,\"distance\":1.5},{\"id\":0,\"count\":2,\"distance\":null}]}\n\
@@ -680,11 +710,19 @@ mod tests {
         assert_eq!(o.u32("radius").ok(), Some(Some(2)));
         assert_eq!(o.u32("missing").ok(), Some(None));
         let e = o.u32("bad").expect_err("negative");
-        assert_eq!(e.to_string(), "option bad: expected an unsigned 32-bit integer, found -1");
+        assert_eq!(
+            e.to_string(),
+            "option bad: expected an unsigned 32-bit integer, found -1"
+        );
         assert_eq!(o.str("column").ok(), Some(Some("text")));
         assert!(o.flag("x").expect("bool"));
-        let e = o.check("table", &["radius", "column", "x"]).expect_err("bad is unknown");
-        assert_eq!(e.to_string(), "option bad: not an option of kind table (it takes radius, column, x)");
+        let e = o
+            .check("table", &["radius", "column", "x"])
+            .expect_err("bad is unknown");
+        assert_eq!(
+            e.to_string(),
+            "option bad: not an option of kind table (it takes radius, column, x)"
+        );
         assert!(Options::from_json(&serde_json::json!([1])).is_err());
     }
 }

@@ -20,8 +20,8 @@ use genie_core::{Engine, IndexBuilder, InvertedIndex, Transform};
 use genie_sa::seq_search::{DEFAULT_CANDIDATES, DEFAULT_MAX_CANDIDATES};
 use genie_sa::sequence::SequenceQuery;
 use genie_sa::{
-    Alphabet, NGramConfig, SequenceMetadata, SequenceSearchParams, SequenceSearcher,
-    SequenceStore, SequenceTransform, StringTable,
+    Alphabet, NGramConfig, SequenceMetadata, SequenceSearchParams, SequenceSearcher, SequenceStore,
+    SequenceTransform, StringTable,
 };
 use serde_json::Value;
 use std::any::Any;
@@ -125,7 +125,9 @@ impl Kind for Sequences {
                 })
             }
         };
-        let n = o.u32("ngram")?.map_or(NGramConfig::default().n, |n| n as usize);
+        let n = o
+            .u32("ngram")?
+            .map_or(NGramConfig::default().n, |n| n as usize);
         let config = NGramConfig::new(n, alphabet, !o.flag("no_pad")?)?;
         let (index, table) = build(job.input, config)?;
         save(job.output, &index, &table)?;
@@ -135,7 +137,11 @@ impl Kind for Sequences {
         })
     }
 
-    fn read_queries(&self, path: &Path, options: &Options) -> Result<Box<dyn QueryReader>, DataError> {
+    fn read_queries(
+        &self,
+        path: &Path,
+        options: &Options,
+    ) -> Result<Box<dyn QueryReader>, DataError> {
         options.check(self.name(), self.search_options())?;
         Ok(Box::new(LineQueries(LineReader::open(path)?)))
     }
@@ -194,13 +200,17 @@ impl KindIndex for SequenceIndex {
         Ok(Box::new(SeqQuery {
             query,
             candidates: options.u32("candidates")?.unwrap_or(DEFAULT_CANDIDATES),
-            max_candidates: options.u32("max_candidates")?.unwrap_or(DEFAULT_MAX_CANDIDATES),
+            max_candidates: options
+                .u32("max_candidates")?
+                .unwrap_or(DEFAULT_MAX_CANDIDATES),
             exhaustive: options.flag("exhaustive")?,
         }))
     }
 
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
-        query.downcast_ref::<SeqQuery>().map_or(0, |q| q.query.query.items.len())
+        query
+            .downcast_ref::<SeqQuery>()
+            .map_or(0, |q| q.query.query.items.len())
     }
 
     /// Requests of the same settings are searched together (the rounds of repeated search
@@ -224,12 +234,15 @@ impl KindIndex for SequenceIndex {
                     && (q.candidates, q.max_candidates, q.exhaustive)
                         == (q0.candidates, q0.max_candidates, q0.exhaustive)
             };
-            let group: Vec<usize> = (first..batch.len()).filter(|&i| !done[i] && same(i)).collect();
+            let group: Vec<usize> = (first..batch.len())
+                .filter(|&i| !done[i] && same(i))
+                .collect();
             let mut params = SequenceSearchParams::top_k(batch[first].k)
                 .with_candidates(q0.candidates)
                 .repeat_until(q0.max_candidates);
             params.exhaustive = q0.exhaustive;
-            let seqs: Vec<SequenceQuery> = group.iter().map(|&i| queries[i].query.clone()).collect();
+            let seqs: Vec<SequenceQuery> =
+                group.iter().map(|&i| queries[i].query.clone()).collect();
             let results = searcher.search_prepared(&seqs, &params)?;
             for (&i, r) in group.iter().zip(results) {
                 let mut a = Answer {

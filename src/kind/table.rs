@@ -15,9 +15,8 @@
 //! number of conditions a row meets.
 
 use super::{
-    metadata_with, prepared, search_counts, text_query, Answer, BuildJob, BuildReport,
-    IndexSource, Kind, KindIndex, LineQueries, OpenOptions, Options, Placement, Prepared,
-    QueryReader, Request,
+    metadata_with, prepared, search_counts, text_query, Answer, BuildJob, BuildReport, IndexSource,
+    Kind, KindIndex, LineQueries, OpenOptions, Options, Placement, Prepared, QueryReader, Request,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
@@ -227,7 +226,14 @@ impl Kind for Table {
     }
 
     fn build_options(&self) -> &[&str] {
-        &["bins", "names", "names_file", "header", "numeric", "categorical"]
+        &[
+            "bins",
+            "names",
+            "names_file",
+            "header",
+            "numeric",
+            "categorical",
+        ]
     }
 
     fn search_options(&self) -> &[&str] {
@@ -246,7 +252,10 @@ impl Kind for Table {
         if let Some(b) = o.u32("bins")? {
             options.bins = b;
         }
-        for (name, hint) in [("numeric", KindHint::Numeric), ("categorical", KindHint::Categorical)] {
+        for (name, hint) in [
+            ("numeric", KindHint::Numeric),
+            ("categorical", KindHint::Categorical),
+        ] {
             for column in o.strings(name)?.unwrap_or_default() {
                 options.hints.insert(column, hint);
             }
@@ -259,7 +268,11 @@ impl Kind for Table {
         })
     }
 
-    fn read_queries(&self, path: &Path, options: &Options) -> Result<Box<dyn QueryReader>, DataError> {
+    fn read_queries(
+        &self,
+        path: &Path,
+        options: &Options,
+    ) -> Result<Box<dyn QueryReader>, DataError> {
         options.check(self.name(), self.search_options())?;
         Ok(Box::new(LineQueries(LineReader::open(path)?)))
     }
@@ -317,8 +330,13 @@ impl KindIndex for TableIndex {
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
         options.check(self.kind(), Table.search_options())?;
         let radius = options.u32("radius")?.unwrap_or(0);
-        let q = parse_query_line(text_query(raw)?, self.transform.schema(), radius, query_format(options)?)
-            .and_then(|q| self.transform.prepare(&q))?;
+        let q = parse_query_line(
+            text_query(raw)?,
+            self.transform.schema(),
+            radius,
+            query_format(options)?,
+        )
+        .and_then(|q| self.transform.prepare(&q))?;
         Ok(Box::new(q))
     }
 

@@ -9,8 +9,8 @@
 //! any of them gzipped (see [`genie_lsh::io`]).
 
 use super::{
-    prepared, Answer, AnswerHit, BuildJob, BuildReport, IndexSource, Kind, KindIndex,
-    OpenOptions, Options, Placement, Prepared, QueryReader, Request,
+    prepared, Answer, AnswerHit, BuildJob, BuildReport, IndexSource, Kind, KindIndex, OpenOptions,
+    Options, Placement, Prepared, QueryReader, Request,
 };
 use crate::data_error::DataError;
 use crate::input::display_path;
@@ -183,7 +183,11 @@ impl Kind for Vectors {
         })
     }
 
-    fn read_queries(&self, path: &Path, options: &Options) -> Result<Box<dyn QueryReader>, DataError> {
+    fn read_queries(
+        &self,
+        path: &Path,
+        options: &Options,
+    ) -> Result<Box<dyn QueryReader>, DataError> {
         options.check(self.name(), self.search_options())?;
         Ok(Box::new(VectorQueries {
             vectors: io::read_vectors(path)?,
@@ -295,7 +299,9 @@ impl KindIndex for OpenVectors {
                     .map(|x| x as f32)
                     .filter(|x| x.is_finite())
                     .ok_or_else(|| {
-                        DataError::BadQuery(format!("element {i}: expected a finite 32-bit number, found {v}"))
+                        DataError::BadQuery(format!(
+                            "element {i}: expected a finite 32-bit number, found {v}"
+                        ))
                     })
             })
             .collect::<Result<Vec<f32>, _>>()?;
@@ -325,9 +331,15 @@ impl KindIndex for OpenVectors {
         let candidates: Vec<usize> = queries
             .iter()
             .zip(&ks)
-            .map(|(q, &k)| q.candidates.map_or_else(|| default_candidates(k), |c| c as usize).max(k))
+            .map(|(q, &k)| {
+                q.candidates
+                    .map_or_else(|| default_candidates(k), |c| c as usize)
+                    .max(k)
+            })
             .collect();
-        let hits = self.index.search_each(&set, &ks, &candidates, self.method)?;
+        let hits = self
+            .index
+            .search_each(&set, &ks, &candidates, self.method)?;
         Ok(hits
             .iter()
             .zip(batch)

@@ -124,10 +124,13 @@ impl Client {
     /// The indexes the server holds.
     pub fn indexes(&self) -> Result<Vec<RemoteIndex>, ClientError> {
         let v = self.call("/v1/indexes", None)?;
-        let list = v.get("indexes").and_then(Value::as_array).ok_or_else(|| ClientError::Answer {
-            url: format!("{}/v1/indexes", self.base),
-            message: "no \"indexes\" list".into(),
-        })?;
+        let list =
+            v.get("indexes")
+                .and_then(Value::as_array)
+                .ok_or_else(|| ClientError::Answer {
+                    url: format!("{}/v1/indexes", self.base),
+                    message: "no \"indexes\" list".into(),
+                })?;
         Ok(list
             .iter()
             .map(|i| RemoteIndex {
@@ -162,7 +165,11 @@ impl Client {
             .and_then(Value::as_array)
             .ok_or_else(|| bad("no \"results\" list".into()))?;
         if results.len() != queries.len() {
-            return Err(bad(format!("{} results for {} queries", results.len(), queries.len())));
+            return Err(bad(format!(
+                "{} results for {} queries",
+                results.len(),
+                queries.len()
+            )));
         }
         results.iter().map(|r| answer_of(r).map_err(bad)).collect()
     }

@@ -55,25 +55,48 @@ impl Metrics {
     pub fn render(&self, service: &Service) -> String {
         let mut out = String::new();
         let o = &mut out;
-        help(o, "genie_requests_total", "counter", "HTTP requests answered, by status.");
-        for (status, n) in self.by_status.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        help(
+            o,
+            "genie_requests_total",
+            "counter",
+            "HTTP requests answered, by status.",
+        );
+        for (status, n) in self
+            .by_status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
             let _ = writeln!(o, "genie_requests_total{{status=\"{status}\"}} {n}");
         }
-        help(o, "genie_request_duration_seconds", "histogram", "Time to answer a request.");
+        help(
+            o,
+            "genie_request_duration_seconds",
+            "histogram",
+            "Time to answer a request.",
+        );
         let mut cum = 0;
         for (i, c) in self.latency.iter().enumerate() {
             cum += c.load(Ordering::Relaxed);
             let le = LATENCY_BOUNDS
                 .get(i)
                 .map_or_else(|| "+Inf".to_string(), |b| b.to_string());
-            let _ = writeln!(o, "genie_request_duration_seconds_bucket{{le=\"{le}\"}} {cum}");
+            let _ = writeln!(
+                o,
+                "genie_request_duration_seconds_bucket{{le=\"{le}\"}} {cum}"
+            );
         }
         let sum = self.latency_sum_us.load(Ordering::Relaxed) as f64 / 1e6;
         let _ = writeln!(o, "genie_request_duration_seconds_sum {sum}");
         let _ = writeln!(o, "genie_request_duration_seconds_count {cum}");
         render_service(o, service);
         if let Some(rss) = resident_bytes() {
-            help(o, "genie_resident_memory_bytes", "gauge", "Resident memory of the server process.");
+            help(
+                o,
+                "genie_resident_memory_bytes",
+                "gauge",
+                "Resident memory of the server process.",
+            );
             let _ = writeln!(o, "genie_resident_memory_bytes {rss}");
         }
         out
@@ -88,12 +111,36 @@ fn help(o: &mut String, name: &str, kind: &str, text: &str) {
 fn render_service(o: &mut String, service: &Service) {
     let stats = service.stats();
     let series: [(&str, &str, &str, fn(&crate::service::IndexStats) -> u64); 6] = [
-        ("genie_queries_total", "counter", "Queries searched.", |s| s.queries),
-        ("genie_batches_total", "counter", "Batches launched.", |s| s.batches),
-        ("genie_queue_depth", "gauge", "Queries waiting to be searched.", |s| s.queued as u64),
-        ("genie_runners_busy", "gauge", "Runners searching now.", |s| s.busy as u64),
-        ("genie_queries_cancelled_total", "counter", "Queries dropped by their callers.", |s| s.cancelled),
-        ("genie_queries_overloaded_total", "counter", "Queries failed by the queue timeout.", |s| s.overloaded),
+        ("genie_queries_total", "counter", "Queries searched.", |s| {
+            s.queries
+        }),
+        ("genie_batches_total", "counter", "Batches launched.", |s| {
+            s.batches
+        }),
+        (
+            "genie_queue_depth",
+            "gauge",
+            "Queries waiting to be searched.",
+            |s| s.queued as u64,
+        ),
+        (
+            "genie_runners_busy",
+            "gauge",
+            "Runners searching now.",
+            |s| s.busy as u64,
+        ),
+        (
+            "genie_queries_cancelled_total",
+            "counter",
+            "Queries dropped by their callers.",
+            |s| s.cancelled,
+        ),
+        (
+            "genie_queries_overloaded_total",
+            "counter",
+            "Queries failed by the queue timeout.",
+            |s| s.overloaded,
+        ),
     ];
     for (name, kind, text, get) in series {
         help(o, name, kind, text);
@@ -101,7 +148,12 @@ fn render_service(o: &mut String, service: &Service) {
             let _ = writeln!(o, "{name}{{index=\"{}\"}} {}", s.name, get(s));
         }
     }
-    help(o, "genie_batch_size", "histogram", "Queries per launched batch.");
+    help(
+        o,
+        "genie_batch_size",
+        "histogram",
+        "Queries per launched batch.",
+    );
     for s in &stats {
         let mut cum = 0;
         for (i, n) in s.batch_sizes.iter().enumerate() {
@@ -111,19 +163,36 @@ fn render_service(o: &mut String, service: &Service) {
             } else {
                 (1u64 << i).to_string()
             };
-            let _ = writeln!(o, "genie_batch_size_bucket{{index=\"{}\",le=\"{le}\"}} {cum}", s.name);
+            let _ = writeln!(
+                o,
+                "genie_batch_size_bucket{{index=\"{}\",le=\"{le}\"}} {cum}",
+                s.name
+            );
         }
-        let _ = writeln!(o, "genie_batch_size_sum{{index=\"{}\"}} {}", s.name, s.queries);
+        let _ = writeln!(
+            o,
+            "genie_batch_size_sum{{index=\"{}\"}} {}",
+            s.name, s.queries
+        );
         let _ = writeln!(o, "genie_batch_size_count{{index=\"{}\"}} {cum}", s.name);
     }
     let mut gpus: Vec<usize> = stats.iter().flat_map(|s| s.gpus.iter().copied()).collect();
     gpus.sort_unstable();
     gpus.dedup();
     if !gpus.is_empty() {
-        help(o, "genie_device_memory_used_bytes", "gauge", "GPU memory in use (all processes).");
+        help(
+            o,
+            "genie_device_memory_used_bytes",
+            "gauge",
+            "GPU memory in use (all processes).",
+        );
         for g in gpus {
             if let Some((free, total)) = genie_core::backend::cuda::device_memory(g) {
-                let _ = writeln!(o, "genie_device_memory_used_bytes{{gpu=\"{g}\"}} {}", total - free);
+                let _ = writeln!(
+                    o,
+                    "genie_device_memory_used_bytes{{gpu=\"{g}\"}} {}",
+                    total - free
+                );
             }
         }
     }

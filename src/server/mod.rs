@@ -168,8 +168,10 @@ async fn account(
             "missing or wrong bearer token (Authorization: Bearer TOKEN)".into(),
         )
         .into_response();
-        r.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
         r
     };
     state
@@ -238,7 +240,10 @@ async fn search(
         serde_json::from_slice(&bytes).map_err(|e| bad(format!("request body: {e}")))?;
     let k = body.k.unwrap_or(DEFAULT_K);
     if k > limits.max_k {
-        return Err(bad(format!("k: {k} is above the server's limit of {} (--max-k)", limits.max_k)));
+        return Err(bad(format!(
+            "k: {k} is above the server's limit of {} (--max-k)",
+            limits.max_k
+        )));
     }
     if body.queries.len() > limits.max_queries {
         return Err(bad(format!(
@@ -348,10 +353,16 @@ mod tests {
         let mut h = HeaderMap::new();
         assert!(authorized(None, &h));
         assert!(!authorized(Some("s3cret"), &h));
-        h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().expect("header"));
+        h.insert(
+            header::AUTHORIZATION,
+            "Bearer s3cret".parse().expect("header"),
+        );
         assert!(authorized(Some("s3cret"), &h));
         assert!(!authorized(Some("s3cret!"), &h));
-        h.insert(header::AUTHORIZATION, "Basic s3cret".parse().expect("header"));
+        h.insert(
+            header::AUTHORIZATION,
+            "Basic s3cret".parse().expect("header"),
+        );
         assert!(!authorized(Some("s3cret"), &h));
     }
 }

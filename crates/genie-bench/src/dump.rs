@@ -19,8 +19,8 @@
 //! - `meta.json`: `workload`, `num_objects`, `keyword_space`, `num_postings`, `queries`, `k`,
 //!   `format` (`"genie-peer-dump 1"`).
 
-use genie::data_error::DataError;
 use crate::npy;
+use genie::data_error::DataError;
 use genie_core::{Hit, InvertedIndex, Query};
 use std::path::Path;
 

@@ -254,7 +254,12 @@ pub struct SearchArgs {
     pub server: Option<String>,
 
     /// The server's bearer token (with --server).
-    #[arg(long, value_name = "TOKEN", env = "GENIE_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "GENIE_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
 
     /// Candidates K2 taken by match count, then verified by the true measure. Sequences: by edit
@@ -360,7 +365,6 @@ pub enum LshArg {
     Srp,
 }
 
-
 /// The `--alphabet` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum AlphabetArg {
@@ -399,7 +403,6 @@ impl From<MethodArg> for Method {
     }
 }
 
-
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// An index to serve, as NAME=PATH (repeat for more).
@@ -421,7 +424,12 @@ pub struct ServeArgs {
     pub devices: Option<Vec<usize>>,
 
     /// Require `Authorization: Bearer TOKEN` on every request but /healthz.
-    #[arg(long, value_name = "TOKEN", env = "GENIE_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "GENIE_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
 
     /// Largest request body in bytes (413 above).
@@ -457,10 +465,15 @@ pub struct ServeArgs {
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
         Some((name, path)) if !name.is_empty() && !path.is_empty() => {
-            if name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+            if name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
                 Ok((name.to_string(), PathBuf::from(path)))
             } else {
-                Err(format!("index name {name:?}: use letters, digits, '-', '_' and '.'"))
+                Err(format!(
+                    "index name {name:?}: use letters, digits, '-', '_' and '.'"
+                ))
             }
         }
         _ => Err(format!("expected NAME=PATH, found {s:?}")),

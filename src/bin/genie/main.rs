@@ -20,7 +20,7 @@ use genie::progress::bytes_bar;
 use genie::server::client::Client;
 use genie::server::{Limits, ServerConfig};
 use genie::service::{BatchPolicy, Service};
-use indicatif::{HumanCount, ProgressBar};
+use indicatif::HumanCount;
 use serde_json::Value;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -162,7 +162,12 @@ fn build_flag(args: &BuildArgs, id: &str) -> Option<Value> {
         "keep_stop_words" => args.keep_stop_words.into(),
         "bins" => args.bins.into(),
         "names" => args.names.clone()?.into(),
-        "names_file" => args.names_file.as_ref()?.to_string_lossy().into_owned().into(),
+        "names_file" => args
+            .names_file
+            .as_ref()?
+            .to_string_lossy()
+            .into_owned()
+            .into(),
         "header" => args.header.into(),
         "numeric" => args.numeric.clone().into(),
         "categorical" => args.categorical.clone().into(),
@@ -213,7 +218,10 @@ fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -
         kind.build_options(),
         |id| build_flag(args, id),
     )?;
-    let len = std::fs::metadata(&args.input).ok().filter(|m| m.is_file()).map(|m| m.len());
+    let len = std::fs::metadata(&args.input)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
     let bar = bytes_bar("building the index", len, quiet);
     if len.is_none() {
         bar.enable_steady_tick(Duration::from_millis(120));
@@ -227,14 +235,17 @@ fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -
     };
     let report = kind.build(&job);
     bar.finish_and_clear();
-    let report = report.with_context(|| {
-        format!("cannot build an index from {}", display_path(&args.input))
-    })?;
+    let report = report
+        .with_context(|| format!("cannot build an index from {}", display_path(&args.input)))?;
     if !quiet {
         let side = if report.side_files.is_empty() {
             String::new()
         } else {
-            let names: Vec<String> = report.side_files.iter().map(|p| p.display().to_string()).collect();
+            let names: Vec<String> = report
+                .side_files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
             format!(" (side data: {})", names.join(", "))
         };
         eprintln!(
@@ -293,7 +304,9 @@ fn read_chunk(
 ) -> Result<usize> {
     let mut n = 0;
     while n < max {
-        let Some(raw) = reader.next_query()? else { break };
+        let Some(raw) = reader.next_query()? else {
+            break;
+        };
         each(raw, reader)?;
         n += 1;
     }
@@ -329,7 +342,11 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     let replicas = place_on(&loaded, &spec, &asked_by)?;
     drop(loaded);
     let names: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
-    log::info!("backend: {} (ready in {:.3} s)", names.join(", "), t.elapsed().as_secs_f64());
+    log::info!(
+        "backend: {} (ready in {:.3} s)",
+        names.join(", "),
+        t.elapsed().as_secs_f64()
+    );
     let policy = BatchPolicy {
         max_batch: args.batch_queries.div_ceil(replicas.len()).max(1),
         max_wait: Duration::ZERO,
@@ -358,7 +375,8 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
                 .with_context(|| format!("cannot write to {out_name}"))?;
             first += 1;
         }
-        out.flush().with_context(|| format!("cannot write to {out_name}"))?;
+        out.flush()
+            .with_context(|| format!("cannot write to {out_name}"))?;
         bar.set_position(reader.progress().0);
         bar.set_message(format!("{} queries", HumanCount(first)));
     }
@@ -380,15 +398,20 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
 /// An error when `--kind` names another kind than the index holds.
 fn check_kind(args: &SearchArgs, index: &str, holds: &str) -> Result<()> {
     match &args.kind {
-        Some(asked) if asked != holds => bail!(
-            "{index} holds {holds}, not {asked} (leave out --kind to search what it holds)"
-        ),
+        Some(asked) if asked != holds => {
+            bail!("{index} holds {holds}, not {asked} (leave out --kind to search what it holds)")
+        }
         _ => Ok(()),
     }
 }
 
 /// `genie search --server URL`: the same queries file, sent to a server; the same output.
-fn search_remote(registry: &Registry, args: &SearchArgs, url: &str, given: &[String]) -> Result<()> {
+fn search_remote(
+    registry: &Registry,
+    args: &SearchArgs,
+    url: &str,
+    given: &[String],
+) -> Result<()> {
     for local in ["device", "devices", "parts", "method"] {
         if given.iter().any(|g| g == local) {
             bail!("--{local} applies to a local search, not to --server (the server chooses)");
@@ -399,7 +422,10 @@ fn search_remote(registry: &Registry, args: &SearchArgs, url: &str, given: &[Str
     let served = client.indexes()?;
     let remote = served.iter().find(|i| i.name == name).ok_or_else(|| {
         let names: Vec<&str> = served.iter().map(|i| i.name.as_str()).collect();
-        anyhow!("{url} serves no index {name:?} (it serves: {})", names.join(", "))
+        anyhow!(
+            "{url} serves no index {name:?} (it serves: {})",
+            names.join(", ")
+        )
     })?;
     let kind = registry.get(&remote.kind)?;
     check_kind(args, &name, kind.name())?;
@@ -434,7 +460,8 @@ fn search_remote(registry: &Registry, args: &SearchArgs, url: &str, given: &[Str
                 .with_context(|| format!("cannot write to {out_name}"))?;
             first += 1;
         }
-        out.flush().with_context(|| format!("cannot write to {out_name}"))?;
+        out.flush()
+            .with_context(|| format!("cannot write to {out_name}"))?;
     }
     Ok(())
 }
@@ -496,7 +523,10 @@ fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
         },
     };
     if !args.listen.ip().is_loopback() && config.token.is_none() {
-        log::warn!("listening on {} without a --token: anyone who reaches it may search", args.listen);
+        log::warn!(
+            "listening on {} without a --token: anyone who reaches it may search",
+            args.listen
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
