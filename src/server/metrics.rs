@@ -2,7 +2,7 @@
 //! latency histogram, the queues and batches of each index (from [`Service::stats`]), device
 //! memory in use and the process's resident memory.
 
-use crate::service::{Service, SIZE_BUCKETS};
+use crate::service::{IndexStats, Service, SIZE_BUCKETS};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -107,10 +107,18 @@ fn help(o: &mut String, name: &str, kind: &str, text: &str) {
     let _ = writeln!(o, "# HELP {name} {text}\n# TYPE {name} {kind}");
 }
 
+/// A per-index series: name, type, help and its value.
+type Series = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&IndexStats) -> u64,
+);
+
 /// The per-index series: queries, batches, queue depth, batch sizes, device memory.
 fn render_service(o: &mut String, service: &Service) {
     let stats = service.stats();
-    let series: [(&str, &str, &str, fn(&crate::service::IndexStats) -> u64); 6] = [
+    let series: [Series; 6] = [
         ("genie_queries_total", "counter", "Queries searched.", |s| {
             s.queries
         }),

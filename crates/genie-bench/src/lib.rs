@@ -6,3 +6,5 @@
 
 pub mod dump;
 pub mod npy;
+pub mod serve_load;
+pub mod workloads;

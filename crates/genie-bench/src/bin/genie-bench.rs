@@ -11,6 +11,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use genie_bench::workloads::attribute_workload;
 use genie_core::backend::cuda::{measure_ceilings, Ceilings};
 use genie_core::{
     Backend, CpuBackend, CudaBackend, Engine, Hit, IndexBuilder, InvertedIndex, Method, Query,
@@ -88,6 +89,64 @@ struct Args {
     /// NumPy files into DIR/<workload>/ for `bench/peers/torch_spmm.py --load` (see genie_bench::dump).
     #[arg(long, value_name = "DIR")]
     dump: Option<std::path::PathBuf>,
+    /// Mode serve: concurrent clients of the closed-loop levels, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,64,1024")]
+    clients: Vec<usize>,
+    /// Mode serve: request rates of the open-loop levels (requests/s), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    rates: Vec<f64>,
+    /// Mode serve: seconds per level.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Mode serve: requests per level at most.
+    #[arg(long, default_value_t = 2_000_000)]
+    max_requests: usize,
+    /// Mode serve: seconds of the soak at the largest --clients (0: none).
+    #[arg(long, default_value_t = 0.0)]
+    soak_secs: f64,
+    /// Mode serve: share of malformed requests in the soak.
+    #[arg(long, default_value_t = 0.1)]
+    malformed: f64,
+    /// Mode serve: cpu, gpu or auto.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// Mode serve: the GPUs that hold a replica each (default all).
+    #[arg(long, value_delimiter = ',')]
+    devices: Option<Vec<usize>>,
+    /// Mode serve: the largest batch of the service.
+    #[arg(long, default_value_t = 1024)]
+    max_batch: usize,
+}
+
+/// `--mode serve`: the server under load (see genie_bench::serve_load).
+fn serve(args: &Args) -> Result<()> {
+    let device = match args.device.as_str() {
+        "cpu" => genie_core::DeviceChoice::Cpu,
+        "gpu" => genie_core::DeviceChoice::Gpu,
+        "auto" => genie_core::DeviceChoice::Auto,
+        other => bail!("--device {other}: expected cpu, gpu or auto"),
+    };
+    let opts = genie_bench::serve_load::LoadOptions {
+        objects: if args.quick { 450_000 } else { 4_500_000 },
+        queries: args.queries.first().copied().unwrap_or(1024),
+        k: args.k,
+        seed: args.seed,
+        clients: args.clients.clone(),
+        rates: args.rates.clone(),
+        seconds: args.seconds,
+        max_requests: args.max_requests,
+        soak_secs: args.soak_secs,
+        malformed: args.malformed,
+        device,
+        devices: args.devices.clone(),
+        max_batch: args.max_batch,
+    };
+    let (table, csv) = genie_bench::serve_load::run(&opts)?;
+    println!("\n{table}");
+    if let Some(path) = &args.csv {
+        std::fs::write(path, csv).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn generate(args: &Args) -> Result<InvertedIndex> {
@@ -240,6 +299,9 @@ fn main() -> Result<()> {
             args.mode
         );
     }
+    if args.mode == "serve" {
+        return serve(&args);
+    }
     let mut gpu = CudaBackend::new(0).context("genie-bench needs a GPU")?;
     if let Some(mb) = args.budget_mb {
         gpu = gpu.with_budget(mb << 20);
@@ -261,7 +323,7 @@ fn main() -> Result<()> {
         "ann" => return ann(&args),
         "suite" => return suite(&args, &gpu),
         other => bail!(
-            "unknown --mode {other}: expected table, multiload, scale, multigpu, ann or suite"
+            "unknown --mode {other}: expected table, multiload, scale, multigpu, ann, suite or serve"
         ),
     }
     let t = Instant::now();
@@ -772,64 +834,6 @@ struct Workload {
     index: InvertedIndex,
     queries: Vec<Query>,
     paper: [f64; 5],
-}
-
-/// Objects of `dims` attributes, each a value in `0..values` drawn by `value`, and queries that
-/// keep each attribute of a random object with probability 1/2 (else draw again), as ranges of
-/// +- `radius` values.
-fn attribute_workload(
-    n: usize,
-    dims: u32,
-    values: u32,
-    radius: u32,
-    nq: usize,
-    seed: u64,
-    value: impl Fn(&mut SmallRng) -> u32 + Sync,
-) -> Result<(InvertedIndex, Vec<Query>)> {
-    let d = dims as usize;
-    let mut keywords = vec![0u32; n * d];
-    keywords
-        .par_chunks_mut(d * 4096)
-        .enumerate()
-        .for_each(|(c, out)| {
-            let mut rng =
-                SmallRng::seed_from_u64(seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            for obj in out.chunks_mut(d) {
-                for (dim, kw) in obj.iter_mut().enumerate() {
-                    *kw = dim as u32 * values + value(&mut rng).min(values - 1);
-                }
-            }
-        });
-    let mut rng = SmallRng::seed_from_u64(seed + 1);
-    let queries = (0..nq)
-        .map(|_| {
-            let o = rng.random_range(0..n);
-            Query {
-                items: (0..dims)
-                    .map(|dim| {
-                        let v = if rng.random_bool(0.5) {
-                            keywords[o * d + dim as usize] - dim * values
-                        } else {
-                            value(&mut rng).min(values - 1)
-                        };
-                        let (lo, hi) = (v.saturating_sub(radius), (v + radius).min(values - 1));
-                        genie_core::Item {
-                            lo: dim * values + lo,
-                            hi: dim * values + hi,
-                            weight: 1,
-                        }
-                    })
-                    .collect(),
-            }
-        })
-        .collect();
-    let b = IndexBuilder::from_fixed(keywords, d)?;
-    Ok((
-        b.blocks((0..dims).map(|x| x * values).collect())
-            .keyword_space(dims * values)
-            .build()?,
-        queries,
-    ))
 }
 
 /// Short documents: 8-20 distinct words from a Zipf vocabulary; queries keep half the words of a
