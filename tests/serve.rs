@@ -970,3 +970,125 @@ fn a_kind_of_ones_own() {
         .expect("unknown kind");
     assert!(e.to_string().contains("\"letters\""), "{e}");
 }
+
+#[test]
+fn genie_serve_answers_and_stops_on_sigterm() {
+    use std::io::{BufRead, BufReader};
+    let f = Fixture::new();
+    let mut child = Command::new(binary())
+        .current_dir(f.dir.path())
+        .env_remove("GENIE_TOKEN")
+        .args([
+            "serve",
+            "--device",
+            "cpu",
+            "--index",
+            "k=k.genie",
+            "--index",
+            "s=s.genie",
+            "--listen",
+            "127.0.0.1:0",
+            "--token",
+            "t0k",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start genie serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("genie serve ended early")
+            .expect("read stderr");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    let local = f.genie(&[
+        "search",
+        "--device",
+        "cpu",
+        "--index",
+        "k.genie",
+        "--queries",
+        "queries.txt",
+        "--k",
+        "2",
+    ]);
+    let out = Command::new(binary())
+        .current_dir(f.dir.path())
+        .args([
+            "--quiet",
+            "search",
+            "--server",
+            &url,
+            "--index",
+            "k",
+            "--queries",
+            "queries.txt",
+            "--k",
+            "2",
+        ])
+        .env("GENIE_TOKEN", "t0k")
+        .output()
+        .expect("run the client");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).expect("UTF-8"), local);
+    // a wrong token, an unknown index: clear errors
+    let out = Command::new(binary())
+        .current_dir(f.dir.path())
+        .args([
+            "--quiet",
+            "search",
+            "--server",
+            &url,
+            "--index",
+            "nope",
+            "--queries",
+            "queries.txt",
+            "--k",
+            "2",
+            "--token",
+            "t0k",
+        ])
+        .output()
+        .expect("run the client");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("serves no index \"nope\" (it serves: k, s)"),
+        "{err}"
+    );
+    let out = Command::new(binary())
+        .current_dir(f.dir.path())
+        .args([
+            "--quiet",
+            "search",
+            "--server",
+            &url,
+            "--index",
+            "k",
+            "--queries",
+            "queries.txt",
+            "--k",
+            "2",
+            "--token",
+            "bad",
+        ])
+        .output()
+        .expect("run the client");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("401"), "{err}");
+    // SIGTERM: it finishes and exits 0
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "genie serve exited with {status}");
+}
