@@ -45,7 +45,11 @@ case "${1:-load}" in
       --seconds 10 --csv "$out/serve-load.csv" 2>&1 | tee "$out/serve-load.log" | grep -v INFO || status=1
     ;;
   soak)
-    timeout 540 .gpu/run bin genie-bench --mode serve --clients 1024 --seconds 5 --soak-secs 300 \
+    for b in 256 1024; do
+      timeout 60 .gpu/run bin genie-bench --mode serve --clients 1024 --seconds 10 --max-batch $b \
+        --csv "$out/serve-batch$b.csv" 2>&1 | grep -v INFO | tail -4 || status=1
+    done
+    timeout 420 .gpu/run bin genie-bench --mode serve --clients 1024 --seconds 5 --soak-secs 300 \
       --malformed 0.1 --csv "$out/serve-soak.csv" 2>&1 | tee "$out/serve-soak.log" | grep -v INFO || status=1
     ;;
   *) echo "usage: $0 tests|load|soak"; exit 2;;

@@ -61,7 +61,7 @@ pub struct BatchPolicy {
 impl Default for BatchPolicy {
     fn default() -> Self {
         Self {
-            max_batch: 1024,
+            max_batch: 512,
             max_wait: Duration::ZERO,
             queue_timeout: Duration::from_secs(30),
         }

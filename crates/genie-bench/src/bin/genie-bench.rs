@@ -114,7 +114,7 @@ struct Args {
     #[arg(long, value_delimiter = ',')]
     devices: Option<Vec<usize>>,
     /// Mode serve: the largest batch of the service.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = genie::service::BatchPolicy::default().max_batch)]
     max_batch: usize,
 }
 
