@@ -3,6 +3,7 @@
 # ../shared/gpu/stage staged .gpu/ here:
 #   bash bench/device-run-serve.sh tests   # every test binary, then `genie serve` + curl on the GPU
 #   bash bench/device-run-serve.sh load    # genie-bench --mode serve: 1, 64, 1,024 clients, open loop
+#   bash bench/device-run-serve.sh sweep   # 1,024 clients at the largest batch 256 and 1,024
 #   bash bench/device-run-serve.sh soak    # 5 minutes at 1,024 clients, 10% malformed requests
 # Every server listens on 127.0.0.1 only; every loop is bounded in time and requests.
 # Results under $OUT: tests.log, smoke.log, serve-load.csv/.log, serve-soak.csv/.log.
@@ -44,14 +45,16 @@ case "${1:-load}" in
     timeout 420 .gpu/run bin genie-bench --mode serve --clients 1,64,1024 --rates 2000,10000 \
       --seconds 10 --csv "$out/serve-load.csv" 2>&1 | tee "$out/serve-load.log" | grep -v INFO || status=1
     ;;
-  soak)
+  sweep)
     for b in 256 1024; do
       timeout 60 .gpu/run bin genie-bench --mode serve --clients 1024 --seconds 10 --max-batch $b \
         --csv "$out/serve-batch$b.csv" 2>&1 | grep -v INFO | tail -4 || status=1
     done
+    ;;
+  soak)
     timeout 420 .gpu/run bin genie-bench --mode serve --clients 1024 --seconds 5 --soak-secs 300 \
       --malformed 0.1 --csv "$out/serve-soak.csv" 2>&1 | tee "$out/serve-soak.log" | grep -v INFO || status=1
     ;;
-  *) echo "usage: $0 tests|load|soak"; exit 2;;
+  *) echo "usage: $0 tests|load|sweep|soak"; exit 2;;
 esac
 exit $status

@@ -56,6 +56,10 @@ pub struct BatchPolicy {
     pub max_wait: Duration,
     /// A query still queued after this long fails with [`SearchError::Overloaded`].
     pub queue_timeout: Duration,
+    /// Batches in flight per GPU replica: the next batch's host work (preparing and planning
+    /// its queries, then answering them) overlaps the current batch's device work, while the
+    /// device itself still runs one batch at a time. A CPU replica runs one.
+    pub gpu_pipeline: usize,
 }
 
 impl Default for BatchPolicy {
@@ -64,6 +68,7 @@ impl Default for BatchPolicy {
             max_batch: 512,
             max_wait: Duration::ZERO,
             queue_timeout: Duration::from_secs(30),
+            gpu_pipeline: 2,
         }
     }
 }
@@ -243,13 +248,21 @@ impl Service {
                     ..policy.clone()
                 },
             });
-            for r in 0..served.replicas.len() {
-                let s = Arc::clone(&served);
-                let handle = std::thread::Builder::new()
-                    .name(format!("genie-runner-{name}-{r}"))
-                    .spawn(move || run(&s, r))
-                    .map_err(|e| DataError::Unsupported(format!("cannot start a runner: {e}")))?;
-                runners.push(handle);
+            for (r, replica) in served.replicas.iter().enumerate() {
+                let in_flight = match replica.gpu_ordinal() {
+                    Some(_) => served.policy.gpu_pipeline.max(1),
+                    None => 1,
+                };
+                for i in 0..in_flight {
+                    let s = Arc::clone(&served);
+                    let handle = std::thread::Builder::new()
+                        .name(format!("genie-runner-{name}-{r}.{i}"))
+                        .spawn(move || run(&s, r))
+                        .map_err(|e| {
+                            DataError::Unsupported(format!("cannot start a runner: {e}"))
+                        })?;
+                    runners.push(handle);
+                }
             }
             if map.insert(name.clone(), served).is_some() {
                 return Err(DataError::Unsupported(format!(

@@ -303,6 +303,54 @@ const MALFORMED: [&str; 5] = [
     "{not json",
 ];
 
+/// Latencies in a fixed histogram (20 µs buckets up to 5 s, the exact maximum beside), so that
+/// the memory of the load generator stays flat however long it runs: the soak's resident memory
+/// is then the server's.
+struct Latencies {
+    buckets: Vec<AtomicU64>,
+    max_us: AtomicU64,
+}
+
+/// Width of a latency bucket, µs.
+const BUCKET_US: u64 = 20;
+
+impl Latencies {
+    fn new() -> Self {
+        Self {
+            buckets: (0..250_000).map(|_| AtomicU64::new(0)).collect(),
+            max_us: AtomicU64::new(0),
+        }
+    }
+
+    fn add(&self, us: u64) {
+        let b = ((us / BUCKET_US) as usize).min(self.buckets.len() - 1);
+        self.buckets[b].fetch_add(1, Ordering::Relaxed);
+        self.max_us.fetch_max(us, Ordering::Relaxed);
+    }
+
+    fn count(&self) -> u64 {
+        self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The `p` quantile in ms (the upper edge of its bucket, at most the maximum).
+    fn quantile(&self, p: f64) -> f64 {
+        let n = self.count();
+        if n == 0 {
+            return 0.0;
+        }
+        let rank = ((n - 1) as f64 * p).round() as u64 + 1;
+        let mut seen = 0;
+        let max = self.max_us.load(Ordering::Relaxed);
+        for (i, b) in self.buckets.iter().enumerate() {
+            seen += b.load(Ordering::Relaxed);
+            if seen >= rank {
+                return ((i as u64 + 1) * BUCKET_US).min(max) as f64 / 1e3;
+            }
+        }
+        max as f64 / 1e3
+    }
+}
+
 /// What is read before and after a level.
 struct Probe {
     service: Service,
@@ -371,20 +419,22 @@ async fn closed_loop(
     let mem0 = probe.memory();
     let next = Arc::new(AtomicUsize::new(0));
     let bad_sent = Arc::new(AtomicU64::new(0));
+    let lat = Arc::new(Latencies::new());
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(secs);
     let mut tasks = Vec::new();
     for c in 0..clients {
-        let (client, url, w, next, bad_sent) = (
+        let (client, url, w, next, bad_sent, lat) = (
             client.clone(),
             url.to_string(),
             Arc::clone(w),
             Arc::clone(&next),
             Arc::clone(&bad_sent),
+            Arc::clone(&lat),
         );
         tasks.push(tokio::spawn(async move {
             let mut rng = SmallRng::seed_from_u64(c as u64);
-            let (mut lat, mut errors) = (Vec::new(), 0u64);
+            let mut errors = 0u64;
             while Instant::now() < deadline {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= cap {
@@ -399,21 +449,18 @@ async fn closed_loop(
                 }
                 let q = i % w.bodies.len();
                 let (us, ok) = one(&client, &url, w.bodies[q].clone(), Some(&w.expected[q])).await;
-                lat.push(us);
+                lat.add(us);
                 errors += u64::from(!ok);
             }
-            (lat, errors)
+            errors
         }));
     }
-    let mut lat = Vec::new();
     let mut errors = 0;
     for t in tasks {
-        let (l, e) = t.await?;
-        lat.extend(l);
-        errors += e;
+        errors += t.await?;
     }
     let secs = start.elapsed().as_secs_f64();
-    let mut level = summarize(lat, errors, secs, &before, &probe.stats());
+    let mut level = summarize(&lat, errors, secs, &before, &probe.stats());
     level.clients = clients;
     level.malformed = bad_sent.load(Ordering::Relaxed);
     level.rss = (mem0.0, probe.memory().0);
@@ -448,15 +495,15 @@ async fn open_loop(
             (at.elapsed().as_micros() as u64, ok)
         }));
     }
-    let mut lat = Vec::new();
+    let lat = Latencies::new();
     let mut errors = 0;
     for t in tasks {
         let (us, ok) = t.await?;
-        lat.push(us);
+        lat.add(us);
         errors += u64::from(!ok);
     }
     let secs = start.elapsed().as_secs_f64();
-    let mut level = summarize(lat, errors, secs, &before, &probe.stats());
+    let mut level = summarize(&lat, errors, secs, &before, &probe.stats());
     level.rate = rate;
     level.rss = (mem0.0, probe.memory().0);
     level.device_mem = (mem0.1, probe.memory().1);
@@ -464,28 +511,21 @@ async fn open_loop(
 }
 
 fn summarize(
-    mut lat: Vec<u64>,
+    lat: &Latencies,
     errors: u64,
     secs: f64,
     before: &IndexStats,
     after: &IndexStats,
 ) -> Level {
-    lat.sort_unstable();
-    let pct = |p: f64| {
-        if lat.is_empty() {
-            0.0
-        } else {
-            lat[((lat.len() - 1) as f64 * p).round() as usize] as f64 / 1e3
-        }
-    };
+    let n = lat.count();
     Level {
         secs,
-        requests: lat.len() as u64,
-        qps: lat.len() as f64 / secs.max(1e-9),
-        p50: pct(0.5),
-        p95: pct(0.95),
-        p99: pct(0.99),
-        max: pct(1.0),
+        requests: n,
+        qps: n as f64 / secs.max(1e-9),
+        p50: lat.quantile(0.5),
+        p95: lat.quantile(0.95),
+        p99: lat.quantile(0.99),
+        max: lat.max_us.load(Ordering::Relaxed) as f64 / 1e3,
         errors,
         batches: after.batches - before.batches,
         sizes: after

@@ -456,6 +456,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 0.0)]
     pub max_wait_ms: f64,
 
+    /// Batches in flight per GPU: the next one's host work overlaps the current one's device
+    /// work (the GPU still runs one at a time).
+    #[arg(long, value_name = "N", default_value_t = genie::service::BatchPolicy::default().gpu_pipeline)]
+    pub gpu_pipeline: usize,
+
     /// A query still queued after this many milliseconds fails with 503 (overloaded).
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     pub queue_timeout_ms: u64,

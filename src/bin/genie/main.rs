@@ -351,6 +351,7 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
         max_batch: args.batch_queries.div_ceil(replicas.len()).max(1),
         max_wait: Duration::ZERO,
         queue_timeout: Duration::MAX,
+        ..BatchPolicy::default()
     };
     let service = Service::new(vec![(LOCAL.to_string(), replicas)], policy)?;
     let (mut out, out_name) = open_output(args.output.as_deref())?;
@@ -510,6 +511,7 @@ fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
         max_wait: Duration::try_from_secs_f64(args.max_wait_ms.max(0.0) / 1e3)
             .context("--max-wait-ms")?,
         queue_timeout: Duration::from_millis(args.queue_timeout_ms),
+        gpu_pipeline: args.gpu_pipeline,
     };
     let service = Service::new(indexes, policy)?;
     let config = ServerConfig {
