@@ -46,9 +46,6 @@ pub enum DataError {
     /// An index or search error.
     #[error(transparent)]
     Core(#[from] GenieError),
-    /// Writing the results failed (the cause follows as the source).
-    #[error("cannot write the results")]
-    Write(#[source] std::io::Error),
     /// A vector-plugin error (files, parameters, the index).
     #[error(transparent)]
     Lsh(#[from] genie_lsh::LshError),

@@ -357,20 +357,6 @@ impl LineReader {
         parsed.map_err(|e| self.token_error(e))?;
         Ok(true)
     }
-
-    /// Appends up to `max` queries to `out`; returns how many were read (0 at the end).
-    pub fn read_queries(&mut self, max: usize, out: &mut Vec<Query>) -> Result<usize, InputError> {
-        let mut n = 0;
-        while n < max {
-            let parsed = match self.next_line()? {
-                None => break,
-                Some(line) => parse_query_line(line),
-            };
-            out.push(parsed.map_err(|e| self.token_error(e))?);
-            n += 1;
-        }
-        Ok(n)
-    }
 }
 
 #[cfg(test)]
@@ -516,28 +502,6 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "q.txt:2: line is not valid UTF-8 (invalid byte at column 3)"
-        );
-    }
-
-    #[test]
-    fn query_chunks() {
-        let mut r = reader(b"1\n2-3:4\n\n5\n6 7\n");
-        let mut out = Vec::new();
-        assert_eq!(r.read_queries(2, &mut out).expect("chunk 1"), 2);
-        assert_eq!(r.lines_read(), 2);
-        assert_eq!(r.read_queries(2, &mut out).expect("chunk 2"), 2);
-        assert_eq!(r.read_queries(2, &mut out).expect("chunk 3"), 1);
-        assert_eq!(r.read_queries(2, &mut out).expect("end"), 0);
-        assert_eq!(out.len(), 5);
-        assert_eq!(out[1].items, [item(2, 3, 4)]);
-        assert!(out[2].items.is_empty());
-        assert_eq!(out[4].items.len(), 2);
-
-        let mut r = reader(b"1\n2\n1-0\n");
-        let e = r.read_queries(10, &mut Vec::new()).expect_err("line 3");
-        assert!(
-            e.to_string().starts_with("q.txt:3: bad item \"1-0\""),
-            "{e}"
         );
     }
 

@@ -9,7 +9,7 @@
 //!   from many callers (async tasks or threads) into batches for one runner per device.
 //! - [`server`]: the HTTP server of `genie serve` on that handle, and its client.
 //! - [`input`], [`csv_input`]: the text input files, read line by line with errors that name the
-//!   file and line; [`output`]: JSON lines of count hits; [`progress`]: progress bars.
+//!   file and line; [`progress`]: progress bars.
 #![deny(missing_docs)]
 
 pub use genie_core as core;
@@ -21,7 +21,6 @@ pub mod data_error;
 pub mod input;
 pub mod kind;
 pub mod open;
-pub mod output;
 pub mod progress;
 pub mod searcher;
 pub mod server;

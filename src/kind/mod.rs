@@ -704,6 +704,34 @@ mod tests {
     }
 
     #[test]
+    fn line_queries_say_where_they_came_from() {
+        let text: &'static [u8] = b"1\n2-3:4\n\n1-0\n";
+        let r = crate::input::LineReader::new(Box::new(text), Path::new("q.txt"), Some(13));
+        let mut q = LineQueries(r);
+        let mut parsed = Vec::new();
+        let e = loop {
+            let raw = q.next_query().expect("a line").expect("not yet the end");
+            match keywords::parse_keyword_query(&raw) {
+                Ok(p) => parsed.push(p),
+                Err(e) => break format!("{}: {e}", q.location()),
+            }
+        };
+        assert_eq!(parsed.len(), 3);
+        assert_eq!(
+            parsed[1].items,
+            [genie_core::Item {
+                lo: 2,
+                hi: 3,
+                weight: 4
+            }]
+        );
+        assert!(parsed[2].items.is_empty());
+        assert!(e.starts_with("q.txt:4: bad item \"1-0\""), "{e}");
+        assert_eq!(q.progress(), (13, Some(13)));
+        assert!(q.next_query().expect("end").is_none());
+    }
+
+    #[test]
     fn options_are_typed_and_checked() {
         let v: Value = serde_json::json!({"radius": 2, "column": "text", "bad": -1, "x": true});
         let o = Options::from_json(&v).expect("object");
