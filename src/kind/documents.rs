@@ -7,17 +7,16 @@
 //! words a document shares with the query.
 
 use super::{
-    metadata_with, prepared, search_counts, side_path, text_query, Answer, BuildJob, BuildReport,
-    IndexSource, Kind, KindIndex, OpenOptions, Options, Placement, Prepared, QueryReader, Request,
+    metadata_with, side_path, text_query, BuildJob, BuildReport, CountIndex, CountParser,
+    IndexSource, Kind, KindIndex, OpenOptions, Options, Placement, QueryReader,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
 use crate::input::{display_path, LineReader};
 use crate::searcher::Searcher;
-use genie_core::{InvertedIndex, Method, Query, Transform};
+use genie_core::{InvertedIndex, Query, Transform};
 use genie_sa::{DocumentMetadata, DocumentTransform, StringTable, Tokenizer};
 use serde_json::Value;
-use std::any::Any;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -219,57 +218,25 @@ impl Kind for Documents {
         let index = super::single_index(source, self.name())?;
         let transform = open(&index, &source.path)?;
         let engine = placement.engine(index, self.name())?;
-        Ok(Box::new(DocumentIndex {
-            searcher: Searcher::Single(engine),
-            transform,
-            method: options.method,
-        }))
+        Ok(Box::new(CountIndex::new(
+            DocumentParser(transform),
+            Searcher::Single(engine),
+            options.method,
+        )))
     }
 }
 
-/// An opened index of documents with its dictionary.
-pub struct DocumentIndex {
-    searcher: Searcher,
-    transform: DocumentTransform,
-    method: Method,
-}
+/// Parses query documents with the index's dictionary.
+pub struct DocumentParser(DocumentTransform);
 
-impl KindIndex for DocumentIndex {
+impl CountParser for DocumentParser {
     fn kind(&self) -> &str {
         genie_sa::document::KIND
     }
 
-    fn num_objects(&self) -> u64 {
-        self.searcher.num_objects()
-    }
-
-    fn backend_name(&self) -> String {
-        self.searcher.backend_name()
-    }
-
-    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
         // the column names where a file's queries come from; a parsed query has no column
         options.check(self.kind(), Documents.search_options())?;
-        Ok(Box::new(self.transform.prepare(text_query(raw)?)))
-    }
-
-    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
-        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
-    }
-
-    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let queries = batch
-            .iter()
-            .map(|r| prepared::<Query>(r.query))
-            .collect::<Result<Vec<_>, _>>()?;
-        search_counts(&self.searcher, &queries, batch, self.method)
-    }
-
-    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
-        self.searcher.take_stage_times()
-    }
-
-    fn gpu_ordinal(&self) -> Option<usize> {
-        self.searcher.gpu_ordinal()
+        Ok(self.0.prepare(text_query(raw)?))
     }
 }

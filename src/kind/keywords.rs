@@ -5,16 +5,15 @@
 //! weight. The only kind whose index may be built and searched in parts.
 
 use super::{
-    prepared, search_counts, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex,
-    LineQueries, OpenOptions, Options, Placement, Prepared, QueryReader, Request,
+    BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind, KindIndex, LineQueries,
+    OpenOptions, Options, Placement, QueryReader,
 };
 use crate::data_error::DataError;
 use crate::input::{display_path, parse_query_line, LineReader};
 use crate::searcher::Searcher;
 use genie_core::parts::PartWriter;
-use genie_core::{IndexBuilder, InvertedIndex, Item, Method, Query};
+use genie_core::{IndexBuilder, InvertedIndex, Item, Query};
 use serde_json::Value;
-use std::any::Any;
 use std::fs::File;
 use std::io::{self, BufRead};
 use std::path::Path;
@@ -80,22 +79,34 @@ impl Kind for Keywords {
                 Searcher::open_manifest(&source.path, vec![backend])?
             }
         };
-        // queries are checked against the index (or its first part: all parts share the
-        // keyword space and count bounds) when they are parsed, so a bad one fails alone
         let reference = searcher.reference_index()?;
-        Ok(Box::new(KeywordIndex {
+        Ok(Box::new(CountIndex::new(
+            KeywordParser { reference },
             searcher,
-            reference,
-            method: options.method,
-        }))
+            options.method,
+        )))
     }
 }
 
-/// An opened index of keyword objects.
-pub struct KeywordIndex {
-    searcher: Searcher,
+/// Parses keyword queries, checked against the index (or its first part: all parts share the
+/// keyword space and count bounds), so that a bad one fails alone.
+pub struct KeywordParser {
     reference: Arc<InvertedIndex>,
-    method: Method,
+}
+
+impl CountParser for KeywordParser {
+    fn kind(&self) -> &str {
+        "keywords"
+    }
+
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
+        options.check("keywords", &[])?;
+        let query = parse_keyword_query(raw)?;
+        self.reference
+            .prepare(&query)
+            .map_err(|e| DataError::BadQuery(e.to_string()))?;
+        Ok(query)
+    }
 }
 
 /// Parses a JSON keyword query: a text line, or an array of keywords and `[lo, hi(, weight)]`.
@@ -139,49 +150,6 @@ pub fn parse_keyword_query(raw: &Value) -> Result<Query, DataError> {
             "expected a line of items or an array of items, found {}",
             super::kind_of(other)
         ))),
-    }
-}
-
-impl KindIndex for KeywordIndex {
-    fn kind(&self) -> &str {
-        "keywords"
-    }
-
-    fn num_objects(&self) -> u64 {
-        self.searcher.num_objects()
-    }
-
-    fn backend_name(&self) -> String {
-        self.searcher.backend_name()
-    }
-
-    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
-        options.check("keywords", &[])?;
-        let query = parse_keyword_query(raw)?;
-        self.reference
-            .prepare(&query)
-            .map_err(|e| DataError::BadQuery(e.to_string()))?;
-        Ok(Box::new(query))
-    }
-
-    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
-        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
-    }
-
-    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let queries = batch
-            .iter()
-            .map(|r| prepared::<Query>(r.query))
-            .collect::<Result<Vec<_>, _>>()?;
-        search_counts(&self.searcher, &queries, batch, self.method)
-    }
-
-    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
-        self.searcher.take_stage_times()
-    }
-
-    fn gpu_ordinal(&self) -> Option<usize> {
-        self.searcher.gpu_ordinal()
     }
 }
 

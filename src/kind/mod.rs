@@ -520,11 +520,76 @@ pub fn side_path(index: &Path, ext: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// The search of count hits behind the keyword, document and table kinds: one run of the
-/// engine at the batch's largest `k`, each request cut to its own (a prefix of the contract
-/// order is the smaller top-k). A request with `min_count` and a large `k` starts at
-/// [`MIN_COUNT_FIRST_K`] and doubles only while its last hit still reaches `min_count`.
-pub fn search_counts(
+/// How a kind whose answers are plain count hits turns raw queries into core queries: all such a
+/// kind needs besides its [`Kind`] (the keyword, document and table kinds are three of them).
+pub trait CountParser: Send + Sync {
+    /// The kind's name.
+    fn kind(&self) -> &str;
+    /// The core query of a raw query under the kind's search options.
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError>;
+}
+
+/// An opened index of a kind whose answers are count hits: a [`CountParser`] and the search.
+pub struct CountIndex<P> {
+    parser: P,
+    searcher: Searcher,
+    method: Method,
+}
+
+impl<P: CountParser> CountIndex<P> {
+    /// The index searched by `searcher`, its queries parsed by `parser`.
+    pub fn new(parser: P, searcher: Searcher, method: Method) -> Self {
+        Self {
+            parser,
+            searcher,
+            method,
+        }
+    }
+}
+
+impl<P: CountParser> KindIndex for CountIndex<P> {
+    fn kind(&self) -> &str {
+        self.parser.kind()
+    }
+
+    fn num_objects(&self) -> u64 {
+        self.searcher.num_objects()
+    }
+
+    fn backend_name(&self) -> String {
+        self.searcher.backend_name()
+    }
+
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+        Ok(Box::new(self.parser.parse(raw, options)?))
+    }
+
+    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
+        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
+    }
+
+    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        let queries = batch
+            .iter()
+            .map(|r| prepared::<Query>(r.query))
+            .collect::<Result<Vec<_>, _>>()?;
+        search_counts(&self.searcher, &queries, batch, self.method)
+    }
+
+    fn take_stage_times(&self) -> Option<StageTimes> {
+        self.searcher.take_stage_times()
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.searcher.gpu_ordinal()
+    }
+}
+
+/// The search of count hits: one run of the engine at the batch's largest `k`, each request cut
+/// to its own (a prefix of the contract order is the smaller top-k). A request with `min_count`
+/// and a large `k` starts at [`MIN_COUNT_FIRST_K`] and doubles only while its last hit still
+/// reaches `min_count`.
+fn search_counts(
     searcher: &Searcher,
     queries: &[&Query],
     batch: &[Request<'_>],

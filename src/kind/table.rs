@@ -15,18 +15,17 @@
 //! number of conditions a row meets.
 
 use super::{
-    metadata_with, prepared, search_counts, text_query, Answer, BuildJob, BuildReport, IndexSource,
-    Kind, KindIndex, LineQueries, OpenOptions, Options, Placement, Prepared, QueryReader, Request,
+    metadata_with, text_query, BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind,
+    KindIndex, LineQueries, OpenOptions, Options, Placement, QueryReader,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
 use crate::input::{display_path, LineReader};
 use crate::searcher::Searcher;
-use genie_core::{InvertedIndex, Method, Query, Transform};
+use genie_core::{InvertedIndex, Query, Transform};
 use genie_sa::schema::KindHint;
 use genie_sa::{uci, InferOptions, SaError, Schema, TableMetadata, TableQuery, TableTransform};
 use serde_json::Value;
-use std::any::Any;
 use std::path::{Path, PathBuf};
 
 /// Where the column names of a table come from.
@@ -286,11 +285,11 @@ impl Kind for Table {
         let index = super::single_index(source, self.name())?;
         let transform = open(&index, &source.path)?;
         let engine = placement.engine(index, self.name())?;
-        Ok(Box::new(TableIndex {
-            searcher: Searcher::Single(engine),
-            transform,
-            method: options.method,
-        }))
+        Ok(Box::new(CountIndex::new(
+            TableParser(transform),
+            Searcher::Single(engine),
+            options.method,
+        )))
     }
 }
 
@@ -307,57 +306,24 @@ fn query_format(options: &Options) -> Result<QueryFormat, DataError> {
     }
 }
 
-/// An opened index of table rows with its schema.
-pub struct TableIndex {
-    searcher: Searcher,
-    transform: TableTransform,
-    method: Method,
-}
+/// Parses table queries (conditions or CSV rows) with the index's schema.
+pub struct TableParser(TableTransform);
 
-impl KindIndex for TableIndex {
+impl CountParser for TableParser {
     fn kind(&self) -> &str {
         genie_sa::table::KIND
     }
 
-    fn num_objects(&self) -> u64 {
-        self.searcher.num_objects()
-    }
-
-    fn backend_name(&self) -> String {
-        self.searcher.backend_name()
-    }
-
-    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
         options.check(self.kind(), Table.search_options())?;
         let radius = options.u32("radius")?.unwrap_or(0);
         let q = parse_query_line(
             text_query(raw)?,
-            self.transform.schema(),
+            self.0.schema(),
             radius,
             query_format(options)?,
-        )
-        .and_then(|q| self.transform.prepare(&q))?;
-        Ok(Box::new(q))
-    }
-
-    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
-        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
-    }
-
-    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let queries = batch
-            .iter()
-            .map(|r| prepared::<Query>(r.query))
-            .collect::<Result<Vec<_>, _>>()?;
-        search_counts(&self.searcher, &queries, batch, self.method)
-    }
-
-    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
-        self.searcher.take_stage_times()
-    }
-
-    fn gpu_ordinal(&self) -> Option<usize> {
-        self.searcher.gpu_ordinal()
+        )?;
+        Ok(self.0.prepare(&q)?)
     }
 }
 
