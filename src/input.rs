@@ -214,14 +214,9 @@ impl fmt::Display for InputError {
     }
 }
 
-impl std::error::Error for InputError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Open { source, .. } | Self::Read { source, .. } => Some(source),
-            Self::NotUtf8 { .. } | Self::Token { .. } => None,
-        }
-    }
-}
+/// The causes are part of the messages, so none is a separate source (a chain of causes would
+/// print the OS error twice).
+impl std::error::Error for InputError {}
 
 /// Reads a text file line by line with one reusable buffer, counting lines and bytes.
 pub struct LineReader {

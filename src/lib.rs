@@ -22,6 +22,7 @@ pub mod input;
 pub mod kind;
 pub mod open;
 pub mod progress;
+pub mod safety;
 pub mod searcher;
 pub mod server;
 pub mod service;

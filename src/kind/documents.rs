@@ -183,6 +183,10 @@ impl Kind for Documents {
         &["column"]
     }
 
+    fn side_files(&self, index: &Path) -> Vec<PathBuf> {
+        vec![side_path(index, SIDE_EXT)]
+    }
+
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
         let o = job.options;
         o.check(self.name(), self.build_options())?;

@@ -367,6 +367,12 @@ pub trait Kind: Send + Sync {
     fn search_options(&self) -> &[&str] {
         &[]
     }
+    /// The side files an index of this kind keeps beside `index` (read by a search, written by
+    /// a build).
+    fn side_files(&self, index: &Path) -> Vec<PathBuf> {
+        let _ = index;
+        Vec::new()
+    }
     /// Builds an index of the input and saves it with its side files.
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError>;
     /// A reader of a queries file of this kind.

@@ -25,7 +25,7 @@ use genie_sa::{
 };
 use serde_json::Value;
 use std::any::Any;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The extension of the sequences side file.
 pub const SIDE_EXT: &str = "seqs";
@@ -110,6 +110,10 @@ impl Kind for Sequences {
 
     fn search_options(&self) -> &[&str] {
         &["candidates", "max_candidates", "exhaustive"]
+    }
+
+    fn side_files(&self, index: &Path) -> Vec<PathBuf> {
+        vec![side_path(index, SIDE_EXT)]
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {

@@ -143,6 +143,10 @@ impl Kind for Vectors {
         &["candidates"]
     }
 
+    fn side_files(&self, index: &Path) -> Vec<PathBuf> {
+        vec![genie_lsh::index::vectors_path(index)]
+    }
+
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
         let o = job.options;
         o.check(self.name(), self.build_options())?;

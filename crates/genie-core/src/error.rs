@@ -31,13 +31,13 @@ pub enum GenieError {
     #[error("invalid parameter: {0}")]
     InvalidParameter(String),
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (part of the message, so not a separate source: a chain of causes would
+        /// print it twice).
+        error: std::io::Error,
     },
     /// An index file is truncated, corrupted, or of another version.
     #[error("{}: {reason}", path.display())]

@@ -11,6 +11,7 @@
 //! CUDA, device selection), [`engine`] (batching), [`parts`] (multi-loading), [`oracle`] (brute force for tests), [`plugin`] (transform and verifier traits).
 #![deny(missing_docs)]
 
+pub mod atomic;
 pub mod backend;
 pub mod baseline;
 pub mod cpq;

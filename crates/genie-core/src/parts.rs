@@ -201,9 +201,11 @@ impl PartWriter {
     pub fn finish(self) -> Result<Manifest> {
         let json = serde_json::to_string_pretty(&self.manifest)
             .map_err(|e| GenieError::Internal(e.to_string()))?;
-        std::fs::write(&self.path, json).map_err(|source| GenieError::Io {
-            path: self.path.clone(),
-            source,
+        crate::atomic::write_atomic(&self.path, json.as_bytes()).map_err(|source| {
+            GenieError::Io {
+                path: self.path.clone(),
+                error: source,
+            }
         })?;
         Ok(self.manifest)
     }
@@ -226,11 +228,11 @@ pub fn is_manifest(path: impl AsRef<Path>) -> Result<bool> {
     let mut head = [0u8; 1];
     let mut f = std::fs::File::open(path).map_err(|source| GenieError::Io {
         path: path.to_path_buf(),
-        source,
+        error: source,
     })?;
     let read = f.read(&mut head).map_err(|source| GenieError::Io {
         path: path.to_path_buf(),
-        source,
+        error: source,
     })?;
     Ok(read == 1 && head[0] == b'{')
 }
@@ -244,7 +246,7 @@ pub fn open_parts(path: impl AsRef<Path>) -> Result<(Manifest, Vec<PartSource>)>
     };
     let text = std::fs::read_to_string(path).map_err(|source| GenieError::Io {
         path: path.to_path_buf(),
-        source,
+        error: source,
     })?;
     let m: Manifest = serde_json::from_str(&text)
         .map_err(|e| bad(format!("not a parted-index manifest: {e}")))?;

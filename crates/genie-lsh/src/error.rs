@@ -18,13 +18,13 @@ pub enum LshError {
         found: usize,
     },
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (part of the message, so not a separate source: a chain of causes would
+        /// print it twice).
+        error: std::io::Error,
     },
     /// A vector file is malformed (bad header, truncated, wrong dimension).
     #[error("{}: {reason}", path.display())]
@@ -65,7 +65,7 @@ impl LshError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),
-            source,
+            error: source,
         }
     }
 }

@@ -118,7 +118,7 @@ impl StringTable {
 
     /// Writes the table to `path`.
     pub fn save(&self, path: &Path) -> Result<()> {
-        std::fs::write(path, self.to_bytes()).map_err(|error| SaError::Io {
+        genie_core::atomic::write_atomic(path, &self.to_bytes()).map_err(|error| SaError::Io {
             path: path.to_path_buf(),
             error,
         })

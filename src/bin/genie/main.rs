@@ -11,20 +11,21 @@ use args::{
 };
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use genie::core::atomic::AtomicFile;
 use genie::core::{DeviceChoice, GenieError, InvertedIndex};
 use genie::data_error::DataError;
 use genie::input::display_path;
 use genie::kind::{BuildJob, Kind, KindIndex, Options, QueryReader, Registry};
 use genie::open::{load, place, OpenSpec};
 use genie::progress::bytes_bar;
+use genie::safety::{refuse_overwrite, Read};
 use genie::server::client::Client;
 use genie::server::{Limits, ServerConfig};
 use genie::service::{BatchPolicy, Service};
 use indicatif::HumanCount;
 use serde_json::Value;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -218,6 +219,14 @@ fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -
         kind.build_options(),
         |id| build_flag(args, id),
     )?;
+    let mut writes = vec![args.output.clone()];
+    writes.extend(kind.side_files(&args.output));
+    writes.extend(part_files(&args.output));
+    let mut reads: Vec<Read<'_>> = vec![(&args.input, "the input")];
+    if let Some(names) = &args.names_file {
+        reads.push((names, "the names file"));
+    }
+    refuse_overwrite(&writes, &reads)?;
     let len = std::fs::metadata(&args.input)
         .ok()
         .filter(|m| m.is_file())
@@ -258,6 +267,14 @@ fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -
     Ok(())
 }
 
+/// The part files `INDEX.part0`, `INDEX.part1`, ... that exist.
+fn part_files(index: &Path) -> Vec<PathBuf> {
+    (0..)
+        .map(|i| genie::kind::side_path(index, &format!("part{i}")))
+        .take_while(|p| p.exists())
+        .collect()
+}
+
 /// The device to use and what asked for it (for error messages).
 fn device_choice(arg: Option<DeviceArg>) -> Result<(DeviceChoice, String)> {
     match arg {
@@ -284,16 +301,51 @@ fn place_on(
     })
 }
 
-/// The search output (`--output FILE`, else standard output), buffered, and its name for errors.
-fn open_output(path: Option<&Path>) -> Result<(BufWriter<Box<dyn Write>>, String)> {
-    let name = path.map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
-    let sink: Box<dyn Write> = match path {
-        Some(p) => {
-            Box::new(File::create(p).with_context(|| format!("{}: cannot create", p.display()))?)
+/// Where the search writes: standard output, or a file that appears only when the search is
+/// done ([`AtomicFile`]: a failed or killed search leaves no half-written output, and an earlier
+/// file of that name as it was).
+enum Output {
+    Stdout(BufWriter<io::StdoutLock<'static>>),
+    File(AtomicFile),
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Self::Stdout(w) => w.write(buf),
+            Self::File(f) => f.write(buf),
         }
-        None => Box::new(io::stdout().lock()),
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Self::Stdout(w) => w.flush(),
+            Self::File(f) => f.flush(),
+        }
+    }
+}
+
+impl Output {
+    /// Finishes: flushes standard output, or puts the file in place.
+    fn finish(self, name: &str) -> Result<()> {
+        match self {
+            Self::Stdout(mut w) => w.flush(),
+            Self::File(f) => f.commit(),
+        }
+        .with_context(|| format!("cannot write to {name}"))
+    }
+}
+
+/// The search output (`--output FILE`, else standard output) and its name for errors.
+fn open_output(path: Option<&Path>) -> Result<(Output, String)> {
+    let name = path.map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
+    let out = match path {
+        Some(p) => Output::File(
+            AtomicFile::create(p).with_context(|| format!("{}: cannot create", p.display()))?,
+        ),
+        None => Output::Stdout(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
     };
-    Ok((BufWriter::with_capacity(1 << 16, sink), name))
+    Ok((out, name))
 }
 
 /// Reads up to `max` raw queries; errors name where the query came from.
@@ -331,6 +383,7 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
         kind.search_options(),
         |id| search_flag(args, id),
     )?;
+    refuse_overwrite_search(args, kind.as_ref())?;
     let mut reader = kind.read_queries(&args.queries, &options)?;
     let spec = OpenSpec {
         device,
@@ -382,6 +435,7 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
         bar.set_message(format!("{} queries", HumanCount(first)));
     }
     bar.finish_and_clear();
+    out.finish(&out_name)?;
     if let Ok(index) = service.index(LOCAL) {
         log_stages(index.take_stage_times());
     }
@@ -394,6 +448,21 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
         );
     }
     Ok(())
+}
+
+/// Refuses an `--output` that is the index, one of its side or part files, or the queries.
+fn refuse_overwrite_search(args: &SearchArgs, kind: &dyn Kind) -> Result<()> {
+    let Some(out) = &args.output else {
+        return Ok(());
+    };
+    let side: Vec<PathBuf> = kind
+        .side_files(&args.index)
+        .into_iter()
+        .chain(part_files(&args.index))
+        .collect();
+    let mut reads: Vec<Read<'_>> = vec![(&args.index, "the index"), (&args.queries, "the queries")];
+    reads.extend(side.iter().map(|p| (p.as_path(), "a file of the index")));
+    Ok(refuse_overwrite(std::slice::from_ref(out), &reads)?)
 }
 
 /// An error when `--kind` names another kind than the index holds.
@@ -430,6 +499,9 @@ fn search_remote(
     })?;
     let kind = registry.get(&remote.kind)?;
     check_kind(args, &name, kind.name())?;
+    if let Some(out) = &args.output {
+        refuse_overwrite(std::slice::from_ref(out), &[(&args.queries, "the queries")])?;
+    }
     let options = kind_options(
         registry,
         kind.as_ref(),

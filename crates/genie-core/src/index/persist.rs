@@ -10,7 +10,6 @@
 use super::InvertedIndex;
 use crate::error::{GenieError, Result};
 use rayon::prelude::*;
-use std::io::Write;
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"GENIEIDX";
@@ -22,7 +21,7 @@ const HEADER_LEN: usize = 44;
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> GenieError + '_ {
     move |source| GenieError::Io {
         path: path.to_path_buf(),
-        source,
+        error: source,
     }
 }
 
@@ -65,12 +64,10 @@ impl InvertedIndex {
         out
     }
 
-    /// Writes the index to `path`.
+    /// Writes the index to `path`, whole or not at all ([`crate::atomic`]).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(io_err(path))?);
-        f.write_all(&self.to_bytes()).map_err(io_err(path))?;
-        f.flush().map_err(io_err(path))
+        crate::atomic::write_atomic(path, &self.to_bytes()).map_err(io_err(path))
     }
 
     /// Reads an index written by [`InvertedIndex::save`].

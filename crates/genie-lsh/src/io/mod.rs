@@ -102,8 +102,35 @@ pub fn read_vectors_as(path: impl AsRef<Path>, format: Format) -> Result<VectorS
     parse(&bytes, format, path)
 }
 
-/// Parses the bytes of a vector file; `path` names it in errors.
+/// Parses the bytes of a vector file; `path` names it in errors. A NaN or infinite value is an
+/// error naming its vector and column: hashed, it would land in buckets as if it were a number.
 pub fn parse(bytes: &[u8], format: Format, path: &Path) -> Result<VectorSet> {
+    let set = parse_any(bytes, format, path)?;
+    check_finite(&set, path)?;
+    Ok(set)
+}
+
+/// An error at the first value that is not a finite number.
+pub fn check_finite(set: &VectorSet, path: &Path) -> Result<()> {
+    match set.as_slice().iter().position(|x| !x.is_finite()) {
+        None => Ok(()),
+        Some(i) => {
+            let dim = set.dim().max(1);
+            Err(LshError::format(
+                path,
+                format!(
+                    "vector {} (0-based), column {}: {} is not a finite number (NaN and infinite \
+                     values are refused)",
+                    i / dim,
+                    i % dim,
+                    set.as_slice()[i]
+                ),
+            ))
+        }
+    }
+}
+
+fn parse_any(bytes: &[u8], format: Format, path: &Path) -> Result<VectorSet> {
     match format {
         Format::Fvecs => vecs::parse(bytes, vecs::Element::F32, path),
         Format::Bvecs => vecs::parse(bytes, vecs::Element::U8, path),
@@ -138,6 +165,26 @@ mod tests {
         assert_eq!(f("t10k-images.idx3-ubyte"), Some(Format::Idx));
         assert_eq!(f("x.txt"), None);
         assert_eq!(f("noext"), None);
+    }
+
+    #[test]
+    fn not_finite_values_are_refused() {
+        let path = Path::new("v.csv");
+        assert!(parse(b"1,2\n3,4\n", Format::Csv, path).is_ok());
+        for bad in [
+            "1,2\n3,nan\n",
+            "1,2\n3,inf\n",
+            "1,2\n3,-inf\n",
+            "1,2\n3,1e39\n",
+        ] {
+            let e = parse(bad.as_bytes(), Format::Csv, path).expect_err(bad);
+            let text = e.to_string();
+            assert!(
+                text.starts_with("v.csv: vector 1 (0-based), column 1: "),
+                "{text}"
+            );
+            assert!(text.contains("not a finite number"), "{text}");
+        }
     }
 
     #[test]

@@ -5,7 +5,6 @@
 use crate::error::{LshError, Result};
 use crate::io::payload_len;
 use crate::vectors::VectorSet;
-use std::io::Write;
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"GENIEVEC";
@@ -33,10 +32,7 @@ pub fn to_bytes(vectors: &VectorSet) -> Vec<u8> {
 pub fn save(vectors: &VectorSet, path: &Path) -> Result<u32> {
     let bytes = to_bytes(vectors);
     let crc = u32::from_le_bytes([bytes[24], bytes[25], bytes[26], bytes[27]]);
-    let mut f = std::fs::File::create(path).map_err(|e| LshError::io(path, e))?;
-    f.write_all(&bytes)
-        .and_then(|()| f.flush())
-        .map_err(|e| LshError::io(path, e))?;
+    genie_core::atomic::write_atomic(path, &bytes).map_err(|e| LshError::io(path, e))?;
     Ok(crc)
 }
 
