@@ -1,0 +1,406 @@
+//! Never destroy a user's data, never answer from bad numbers, say what was wrong once: the
+//! `genie` program's refusals, its whole-or-nothing writes (a build killed at many points leaves
+//! the earlier index loadable) and the text of its common error messages.
+
+use genie::core::InvertedIndex;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+use tempfile::TempDir;
+
+#[path = "common/bin.rs"]
+mod bin;
+use bin::binary;
+
+struct Dir(TempDir);
+
+impl Dir {
+    fn new() -> Self {
+        Self(tempfile::tempdir().expect("temp dir"))
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) {
+        std::fs::write(self.path(name), bytes).expect("write fixture");
+    }
+
+    fn read(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.path(name)).expect("read")
+    }
+
+    fn genie(&self, args: &[&str]) -> Output {
+        Command::new(binary())
+            .current_dir(self.0.path())
+            .env_remove("GENIE_DEVICE")
+            .env_remove("RUST_LOG")
+            .arg("--quiet")
+            .args(args)
+            .output()
+            .expect("run genie")
+    }
+
+    /// Runs genie, expects a failure; its message (one line, no panic).
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.genie(args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "genie {args:?} succeeded");
+        assert!(!err.contains("panicked"), "{err}");
+        err
+    }
+
+    fn ok(&self, args: &[&str]) {
+        let out = self.genie(args);
+        assert!(
+            out.status.success(),
+            "genie {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The names in the directory (to see that no temporary file stays behind).
+    fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.0.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let d = Dir::new();
+    d.write("objects.txt", b"1 2\n3 4\n");
+    d.write("q.txt", b"1\n3 4\n");
+    std::fs::create_dir(d.path("sub")).expect("dir");
+    for out in ["objects.txt", "./sub/../objects.txt"] {
+        let err = d.fails(&["build", "--input", "objects.txt", "--output", out]);
+        assert!(
+            err.contains("is the same file as the input objects.txt: refusing to write over it"),
+            "{err}"
+        );
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(d.path("objects.txt"), d.path("link.genie")).expect("link");
+        let err = d.fails(&["build", "--input", "objects.txt", "--output", "link.genie"]);
+        assert!(err.contains("is the same file as the input"), "{err}");
+    }
+    assert_eq!(d.read("objects.txt"), b"1 2\n3 4\n");
+    // a side file of the output is the input
+    d.write("words.txt", b"kitten\nsitting\n");
+    std::fs::copy(d.path("words.txt"), d.path("w.genie.seqs")).expect("copy");
+    let err = d.fails(&[
+        "build",
+        "--kind",
+        "sequences",
+        "--input",
+        "w.genie.seqs",
+        "--output",
+        "w.genie",
+    ]);
+    assert!(
+        err.contains("w.genie.seqs: is the same file as the input"),
+        "{err}"
+    );
+    assert_eq!(d.read("w.genie.seqs"), b"kitten\nsitting\n");
+    // a search's output is its queries, its index or a side file of it
+    d.ok(&["build", "--input", "objects.txt", "--output", "o.genie"]);
+    d.ok(&[
+        "build",
+        "--kind",
+        "sequences",
+        "--input",
+        "words.txt",
+        "--output",
+        "s.genie",
+    ]);
+    let index = d.read("o.genie");
+    for (idx, out, what) in [
+        ("o.genie", "q.txt", "the queries"),
+        ("o.genie", "o.genie", "the index"),
+        ("s.genie", "s.genie.seqs", "a file of the index"),
+    ] {
+        let err = d.fails(&[
+            "search",
+            "--device",
+            "cpu",
+            "--index",
+            idx,
+            "--queries",
+            "q.txt",
+            "--k",
+            "1",
+            "-o",
+            out,
+        ]);
+        assert!(
+            err.contains(&format!("is the same file as {what}")),
+            "{err}"
+        );
+    }
+    assert_eq!(d.read("q.txt"), b"1\n3 4\n");
+    assert_eq!(d.read("o.genie"), index);
+    assert!(
+        d.names().iter().all(|n| !n.contains("genie-tmp")),
+        "{:?}",
+        d.names()
+    );
+}
+
+#[test]
+fn a_failed_search_leaves_no_output_and_keeps_an_earlier_one() {
+    let d = Dir::new();
+    d.write("objects.txt", b"1 2\n3 4\n");
+    d.ok(&["build", "--input", "objects.txt", "--output", "o.genie"]);
+    d.write("q.txt", b"1\n2\n3\n4\nx\n");
+    // the bad query is in the third chunk: two chunks were searched and written before it
+    let err = d.fails(&[
+        "search",
+        "--device",
+        "cpu",
+        "--index",
+        "o.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+        "--batch-queries",
+        "2",
+        "-o",
+        "new.jsonl",
+    ]);
+    assert!(err.contains("q.txt:5:"), "{err}");
+    assert!(
+        !d.path("new.jsonl").exists(),
+        "a half-written output was left"
+    );
+    d.write("old.jsonl", b"earlier results\n");
+    d.fails(&[
+        "search",
+        "--device",
+        "cpu",
+        "--index",
+        "o.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+        "--batch-queries",
+        "2",
+        "-o",
+        "old.jsonl",
+    ]);
+    assert_eq!(d.read("old.jsonl"), b"earlier results\n");
+    assert!(
+        d.names().iter().all(|n| !n.contains("genie-tmp")),
+        "{:?}",
+        d.names()
+    );
+    d.write("q.txt", b"1\n3 4\n");
+    d.ok(&[
+        "search",
+        "--device",
+        "cpu",
+        "--index",
+        "o.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+        "-o",
+        "old.jsonl",
+    ]);
+    assert_eq!(
+        String::from_utf8(d.read("old.jsonl"))
+            .expect("UTF-8")
+            .lines()
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn a_killed_build_leaves_the_earlier_index_whole() {
+    let d = Dir::new();
+    d.write("small.txt", b"1 2\n3 4\n");
+    d.ok(&["build", "--input", "small.txt", "--output", "o.genie"]);
+    let old = InvertedIndex::load(d.path("o.genie")).expect("load");
+    // an input whose build takes a while
+    let mut big = String::new();
+    for i in 0..300_000u32 {
+        big.push_str(&format!(
+            "{} {} {}\n",
+            i % 1000,
+            1000 + i % 777,
+            2000 + i % 31
+        ));
+    }
+    d.write("big.txt", big.as_bytes());
+    let mut killed = 0;
+    for delay_ms in [5u64, 20, 50, 100, 200, 400, 800] {
+        let mut child = Command::new(binary())
+            .current_dir(d.0.path())
+            .args([
+                "--quiet", "build", "--input", "big.txt", "--output", "o.genie",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start a build");
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        if child.try_wait().expect("poll").is_none() {
+            child.kill().expect("kill");
+            killed += 1;
+        }
+        let _ = child.wait();
+        // the index under the name is the earlier one or the whole new one, never a part
+        let now = InvertedIndex::load(d.path("o.genie")).expect("a whole index under the name");
+        assert!(
+            now.num_objects() == old.num_objects() || now.num_objects() == 300_000,
+            "{} objects",
+            now.num_objects()
+        );
+    }
+    assert!(
+        killed > 0,
+        "every build ended before it was killed: make the input larger"
+    );
+}
+
+#[test]
+fn common_messages_say_what_was_wrong_once() {
+    let d = Dir::new();
+    d.write("objects.txt", b"1 2\n3 x\n");
+    d.write("q.txt", b"1\n");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["build", "--input", "nope.txt", "--output", "o.genie"],
+            "genie: error: cannot build an index from nope.txt: nope.txt: cannot open: No such file or directory (os error 2)\n",
+        ),
+        (
+            vec!["build", "--input", "objects.txt", "--output", "o.genie"],
+            "genie: error: cannot build an index from objects.txt: objects.txt:2: bad keyword \"x\": expected an unsigned 32-bit integer\n",
+        ),
+        (
+            vec!["search", "--index", "nope.genie", "--queries", "q.txt", "--k", "1"],
+            "genie: error: cannot search nope.genie: nope.genie: No such file or directory (os error 2)\n",
+        ),
+        (
+            vec!["build", "--kind", "graphs", "--input", "objects.txt", "--output", "o.genie"],
+            "genie: error: no kind \"graphs\" (known: keywords, sequences, documents, table, vectors)\n",
+        ),
+        (
+            vec!["build", "--input", "objects.txt", "--output", "o.genie", "--ngram", "3"],
+            "genie: error: --ngram applies to --kind sequences, not to keywords\n",
+        ),
+    ];
+    for (args, want) in cases {
+        let err = d.fails(&args);
+        assert_eq!(err, want, "genie {args:?}");
+    }
+    d.write("objects.txt", b"1 2\n3 4\n");
+    d.ok(&["build", "--input", "objects.txt", "--output", "o.genie"]);
+    let err = d.fails(&[
+        "search",
+        "--device",
+        "cpu",
+        "--index",
+        "o.genie",
+        "--queries",
+        "nope.txt",
+        "--k",
+        "1",
+    ]);
+    assert_eq!(
+        err,
+        "genie: error: nope.txt: cannot open: No such file or directory (os error 2)\n"
+    );
+    d.write("q.txt", b"1\n5-2\n");
+    let err = d.fails(&[
+        "search",
+        "--device",
+        "cpu",
+        "--index",
+        "o.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+    ]);
+    assert_eq!(
+        err,
+        "genie: error: q.txt:2: bad item \"5-2\": expected LO <= HI in LO-HI\n"
+    );
+}
+
+/// A `.npy` file of `rows x cols` little-endian f32 values.
+fn npy(rows: usize, cols: usize, values: &[f32]) -> Vec<u8> {
+    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    let mut header = dict.into_bytes();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(&header);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+#[test]
+fn not_finite_vectors_are_refused() {
+    let d = Dir::new();
+    d.write("ok.npy", &npy(3, 2, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]));
+    d.ok(&[
+        "build", "--kind", "vectors", "--input", "ok.npy", "--output", "v.genie",
+    ]);
+    for (name, bytes) in [
+        ("nan.npy", npy(3, 2, &[0.0, 1.0, 2.0, f32::NAN, 4.0, 5.0])),
+        (
+            "inf.npy",
+            npy(3, 2, &[0.0, 1.0, 2.0, f32::INFINITY, 4.0, 5.0]),
+        ),
+        ("nan.csv", b"a,b\n0,1\n2,NaN\n4,5\n".to_vec()),
+    ] {
+        d.write(name, &bytes);
+        let err = d.fails(&[
+            "build",
+            "--kind",
+            "vectors",
+            "--input",
+            name,
+            "--output",
+            "bad.genie",
+        ]);
+        assert!(
+            err.contains(&format!("{name}: vector 1 (0-based), column 1: ")),
+            "{err}"
+        );
+        assert!(err.contains("not a finite number"), "{err}");
+        assert!(!Path::new(&d.path("bad.genie")).exists());
+        // as queries too
+        let err = d.fails(&[
+            "search",
+            "--device",
+            "cpu",
+            "--index",
+            "v.genie",
+            "--queries",
+            name,
+            "--k",
+            "1",
+        ]);
+        assert!(
+            err.contains("column 1: ") && err.contains("not a finite number"),
+            "{err}"
+        );
+    }
+}
