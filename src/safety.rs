@@ -43,7 +43,8 @@ mod tests {
         let input = dir.join("objects.txt");
         std::fs::write(&input, "1 2\n").expect("write");
         let other = dir.join("sub/../objects.txt");
-        let e = refuse_overwrite(std::slice::from_ref(&other), &[(&input, "the input")]).expect_err("same");
+        let e = refuse_overwrite(std::slice::from_ref(&other), &[(&input, "the input")])
+            .expect_err("same");
         assert!(
             e.to_string().contains("is the same file as the input"),
             "{e}"
