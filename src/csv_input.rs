@@ -21,11 +21,16 @@ pub fn reader(path: &Path, has_headers: bool) -> Result<csv::Reader<Box<dyn Read
         })?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    Ok(csv::ReaderBuilder::new()
+    Ok(reader_of(source, has_headers))
+}
+
+/// A CSV reader over any source, set up as [`reader`] sets up a file's.
+pub fn reader_of(source: Box<dyn Read>, has_headers: bool) -> csv::Reader<Box<dyn Read>> {
+    csv::ReaderBuilder::new()
         .has_headers(has_headers)
         .trim(csv::Trim::All)
         .terminator(csv::Terminator::Any(b'\n'))
-        .from_reader(source))
+        .from_reader(source)
 }
 
 /// The next record and its 1-based line, `None` at the end.

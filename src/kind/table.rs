@@ -100,7 +100,16 @@ pub struct Rows {
 /// Reads the rows of `input` (a CSV file; see the module docs for the names).
 pub fn read_rows(input: &Path, source: &NameSource) -> Result<Rows, DataError> {
     let given = header_less_names(input, source)?;
-    let mut reader = csv_input::reader(input, given.is_none())?;
+    let reader = csv_input::reader(input, given.is_none())?;
+    rows_of(reader, input, given)
+}
+
+/// The rows of a CSV reader (`input` names it in errors): column names `given`, else the header.
+pub fn rows_of(
+    mut reader: csv::Reader<Box<dyn std::io::Read>>,
+    input: &Path,
+    given: Option<Vec<String>>,
+) -> Result<Rows, DataError> {
     let names = match given {
         Some(n) => n,
         None => reader

@@ -234,41 +234,8 @@ async fn search(
             )
         })?;
     let service = &state.service;
-    // an unknown index is a 404 before the body is judged
-    service.index(&name)?;
-    let body: SearchBody =
-        serde_json::from_slice(&bytes).map_err(|e| bad(format!("request body: {e}")))?;
-    let k = body.k.unwrap_or(DEFAULT_K);
-    if k > limits.max_k {
-        return Err(bad(format!(
-            "k: {k} is above the server's limit of {} (--max-k)",
-            limits.max_k
-        )));
-    }
-    if body.queries.len() > limits.max_queries {
-        return Err(bad(format!(
-            "queries: {} queries, at most {} per request (--max-queries)",
-            body.queries.len(),
-            limits.max_queries
-        )));
-    }
-    let options = Options::from_json(&body.options).map_err(|e| bad(e.to_string()))?;
     let index = service.index(&name)?;
-    let mut parsed = Vec::with_capacity(body.queries.len());
-    for (i, raw) in body.queries.iter().enumerate() {
-        let q = index
-            .parse(raw, &options)
-            .map_err(|e| bad(format!("queries[{i}]: {e}")))?;
-        let items = index.items(q.as_ref());
-        if items > limits.max_items {
-            return Err(bad(format!(
-                "queries[{i}]: {items} items ({}), at most {} (--max-items)",
-                kind_of(raw),
-                limits.max_items
-            )));
-        }
-        parsed.push((q, k, body.min_count));
-    }
+    let parsed = decode_search(&bytes, index.as_ref(), limits).map_err(bad)?;
     let tickets = service.submit(&name, parsed)?;
     let mut out = Vec::with_capacity(64 * tickets.len() + 16);
     out.extend_from_slice(b"{\"results\":[");
@@ -288,6 +255,49 @@ async fn search(
     }
     out.extend_from_slice(b"]}");
     Ok(([(header::CONTENT_TYPE, "application/json")], out).into_response())
+}
+
+/// Decodes a search request's body for `index` within `limits`: the parsed queries, each with
+/// its `k` and `min_count`. The error (a 400) names the field that is wrong. Public so that the
+/// decoding can be fuzzed on its own.
+pub fn decode_search(
+    bytes: &[u8],
+    index: &dyn crate::kind::KindIndex,
+    limits: &Limits,
+) -> Result<Vec<(crate::kind::Prepared, u32, Option<u32>)>, String> {
+    let body: SearchBody =
+        serde_json::from_slice(bytes).map_err(|e| format!("request body: {e}"))?;
+    let k = body.k.unwrap_or(DEFAULT_K);
+    if k > limits.max_k {
+        return Err(format!(
+            "k: {k} is above the server's limit of {} (--max-k)",
+            limits.max_k
+        ));
+    }
+    if body.queries.len() > limits.max_queries {
+        return Err(format!(
+            "queries: {} queries, at most {} per request (--max-queries)",
+            body.queries.len(),
+            limits.max_queries
+        ));
+    }
+    let options = Options::from_json(&body.options).map_err(|e| e.to_string())?;
+    let mut parsed = Vec::with_capacity(body.queries.len());
+    for (i, raw) in body.queries.iter().enumerate() {
+        let q = index
+            .parse(raw, &options)
+            .map_err(|e| format!("queries[{i}]: {e}"))?;
+        let items = index.items(q.as_ref());
+        if items > limits.max_items {
+            return Err(format!(
+                "queries[{i}]: {items} items ({}), at most {} (--max-items)",
+                kind_of(raw),
+                limits.max_items
+            ));
+        }
+        parsed.push((q, k, body.min_count));
+    }
+    Ok(parsed)
 }
 
 /// Serves the API on `config.listen` until `shutdown` completes, then finishes the requests in

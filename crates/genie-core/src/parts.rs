@@ -240,16 +240,23 @@ pub fn is_manifest(path: impl AsRef<Path>) -> Result<bool> {
 /// Reads a manifest and returns its parts as file sources (no part is read yet).
 pub fn open_parts(path: impl AsRef<Path>) -> Result<(Manifest, Vec<PartSource>)> {
     let path = path.as_ref();
-    let bad = |reason: String| GenieError::BadIndexFile {
-        path: path.to_path_buf(),
-        reason,
-    };
     let text = std::fs::read_to_string(path).map_err(|source| GenieError::Io {
         path: path.to_path_buf(),
         error: source,
     })?;
-    let m: Manifest = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("not a parted-index manifest: {e}")))?;
+    parse_manifest(&text, path)
+}
+
+/// Parses the text of the manifest at `path` (which names it in errors and locates the parts):
+/// the format, contiguous parts that add up to the objects, and part files that are plain names
+/// in the manifest's folder.
+pub fn parse_manifest(text: &str, path: &Path) -> Result<(Manifest, Vec<PartSource>)> {
+    let bad = |reason: String| GenieError::BadIndexFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let m: Manifest =
+        serde_json::from_str(text).map_err(|e| bad(format!("not a parted-index manifest: {e}")))?;
     if m.format != MANIFEST_FORMAT || m.version != 1 {
         return Err(bad(format!(
             "manifest format {} version {}, expected {MANIFEST_FORMAT} version 1",
@@ -259,6 +266,15 @@ pub fn open_parts(path: impl AsRef<Path>) -> Result<(Manifest, Vec<PartSource>)>
     let mut next = 0u64;
     let mut sources = Vec::with_capacity(m.parts.len());
     for p in &m.parts {
+        let plain = Path::new(&p.file)
+            .file_name()
+            .is_some_and(|n| n == p.file.as_str());
+        if !plain || p.file == ".." {
+            return Err(bad(format!(
+                "part file {:?} is not a plain file name in the manifest's folder",
+                p.file
+            )));
+        }
         if u64::from(p.base) != next {
             return Err(bad(format!(
                 "part {} starts at object {}, expected {next}",

@@ -96,7 +96,12 @@ impl InvertedIndex {
                 "format version {version}, this build reads version {FORMAT_VERSION}"
             ));
         }
-        let _flags = r.u32();
+        let flags = r.u32();
+        if flags != 0 {
+            return Err(format!(
+                "flags {flags:#x}: this build knows no flags (expected 0)"
+            ));
+        }
         let (num_objects, keyword_space) = (r.u32(), r.u32());
         let num_postings = r.u64();
         let (max_object_len, nb, meta_len) = (r.u32(), r.u32(), r.u32());

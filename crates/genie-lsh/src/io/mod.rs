@@ -72,6 +72,12 @@ impl Format {
 /// The bytes of a file, gunzipped when they start with the gzip magic.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     let bytes = std::fs::read(path).map_err(|e| LshError::io(path, e))?;
+    gunzip(bytes, path)
+}
+
+/// The bytes gunzipped when they start with the gzip magic, else as they are (deflate expands at
+/// most about 1,032-fold, which bounds the output).
+pub fn gunzip(bytes: Vec<u8>, path: &Path) -> Result<Vec<u8>> {
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         MultiGzDecoder::new(&bytes[..])

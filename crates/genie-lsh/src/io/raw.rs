@@ -57,6 +57,12 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<(VectorSet, u32)> {
     n.copy_from_slice(&bytes[16..24]);
     let rows = u64::from_le_bytes(n);
     let crc = u32_at(24);
+    let reserved = u32_at(28);
+    if reserved != 0 {
+        return Err(err(format!(
+            "corrupted: reserved header bytes are {reserved:#x}, expected 0"
+        )));
+    }
     let payload = &bytes[HEADER..];
     let need = payload_len(rows, dim, 4);
     if dim == 0 || need != Some(payload.len() as u64) {
@@ -85,6 +91,22 @@ pub fn load(path: &Path) -> Result<(VectorSet, u32)> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// Found by the `raw_vectors` fuzz target: the reserved header bytes were ignored, so a file
+    /// with them set decoded but did not re-encode to the same bytes.
+    #[test]
+    fn reserved_bytes_must_be_zero() {
+        let v = VectorSet::new(2, vec![1.0, 2.0]).unwrap();
+        let mut bytes = to_bytes(&v);
+        assert!(parse(&bytes, Path::new("v.vectors")).is_ok());
+        bytes[29] = 1;
+        let e = parse(&bytes, Path::new("v.vectors")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("v.vectors: corrupted: reserved header bytes"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn round_trip_and_damage() {
