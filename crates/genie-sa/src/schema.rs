@@ -9,9 +9,11 @@
 //!   `max == min` every value is in interval 0). Interval `i` is keyword `start + i`.
 //!
 //! Fields are trimmed of surrounding whitespace; a field equal to a **missing marker** (by default
-//! the empty string and `?`) is missing and gives no keyword. A schema is inferred from rows: an
-//! attribute is numeric when every present value parses as a finite `f64`, else categorical
-//! (kinds can be forced by name).
+//! the empty string and `?`) is missing and gives no keyword. In a numeric attribute a field
+//! that spells a number that is not finite (`nan`, `inf`, `-Infinity`, ...) is missing too: it
+//! is never indexed as a number nor as a category. A schema is inferred from rows: an attribute
+//! is numeric when every present value parses as a number (not finite ones being missing), else
+//! categorical (kinds can be forced by name).
 
 use crate::error::{Result, SaError};
 use genie_core::index::MAX_KEYWORD_SPACE;
@@ -269,6 +271,7 @@ impl Schema {
                     a.name
                 ))),
             },
+            AttributeKind::Numeric { .. } if is_not_finite_number(value) => Ok(None),
             AttributeKind::Numeric { min, max, .. } => {
                 let v = parse_number(&a.name, value)?;
                 if v < *min || v > *max {
@@ -334,23 +337,52 @@ fn unknown_attribute(name: &str, names: &[String]) -> SaError {
 
 /// `Some((min, max))` when every value is a finite number (`(0, 0)` when there is none); with
 /// `required`, a value that is not a number is an error.
+/// Whether a field spells a number that is not finite (`nan`, `inf`, `-Infinity`, ...): in a
+/// numeric column such a field is a missing value, not a category nor an error.
+pub fn is_not_finite_number(value: &str) -> bool {
+    value.parse::<f64>().is_ok_and(|x| !x.is_finite())
+}
+
 fn numeric_range(
     values: impl Iterator<Item = String>,
     name: &str,
     required: bool,
 ) -> Result<Option<(f64, f64)>> {
     let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values {
+    for (row, v) in values.enumerate() {
+        if is_not_finite_number(&v) {
+            continue;
+        }
         match parse_number(name, &v) {
             Ok(x) => {
                 min = min.min(x);
                 max = max.max(x);
             }
-            Err(e) if required => return Err(e),
+            Err(_) if required => {
+                return Err(SaError::BadValue {
+                    attribute: name.to_string(),
+                    reason: format!(
+                        "{v:?} (the {} value given) is not a number",
+                        ordinal(row + 1)
+                    ),
+                })
+            }
             Err(_) => return Ok(None),
         }
     }
     Ok(Some(if min > max { (0.0, 0.0) } else { (min, max) }))
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, ...
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 fn check_kind(a: &Attribute) -> Result<HashMap<String, u32>> {
@@ -396,6 +428,39 @@ mod tests {
             vec!["17", "Private ", "9"],
             vec!["90", "?", "16"],
         ]
+    }
+
+    #[test]
+    fn not_finite_numbers_are_missing_values() {
+        let rows = vec![
+            vec!["25", "a"],
+            vec!["nan", "b"],
+            vec!["-Infinity", "nan"],
+            vec!["40", "c"],
+        ];
+        let s = Schema::infer(&names(&["age", "tag"]), &rows, &InferOptions::default())
+            .expect("schema");
+        assert!(
+            matches!(s.attributes()[0].kind, AttributeKind::Numeric { min, max, .. } if min == 25.0 && max == 40.0)
+        );
+        assert!(matches!(
+            s.attributes()[1].kind,
+            AttributeKind::Categorical { .. }
+        ));
+        assert_eq!(s.field_keyword(0, "NaN").expect("missing"), None);
+        assert_eq!(s.field_keyword(0, "inf").expect("missing"), None);
+        assert!(s.field_keyword(1, "nan").expect("a category").is_some());
+        let forced = InferOptions {
+            hints: [("tag".to_string(), KindHint::Numeric)]
+                .into_iter()
+                .collect(),
+            ..InferOptions::default()
+        };
+        let e = Schema::infer(&names(&["age", "tag"]), &rows, &forced).expect_err("tag is text");
+        assert_eq!(
+            e.to_string(),
+            "attribute \"tag\": \"a\" (the 1st value given) is not a number"
+        );
     }
 
     #[test]
