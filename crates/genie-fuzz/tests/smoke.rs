@@ -5,7 +5,9 @@
 use genie_fuzz::TARGETS;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Seconds per target.
@@ -63,6 +65,68 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
         ],
         other => panic!("no seeds for {other}"),
     }
+}
+
+/// The system allocator, recording the largest single allocation.
+struct Largest;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged.
+unsafe impl GlobalAlloc for Largest {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on as it is.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is passed on as it is.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on as it is.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Largest = Largest;
+
+/// Every aligned 4- and 8-byte field of every seed set to a huge count, one at a time: a decoder
+/// must refuse such a header before it allocates what it claims (none here needs 64 MiB).
+#[test]
+fn huge_length_fields_allocate_nothing_large() {
+    // the fixtures of the server target are built first (their allocations are not the point)
+    genie_fuzz::server_request(b"\x00{}");
+    let huge: [u64; 4] = [0x7fff_ffff, 0xffff_ffff, 1 << 40, u64::MAX];
+    let mut tried = 0;
+    for &(name, target) in TARGETS {
+        for seed in seeds(name) {
+            for at in (0..seed.len()).step_by(4) {
+                for &h in &huge {
+                    for width in [4usize, 8] {
+                        if at + width > seed.len() {
+                            continue;
+                        }
+                        let mut data = seed.clone();
+                        data[at..at + width].copy_from_slice(&h.to_le_bytes()[..width]);
+                        LARGEST.store(0, Ordering::Relaxed);
+                        target(&data);
+                        let largest = LARGEST.load(Ordering::Relaxed);
+                        assert!(
+                            largest < 64 << 20,
+                            "{name}: a field at byte {at} set to {h:#x} made it allocate {largest} bytes"
+                        );
+                        tried += 1;
+                    }
+                }
+            }
+        }
+    }
+    println!("huge length fields: {tried} inputs, none allocated 64 MiB");
 }
 
 /// Boundary values a length field may be given.
