@@ -13,19 +13,24 @@
 //! default one holds the five built-in kinds, and a user's crate adds its own with
 //! [`Registry::register`], without touching any `match` here.
 
+mod answer;
+mod count;
 pub mod documents;
 pub mod keywords;
+mod options;
 pub mod sequences;
 pub mod table;
 pub mod vectors;
 
+pub use answer::{write_answers, Answer, AnswerHit};
+pub use count::{CountIndex, CountParser, MIN_COUNT_FIRST_K};
+pub use options::Options;
+
 use crate::data_error::DataError;
 use crate::input::display_path;
-use crate::searcher::Searcher;
-use genie_core::{Backend, Hit, InvertedIndex, Method, Query, SearchParams, StageTimes};
+use genie_core::{Backend, InvertedIndex, Method, StageTimes};
 use serde_json::Value;
 use std::any::Any;
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -42,223 +47,6 @@ pub struct Request<'a> {
     /// Only hits whose match count is at least this (the range output of the LSC paper); with
     /// `k` as the cap, every object of count `>= min_count` up to `k` of them.
     pub min_count: Option<u32>,
-}
-
-/// One hit of an answer.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AnswerHit {
-    /// The object id.
-    pub id: u32,
-    /// Its match count.
-    pub count: u32,
-    /// The verified measure, for kinds that verify (edit distance, vector distance).
-    pub distance: Option<f64>,
-}
-
-/// The result of one query.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Answer {
-    /// The hits in the kind's order (count descending then id, or distance first).
-    pub hits: Vec<AnswerHit>,
-    /// Sequences: whether the hits are proven the exact top-k.
-    pub exact: Option<bool>,
-    /// Sequences: candidates K of the last round.
-    pub candidates: Option<u32>,
-}
-
-impl Answer {
-    /// An answer of plain count hits.
-    pub fn of_hits(hits: &[Hit]) -> Self {
-        Self {
-            hits: hits
-                .iter()
-                .map(|h| AnswerHit {
-                    id: h.id,
-                    count: h.count,
-                    distance: None,
-                })
-                .collect(),
-            ..Self::default()
-        }
-    }
-
-    /// Keeps the hits of count `>= min_count`.
-    pub fn keep_min_count(&mut self, min_count: Option<u32>) {
-        if let Some(t) = min_count {
-            self.hits.retain(|h| h.count >= t);
-        }
-    }
-
-    /// Writes the JSON line of query `query`: `{"query":0,"hits":[{"id":12,"count":3}]}`, with
-    /// `"exact"` and `"candidates"` before the hits and `"distance"` in each hit where the kind
-    /// has them (a distance that is not finite is `null`).
-    pub fn write_json(&self, w: &mut dyn Write, query: u64) -> io::Result<()> {
-        write!(w, "{{\"query\":{query}")?;
-        if let Some(exact) = self.exact {
-            write!(w, ",\"exact\":{exact}")?;
-        }
-        if let Some(c) = self.candidates {
-            write!(w, ",\"candidates\":{c}")?;
-        }
-        w.write_all(b",\"hits\":[")?;
-        for (i, h) in self.hits.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "," };
-            write!(w, "{sep}{{\"id\":{},\"count\":{}", h.id, h.count)?;
-            match h.distance {
-                Some(d) if d.is_finite() => write!(w, ",\"distance\":{d}")?,
-                Some(_) => w.write_all(b",\"distance\":null")?,
-                None => {}
-            }
-            w.write_all(b"}")?;
-        }
-        w.write_all(b"]}\n")
-    }
-}
-
-/// Writes the JSON lines of consecutive answers, the first being query `first`.
-pub fn write_answers(w: &mut dyn Write, first: u64, answers: &[Answer]) -> io::Result<()> {
-    for (q, a) in (first..).zip(answers) {
-        a.write_json(w, q)?;
-    }
-    Ok(())
-}
-
-/// Named options of a kind (`radius`, `candidates`, ...): what the CLI's kind flags and a server
-/// request's `options` object become. Each kind says which names it takes.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Options(serde_json::Map<String, Value>);
-
-impl Options {
-    /// No options.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Options from a JSON object (`null` is none); anything else is an error.
-    pub fn from_json(value: &Value) -> Result<Self, DataError> {
-        match value {
-            Value::Null => Ok(Self::new()),
-            Value::Object(map) => Ok(Self(map.clone())),
-            _ => Err(DataError::BadOption {
-                name: "options".into(),
-                message: "expected an object of named options".into(),
-            }),
-        }
-    }
-
-    /// Sets an option.
-    pub fn set(&mut self, name: &str, value: impl Into<Value>) -> &mut Self {
-        self.0.insert(name.to_string(), value.into());
-        self
-    }
-
-    /// The options as a JSON object.
-    pub fn to_json(&self) -> Value {
-        Value::Object(self.0.clone())
-    }
-
-    /// The names given.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.keys().map(String::as_str)
-    }
-
-    /// Whether no option is given.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// An error unless every name given is one of `accepted` (for kind `kind`).
-    pub fn check(&self, kind: &str, accepted: &[&str]) -> Result<(), DataError> {
-        match self.names().find(|n| !accepted.contains(n)) {
-            None => Ok(()),
-            Some(n) => Err(DataError::BadOption {
-                name: n.to_string(),
-                message: if accepted.is_empty() {
-                    format!("kind {kind} takes no options")
-                } else {
-                    format!(
-                        "not an option of kind {kind} (it takes {})",
-                        accepted.join(", ")
-                    )
-                },
-            }),
-        }
-    }
-
-    fn bad(name: &str, expected: &str, found: &Value) -> DataError {
-        DataError::BadOption {
-            name: name.to_string(),
-            message: format!("expected {expected}, found {found}"),
-        }
-    }
-
-    /// An unsigned 32-bit option.
-    pub fn u32(&self, name: &str) -> Result<Option<u32>, DataError> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .and_then(|n| u32::try_from(n).ok())
-                .map(Some)
-                .ok_or_else(|| Self::bad(name, "an unsigned 32-bit integer", v)),
-        }
-    }
-
-    /// An unsigned 64-bit option.
-    pub fn u64(&self, name: &str) -> Result<Option<u64>, DataError> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| Self::bad(name, "an unsigned 64-bit integer", v)),
-        }
-    }
-
-    /// A floating-point option (finite).
-    pub fn f64(&self, name: &str) -> Result<Option<f64>, DataError> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .filter(|x| x.is_finite())
-                .map(Some)
-                .ok_or_else(|| Self::bad(name, "a finite number", v)),
-        }
-    }
-
-    /// A boolean option (absent is `false`).
-    pub fn flag(&self, name: &str) -> Result<bool, DataError> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(v) => Err(Self::bad(name, "true or false", v)),
-        }
-    }
-
-    /// A string option.
-    pub fn str(&self, name: &str) -> Result<Option<&str>, DataError> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(v) => Err(Self::bad(name, "a string", v)),
-        }
-    }
-
-    /// A list of strings (a JSON array of strings, or one string of comma-separated names).
-    pub fn strings(&self, name: &str) -> Result<Option<Vec<String>>, DataError> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.split(',').map(str::to_string).collect())),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .map(Some)
-                .ok_or_else(|| Self::bad(name, "a list of strings", &Value::Array(a.clone()))),
-            Some(v) => Err(Self::bad(name, "a list of strings", v)),
-        }
-    }
 }
 
 /// What a build is asked to do.
@@ -526,124 +314,6 @@ pub fn side_path(index: &Path, ext: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// How a kind whose answers are plain count hits turns raw queries into core queries: all such a
-/// kind needs besides its [`Kind`] (the keyword, document and table kinds are three of them).
-pub trait CountParser: Send + Sync {
-    /// The kind's name.
-    fn kind(&self) -> &str;
-    /// The core query of a raw query under the kind's search options.
-    fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError>;
-}
-
-/// An opened index of a kind whose answers are count hits: a [`CountParser`] and the search.
-pub struct CountIndex<P> {
-    parser: P,
-    searcher: Searcher,
-    method: Method,
-}
-
-impl<P: CountParser> CountIndex<P> {
-    /// The index searched by `searcher`, its queries parsed by `parser`.
-    pub fn new(parser: P, searcher: Searcher, method: Method) -> Self {
-        Self {
-            parser,
-            searcher,
-            method,
-        }
-    }
-}
-
-impl<P: CountParser> KindIndex for CountIndex<P> {
-    fn kind(&self) -> &str {
-        self.parser.kind()
-    }
-
-    fn num_objects(&self) -> u64 {
-        self.searcher.num_objects()
-    }
-
-    fn backend_name(&self) -> String {
-        self.searcher.backend_name()
-    }
-
-    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
-        Ok(Box::new(self.parser.parse(raw, options)?))
-    }
-
-    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
-        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
-    }
-
-    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let queries = batch
-            .iter()
-            .map(|r| prepared::<Query>(r.query))
-            .collect::<Result<Vec<_>, _>>()?;
-        search_counts(&self.searcher, &queries, batch, self.method)
-    }
-
-    fn take_stage_times(&self) -> Option<StageTimes> {
-        self.searcher.take_stage_times()
-    }
-
-    fn gpu_ordinal(&self) -> Option<usize> {
-        self.searcher.gpu_ordinal()
-    }
-}
-
-/// The search of count hits: one run of the engine at the batch's largest `k`, each request cut
-/// to its own (a prefix of the contract order is the smaller top-k). A request with `min_count`
-/// and a large `k` starts at [`MIN_COUNT_FIRST_K`] and doubles only while its last hit still
-/// reaches `min_count`.
-fn search_counts(
-    searcher: &Searcher,
-    queries: &[&Query],
-    batch: &[Request<'_>],
-    method: Method,
-) -> Result<Vec<Answer>, DataError> {
-    let first_k = |r: &Request<'_>| match r.min_count {
-        Some(_) => r.k.min(MIN_COUNT_FIRST_K),
-        None => r.k,
-    };
-    let mut k_run = batch.iter().map(first_k).max().unwrap_or(0);
-    let owned: Vec<Query> = queries.iter().map(|q| (*q).clone()).collect();
-    let mut hits = searcher.search(&owned, &SearchParams::top_k(k_run).with_method(method))?;
-    loop {
-        // requests whose range output may go on past what was fetched
-        let more: Vec<usize> = (0..batch.len())
-            .filter(|&i| {
-                let r = &batch[i];
-                match (r.min_count, hits[i].last()) {
-                    (Some(t), Some(last)) => {
-                        hits[i].len() as u32 == k_run && last.count >= t && r.k > k_run
-                    }
-                    _ => false,
-                }
-            })
-            .collect();
-        if more.is_empty() {
-            break;
-        }
-        let cap = more.iter().map(|&i| batch[i].k).max().unwrap_or(k_run);
-        k_run = k_run.saturating_mul(2).min(cap);
-        let again: Vec<Query> = more.iter().map(|&i| owned[i].clone()).collect();
-        let found = searcher.search(&again, &SearchParams::top_k(k_run).with_method(method))?;
-        for (i, h) in more.into_iter().zip(found) {
-            hits[i] = h;
-        }
-    }
-    Ok(batch
-        .iter()
-        .zip(hits)
-        .map(|(r, mut h)| {
-            h.truncate(r.k as usize);
-            let mut a = Answer::of_hits(&h);
-            a.keep_min_count(r.min_count);
-            a
-        })
-        .collect())
-}
-
 /// The summary line of a built index: `N objects, P postings, keyword space S`.
 pub fn summary(index: &InvertedIndex) -> String {
     format!(
@@ -663,9 +333,6 @@ pub fn single_index(source: &IndexSource, kind: &str) -> Result<Arc<InvertedInde
         ))
     })
 }
-
-/// The `k` a `min_count` request is first searched with (then doubled while needed).
-pub const MIN_COUNT_FIRST_K: u32 = 256;
 
 /// A reader of one raw query per text line (keywords, sequences, table rows and conditions).
 pub struct LineQueries(pub crate::input::LineReader);
@@ -735,46 +402,6 @@ mod tests {
     }
 
     #[test]
-    fn answers_print_as_json_lines() {
-        let mut out = Vec::new();
-        let a = Answer {
-            hits: vec![
-                AnswerHit {
-                    id: 3,
-                    count: 7,
-                    distance: Some(1.5),
-                },
-                AnswerHit {
-                    id: 0,
-                    count: 2,
-                    distance: Some(f64::INFINITY),
-                },
-            ],
-            ..Answer::default()
-        };
-        a.write_json(&mut out, 4).expect("to a Vec");
-        let seq = Answer {
-            hits: vec![AnswerHit {
-                id: 7,
-                count: 9,
-                distance: Some(1.0),
-            }],
-            exact: Some(true),
-            candidates: Some(32),
-        };
-        seq.write_json(&mut out, 5).expect("to a Vec");
-        Answer::of_hits(&[Hit { id: 12, count: 3 }])
-            .write_json(&mut out, 6)
-            .expect("to a Vec");
-        assert_eq!(
-            String::from_utf8(out).expect("ASCII"),
-            "{\"query\":4,\"hits\":[{\"id\":3,\"count\":7,\"distance\":1.5},{\"id\":0,\"count\":2,\"distance\":null}]}\n\
-             {\"query\":5,\"exact\":true,\"candidates\":32,\"hits\":[{\"id\":7,\"count\":9,\"distance\":1}]}\n\
-             {\"query\":6,\"hits\":[{\"id\":12,\"count\":3}]}\n"
-        );
-    }
-
-    #[test]
     fn line_queries_say_where_they_came_from() {
         let text: &'static [u8] = b"1\n2-3:4\n\n1-0\n";
         let r = crate::input::LineReader::new(Box::new(text), Path::new("q.txt"), Some(13));
@@ -800,28 +427,5 @@ mod tests {
         assert!(e.starts_with("q.txt:4: bad item \"1-0\""), "{e}");
         assert_eq!(q.progress(), (13, Some(13)));
         assert!(q.next_query().expect("end").is_none());
-    }
-
-    #[test]
-    fn options_are_typed_and_checked() {
-        let v: Value = serde_json::json!({"radius": 2, "column": "text", "bad": -1, "x": true});
-        let o = Options::from_json(&v).expect("object");
-        assert_eq!(o.u32("radius").ok(), Some(Some(2)));
-        assert_eq!(o.u32("missing").ok(), Some(None));
-        let e = o.u32("bad").expect_err("negative");
-        assert_eq!(
-            e.to_string(),
-            "option bad: expected an unsigned 32-bit integer, found -1"
-        );
-        assert_eq!(o.str("column").ok(), Some(Some("text")));
-        assert!(o.flag("x").expect("bool"));
-        let e = o
-            .check("table", &["radius", "column", "x"])
-            .expect_err("bad is unknown");
-        assert_eq!(
-            e.to_string(),
-            "option bad: not an option of kind table (it takes radius, column, x)"
-        );
-        assert!(Options::from_json(&serde_json::json!([1])).is_err());
     }
 }

@@ -1,0 +1,131 @@
+//! Kinds whose answers are plain count hits (keywords, documents, table rows): they differ only in
+//! how a raw query becomes a core query ([`CountParser`]); the opened index and its search are
+//! one ([`CountIndex`]).
+
+use super::{prepared, Answer, KindIndex, Options, Prepared, Request};
+use crate::data_error::DataError;
+use crate::searcher::Searcher;
+use genie_core::{Method, Query, SearchParams, StageTimes};
+use serde_json::Value;
+use std::any::Any;
+
+/// How a kind whose answers are plain count hits turns raw queries into core queries: all such a
+/// kind needs besides its [`Kind`] (the keyword, document and table kinds are three of them).
+pub trait CountParser: Send + Sync {
+    /// The kind's name.
+    fn kind(&self) -> &str;
+    /// The core query of a raw query under the kind's search options.
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError>;
+}
+
+/// An opened index of a kind whose answers are count hits: a [`CountParser`] and the search.
+pub struct CountIndex<P> {
+    parser: P,
+    searcher: Searcher,
+    method: Method,
+}
+
+impl<P: CountParser> CountIndex<P> {
+    /// The index searched by `searcher`, its queries parsed by `parser`.
+    pub fn new(parser: P, searcher: Searcher, method: Method) -> Self {
+        Self {
+            parser,
+            searcher,
+            method,
+        }
+    }
+}
+
+impl<P: CountParser> KindIndex for CountIndex<P> {
+    fn kind(&self) -> &str {
+        self.parser.kind()
+    }
+
+    fn num_objects(&self) -> u64 {
+        self.searcher.num_objects()
+    }
+
+    fn backend_name(&self) -> String {
+        self.searcher.backend_name()
+    }
+
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+        Ok(Box::new(self.parser.parse(raw, options)?))
+    }
+
+    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
+        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
+    }
+
+    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        let queries = batch
+            .iter()
+            .map(|r| prepared::<Query>(r.query))
+            .collect::<Result<Vec<_>, _>>()?;
+        search_counts(&self.searcher, &queries, batch, self.method)
+    }
+
+    fn take_stage_times(&self) -> Option<StageTimes> {
+        self.searcher.take_stage_times()
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.searcher.gpu_ordinal()
+    }
+}
+
+/// The search of count hits: one run of the engine at the batch's largest `k`, each request cut
+/// to its own (a prefix of the contract order is the smaller top-k). A request with `min_count`
+/// and a large `k` starts at [`MIN_COUNT_FIRST_K`] and doubles only while its last hit still
+/// reaches `min_count`.
+fn search_counts(
+    searcher: &Searcher,
+    queries: &[&Query],
+    batch: &[Request<'_>],
+    method: Method,
+) -> Result<Vec<Answer>, DataError> {
+    let first_k = |r: &Request<'_>| match r.min_count {
+        Some(_) => r.k.min(MIN_COUNT_FIRST_K),
+        None => r.k,
+    };
+    let mut k_run = batch.iter().map(first_k).max().unwrap_or(0);
+    let owned: Vec<Query> = queries.iter().map(|q| (*q).clone()).collect();
+    let mut hits = searcher.search(&owned, &SearchParams::top_k(k_run).with_method(method))?;
+    loop {
+        // requests whose range output may go on past what was fetched
+        let more: Vec<usize> = (0..batch.len())
+            .filter(|&i| {
+                let r = &batch[i];
+                match (r.min_count, hits[i].last()) {
+                    (Some(t), Some(last)) => {
+                        hits[i].len() as u32 == k_run && last.count >= t && r.k > k_run
+                    }
+                    _ => false,
+                }
+            })
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        let cap = more.iter().map(|&i| batch[i].k).max().unwrap_or(k_run);
+        k_run = k_run.saturating_mul(2).min(cap);
+        let again: Vec<Query> = more.iter().map(|&i| owned[i].clone()).collect();
+        let found = searcher.search(&again, &SearchParams::top_k(k_run).with_method(method))?;
+        for (i, h) in more.into_iter().zip(found) {
+            hits[i] = h;
+        }
+    }
+    Ok(batch
+        .iter()
+        .zip(hits)
+        .map(|(r, mut h)| {
+            h.truncate(r.k as usize);
+            let mut a = Answer::of_hits(&h);
+            a.keep_min_count(r.min_count);
+            a
+        })
+        .collect())
+}
+
+/// The `k` a `min_count` request is first searched with (then doubled while needed).
+pub const MIN_COUNT_FIRST_K: u32 = 256;

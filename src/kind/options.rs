@@ -1,0 +1,170 @@
+//! Named options of a kind, as JSON values.
+
+use crate::data_error::DataError;
+use serde_json::Value;
+
+/// Named options of a kind (`radius`, `candidates`, ...): what the CLI's kind flags and a server
+/// request's `options` object become. Each kind says which names it takes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Options(serde_json::Map<String, Value>);
+
+impl Options {
+    /// No options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Options from a JSON object (`null` is none); anything else is an error.
+    pub fn from_json(value: &Value) -> Result<Self, DataError> {
+        match value {
+            Value::Null => Ok(Self::new()),
+            Value::Object(map) => Ok(Self(map.clone())),
+            _ => Err(DataError::BadOption {
+                name: "options".into(),
+                message: "expected an object of named options".into(),
+            }),
+        }
+    }
+
+    /// Sets an option.
+    pub fn set(&mut self, name: &str, value: impl Into<Value>) -> &mut Self {
+        self.0.insert(name.to_string(), value.into());
+        self
+    }
+
+    /// The options as a JSON object.
+    pub fn to_json(&self) -> Value {
+        Value::Object(self.0.clone())
+    }
+
+    /// The names given.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
+    /// Whether no option is given.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// An error unless every name given is one of `accepted` (for kind `kind`).
+    pub fn check(&self, kind: &str, accepted: &[&str]) -> Result<(), DataError> {
+        match self.names().find(|n| !accepted.contains(n)) {
+            None => Ok(()),
+            Some(n) => Err(DataError::BadOption {
+                name: n.to_string(),
+                message: if accepted.is_empty() {
+                    format!("kind {kind} takes no options")
+                } else {
+                    format!(
+                        "not an option of kind {kind} (it takes {})",
+                        accepted.join(", ")
+                    )
+                },
+            }),
+        }
+    }
+
+    fn bad(name: &str, expected: &str, found: &Value) -> DataError {
+        DataError::BadOption {
+            name: name.to_string(),
+            message: format!("expected {expected}, found {found}"),
+        }
+    }
+
+    /// An unsigned 32-bit option.
+    pub fn u32(&self, name: &str) -> Result<Option<u32>, DataError> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .map(Some)
+                .ok_or_else(|| Self::bad(name, "an unsigned 32-bit integer", v)),
+        }
+    }
+
+    /// An unsigned 64-bit option.
+    pub fn u64(&self, name: &str) -> Result<Option<u64>, DataError> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| Self::bad(name, "an unsigned 64-bit integer", v)),
+        }
+    }
+
+    /// A floating-point option (finite).
+    pub fn f64(&self, name: &str) -> Result<Option<f64>, DataError> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .filter(|x| x.is_finite())
+                .map(Some)
+                .ok_or_else(|| Self::bad(name, "a finite number", v)),
+        }
+    }
+
+    /// A boolean option (absent is `false`).
+    pub fn flag(&self, name: &str) -> Result<bool, DataError> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(Self::bad(name, "true or false", v)),
+        }
+    }
+
+    /// A string option.
+    pub fn str(&self, name: &str) -> Result<Option<&str>, DataError> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(Self::bad(name, "a string", v)),
+        }
+    }
+
+    /// A list of strings (a JSON array of strings, or one string of comma-separated names).
+    pub fn strings(&self, name: &str) -> Result<Option<Vec<String>>, DataError> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.split(',').map(str::to_string).collect())),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .map(Some)
+                .ok_or_else(|| Self::bad(name, "a list of strings", &Value::Array(a.clone()))),
+            Some(v) => Err(Self::bad(name, "a list of strings", v)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_typed_and_checked() {
+        let v: Value = serde_json::json!({"radius": 2, "column": "text", "bad": -1, "x": true});
+        let o = Options::from_json(&v).expect("object");
+        assert_eq!(o.u32("radius").ok(), Some(Some(2)));
+        assert_eq!(o.u32("missing").ok(), Some(None));
+        let e = o.u32("bad").expect_err("negative");
+        assert_eq!(
+            e.to_string(),
+            "option bad: expected an unsigned 32-bit integer, found -1"
+        );
+        assert_eq!(o.str("column").ok(), Some(Some("text")));
+        assert!(o.flag("x").expect("bool"));
+        let e = o
+            .check("table", &["radius", "column", "x"])
+            .expect_err("bad is unknown");
+        assert_eq!(
+            e.to_string(),
+            "option bad: not an option of kind table (it takes radius, column, x)"
+        );
+        assert!(Options::from_json(&serde_json::json!([1])).is_err());
+    }
+}
