@@ -362,7 +362,7 @@ fn numeric_range(
                 return Err(SaError::BadValue {
                     attribute: name.to_string(),
                     reason: format!(
-                        "{v:?} (the {} value given) is not a number",
+                        "{v:?} is not a number (the {} value given)",
                         ordinal(row + 1)
                     ),
                 })
@@ -459,7 +459,7 @@ mod tests {
         let e = Schema::infer(&names(&["age", "tag"]), &rows, &forced).expect_err("tag is text");
         assert_eq!(
             e.to_string(),
-            "attribute \"tag\": \"a\" (the 1st value given) is not a number"
+            "attribute \"tag\": \"a\" is not a number (the 1st value given)"
         );
     }
 
