@@ -856,9 +856,6 @@ mod letters {
         fn about(&self) -> &str {
             "words, by the letters they share"
         }
-        fn holds(&self, metadata: &Value) -> bool {
-            metadata.get("kind").and_then(Value::as_str) == Some("letters")
-        }
         fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
             let text = std::fs::read_to_string(job.input).map_err(|error| DataError::Io {
                 path: job.input.into(),

@@ -171,10 +171,6 @@ impl Kind for Documents {
         "Short documents (one per line or a CSV column), by shared words"
     }
 
-    fn holds(&self, metadata: &Value) -> bool {
-        metadata.get("kind").and_then(Value::as_str) == Some(self.name())
-    }
-
     fn build_options(&self) -> &[&str] {
         &["column", "keep_stop_words"]
     }

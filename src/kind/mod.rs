@@ -145,8 +145,11 @@ pub trait Kind: Send + Sync {
     fn name(&self) -> &str;
     /// One line for help texts.
     fn about(&self) -> &str;
-    /// Whether an index with this metadata holds this kind.
-    fn holds(&self, metadata: &Value) -> bool;
+    /// Whether an index with this metadata holds this kind: by default, when its `kind` field
+    /// is this kind's name.
+    fn holds(&self, metadata: &Value) -> bool {
+        metadata.get("kind").and_then(Value::as_str) == Some(self.name())
+    }
     /// The names of the options its builds take.
     fn build_options(&self) -> &[&str] {
         &[]

@@ -100,10 +100,6 @@ impl Kind for Sequences {
         "Sequences (one per line) under edit distance, by ordered n-grams"
     }
 
-    fn holds(&self, metadata: &Value) -> bool {
-        metadata.get("kind").and_then(Value::as_str) == Some(self.name())
-    }
-
     fn build_options(&self) -> &[&str] {
         &["ngram", "alphabet", "no_pad"]
     }

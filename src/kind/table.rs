@@ -229,10 +229,6 @@ impl Kind for Table {
         "Rows of a CSV table, by attribute conditions"
     }
 
-    fn holds(&self, metadata: &Value) -> bool {
-        metadata.get("kind").and_then(Value::as_str) == Some(self.name())
-    }
-
     fn build_options(&self) -> &[&str] {
         &[
             "bins",
