@@ -12,6 +12,9 @@ logs=${FUZZ_LOGS:-fuzz/logs}
 mkdir -p "$logs"
 cargo +nightly fuzz build -O -a -s none >/dev/null 2>&1 || { echo "cargo +nightly fuzz build failed"; exit 1; }
 targets=$(cargo +nightly fuzz list)
+# the valid inputs of each decoder (the smoke test's seeds) start every corpus
+GENIE_FUZZ_SEEDS="$PWD/fuzz/corpus" cargo test -q -p genie-fuzz --test smoke seeds_as_files >/dev/null 2>&1 ||
+  echo "warning: could not write the seed corpora"
 run_one() {
   local t=$1
   mkdir -p "fuzz/corpus/$t"

@@ -170,6 +170,23 @@ fn mutate(rng: &mut SmallRng, data: &mut Vec<u8>) {
     }
 }
 
+/// With `GENIE_FUZZ_SEEDS=DIR`, writes each target's seeds to `DIR/TARGET/seed-N`: the starting
+/// corpora of the long runs (`scripts/fuzz-all.sh`).
+#[test]
+fn seeds_as_files() {
+    let Some(dir) = std::env::var_os("GENIE_FUZZ_SEEDS") else {
+        println!("skipped: GENIE_FUZZ_SEEDS names no folder to write the seeds to");
+        return;
+    };
+    for &(name, _) in TARGETS {
+        let d = std::path::Path::new(&dir).join(name);
+        std::fs::create_dir_all(&d).expect("a seed folder");
+        for (i, seed) in seeds(name).iter().enumerate() {
+            std::fs::write(d.join(format!("seed-{i}")), seed).expect("a seed file");
+        }
+    }
+}
+
 #[test]
 fn every_target_survives_a_short_run() {
     let mut report = Vec::new();
