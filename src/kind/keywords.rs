@@ -5,8 +5,8 @@
 //! weight. The only kind whose index may be built and searched in parts.
 
 use super::{
-    BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind, KindIndex, LineQueries,
-    OpenOptions, Options, Placement, QueryReader,
+    BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind, KindIndex, OpenOptions,
+    Options, Placement,
 };
 use crate::data_error::DataError;
 use crate::input::{display_path, parse_query_line, LineReader};
@@ -48,15 +48,6 @@ impl Kind for Keywords {
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
         build(job)
-    }
-
-    fn read_queries(
-        &self,
-        path: &Path,
-        options: &Options,
-    ) -> Result<Box<dyn QueryReader>, DataError> {
-        options.check(self.name(), self.search_options())?;
-        Ok(Box::new(LineQueries(LineReader::open(path)?)))
     }
 
     fn open(

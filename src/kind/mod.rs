@@ -166,12 +166,16 @@ pub trait Kind: Send + Sync {
     }
     /// Builds an index of the input and saves it with its side files.
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError>;
-    /// A reader of a queries file of this kind.
+    /// A reader of a queries file of this kind: by default one query per text line, after the
+    /// options are checked against [`Kind::search_options`].
     fn read_queries(
         &self,
         path: &Path,
         options: &Options,
-    ) -> Result<Box<dyn QueryReader>, DataError>;
+    ) -> Result<Box<dyn QueryReader>, DataError> {
+        options.check(self.name(), self.search_options())?;
+        Ok(Box::new(LineQueries(crate::input::LineReader::open(path)?)))
+    }
     /// Opens an index of this kind on a placement.
     fn open(
         &self,

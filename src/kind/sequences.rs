@@ -11,8 +11,7 @@
 
 use super::{
     metadata_with, prepared, side_path, text_query, Answer, AnswerHit, BuildJob, BuildReport,
-    IndexSource, Kind, KindIndex, LineQueries, OpenOptions, Options, Placement, Prepared,
-    QueryReader, Request,
+    IndexSource, Kind, KindIndex, OpenOptions, Options, Placement, Prepared, Request,
 };
 use crate::data_error::DataError;
 use crate::input::LineReader;
@@ -135,15 +134,6 @@ impl Kind for Sequences {
             summary: super::summary(&index),
             side_files: vec![side_path(job.output, SIDE_EXT)],
         })
-    }
-
-    fn read_queries(
-        &self,
-        path: &Path,
-        options: &Options,
-    ) -> Result<Box<dyn QueryReader>, DataError> {
-        options.check(self.name(), self.search_options())?;
-        Ok(Box::new(LineQueries(LineReader::open(path)?)))
     }
 
     fn open(

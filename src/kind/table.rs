@@ -16,11 +16,11 @@
 
 use super::{
     metadata_with, text_query, BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind,
-    KindIndex, LineQueries, OpenOptions, Options, Placement, QueryReader,
+    KindIndex, OpenOptions, Options, Placement,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
-use crate::input::{display_path, LineReader};
+use crate::input::display_path;
 use crate::searcher::Searcher;
 use genie_core::{InvertedIndex, Query, Transform};
 use genie_sa::schema::KindHint;
@@ -270,15 +270,6 @@ impl Kind for Table {
             summary: super::summary(&index),
             side_files: Vec::new(),
         })
-    }
-
-    fn read_queries(
-        &self,
-        path: &Path,
-        options: &Options,
-    ) -> Result<Box<dyn QueryReader>, DataError> {
-        options.check(self.name(), self.search_options())?;
-        Ok(Box::new(LineQueries(LineReader::open(path)?)))
     }
 
     fn open(
