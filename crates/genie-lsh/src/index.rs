@@ -9,18 +9,18 @@ use crate::error::{LshError, Result};
 use crate::family::LshParams;
 use crate::io::raw;
 use crate::metric::Metric;
+use crate::rerank::Reranker;
+use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::transform::VectorTransform;
 use crate::vectors::VectorSet;
-use crate::verify::VectorVerifier;
-use genie_core::backend::{GpuVectors, VectorDistance};
 use genie_core::{
-    rank_verified, rerank, select_backend, Backend, DeviceChoice, Engine, Hit, InvertedIndex,
-    Method, SearchParams, Transform, VerifiedHit,
+    select_backend, Backend, DeviceChoice, Engine, Hit, InvertedIndex, Method, SearchParams,
+    Transform, VerifiedHit,
 };
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The plugin name stored in the metadata.
 pub const PLUGIN: &str = "genie-lsh";
@@ -89,12 +89,11 @@ pub fn vectors_path(index: &Path) -> PathBuf {
 /// ```
 pub struct VectorIndex {
     transform: VectorTransform,
-    vectors: Arc<VectorSet>,
-    verifier: VectorVerifier,
     engine: Engine,
     metadata: IndexMetadata,
-    /// The vectors on the engine's GPU, where re-ranking runs when the index is there.
-    gpu_vectors: Option<GpuVectors>,
+    /// Exact distances, on the engine's GPU when the index is there.
+    reranker: Reranker,
+    stages: StageClock,
 }
 
 impl std::fmt::Debug for VectorIndex {
@@ -130,11 +129,7 @@ impl VectorIndex {
             plugin: PLUGIN.into(),
             params: transform.params().clone(),
             metric: transform.params().family.metric(),
-            vectors: VectorsInfo {
-                rows: vectors.len() as u64,
-                dim: vectors.dim() as u32,
-                crc32: crc_of(&vectors),
-            },
+            vectors: vectors_info(&vectors),
             source,
         };
         let keywords = transform.keywords_of_all(&vectors)?;
@@ -154,24 +149,13 @@ impl VectorIndex {
         engine: Engine,
         metadata: IndexMetadata,
     ) -> Result<Self> {
-        let verifier = VectorVerifier::new(Arc::clone(&vectors), metadata.metric);
-        let gpu_vectors = match engine.gpu_ordinal() {
-            Some(ordinal) => match GpuVectors::new(ordinal, vectors.as_slice(), vectors.dim()) {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    log::warn!("re-ranking on the CPU: the vectors did not go to the GPU ({e})");
-                    None
-                }
-            },
-            None => None,
-        };
+        let reranker = Reranker::new(vectors, metadata.metric, engine.gpu_ordinal());
         Ok(Self {
             transform,
-            vectors,
-            verifier,
             engine,
             metadata,
-            gpu_vectors,
+            reranker,
+            stages: StageClock::default(),
         })
     }
 
@@ -179,7 +163,7 @@ impl VectorIndex {
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         self.engine.index().save(path)?;
-        raw::save(&self.vectors, &vectors_path(path))?;
+        raw::save(self.vectors(), &vectors_path(path))?;
         Ok(())
     }
 
@@ -196,28 +180,7 @@ impl VectorIndex {
         let metadata = IndexMetadata::parse(index.metadata())
             .map_err(|e| LshError::format(path, e.to_string()))?;
         let transform = VectorTransform::new(metadata.params.clone())?;
-        let vpath = vectors_path(path);
-        let (vectors, crc) = raw::load(&vpath)?;
-        let want = &metadata.vectors;
-        if vectors.len() as u64 != want.rows
-            || vectors.dim() as u32 != want.dim
-            || crc != want.crc32
-            || u64::from(index.num_objects()) != want.rows
-        {
-            return Err(LshError::format(
-                &vpath,
-                format!(
-                    "does not belong to {}: {} vectors of dimension {} (checksum {crc:08x}), the \
-                     index expects {} of dimension {} (checksum {:08x})",
-                    path.display(),
-                    vectors.len(),
-                    vectors.dim(),
-                    want.rows,
-                    want.dim,
-                    want.crc32
-                ),
-            ));
-        }
+        let vectors = load_vectors(path, &metadata.vectors, index.num_objects())?;
         let engine = Engine::with_backend(index, backend)?;
         Self::assemble(transform, Arc::new(vectors), engine, metadata)
     }
@@ -234,7 +197,12 @@ impl VectorIndex {
 
     /// The indexed vectors (object `i` is row `i`).
     pub fn vectors(&self) -> &VectorSet {
-        &self.vectors
+        self.reranker.vectors()
+    }
+
+    /// The time of each stage of the searches since the last call.
+    pub fn take_stages(&self) -> SearchStages {
+        self.stages.take()
     }
 
     /// The engine (backend name, core index).
@@ -243,9 +211,9 @@ impl VectorIndex {
     }
 
     fn check_queries(&self, queries: &VectorSet) -> Result<()> {
-        if !queries.is_empty() && queries.dim() != self.vectors.dim() {
+        if !queries.is_empty() && queries.dim() != self.vectors().dim() {
             return Err(LshError::Dimension {
-                expected: self.vectors.dim(),
+                expected: self.vectors().dim(),
                 found: queries.dim(),
             });
         }
@@ -264,12 +232,27 @@ impl VectorIndex {
         k: usize,
         method: Method,
     ) -> Result<Vec<Vec<Hit>>> {
+        self.counts_timed(queries, k, method, &mut SearchStages::default())
+    }
+
+    fn counts_timed(
+        &self,
+        queries: &VectorSet,
+        k: usize,
+        method: Method,
+        stages: &mut SearchStages,
+    ) -> Result<Vec<Vec<Hit>>> {
         self.check_queries(queries)?;
+        let t = Instant::now();
         let qs = self.transform.queries_of_all(queries)?;
+        stages.hash_ms += ms_since(t);
         // never more hits than objects (keeps the per-query buffers bounded)
-        let k = u32::try_from(k.min(self.vectors.len())).unwrap_or(u32::MAX);
+        let k = u32::try_from(k.min(self.vectors().len())).unwrap_or(u32::MAX);
         let params = SearchParams::top_k(k).with_method(method);
-        Ok(self.engine.search(&qs, &params)?)
+        let t = Instant::now();
+        let hits = self.engine.search(&qs, &params)?;
+        stages.count_ms += ms_since(t);
+        Ok(hits)
     }
 
     /// Per query, the `candidates` objects of the largest match counts (at least `k`), re-ranked
@@ -313,22 +296,22 @@ impl VectorIndex {
         }
         let wanted = |i: usize| candidates[i].max(ks[i]);
         let most = (0..queries.len()).map(wanted).max().unwrap_or(0);
-        let mut hits = self.search_counts_with(queries, most, method)?;
+        let mut stages = SearchStages {
+            queries: queries.len() as u64,
+            ..SearchStages::default()
+        };
+        let mut hits = self.counts_timed(queries, most, method, &mut stages)?;
         for (i, h) in hits.iter_mut().enumerate() {
             h.truncate(wanted(i));
         }
         let k_max = ks.iter().copied().max().unwrap_or(0);
-        let mut out = match &self.gpu_vectors {
-            Some(gpu) => self.rerank_on_gpu(gpu, queries, &hits, k_max)?,
-            None => hits
-                .par_iter()
-                .zip(queries.as_slice().par_chunks(queries.dim().max(1)))
-                .map(|(h, q)| Ok(rerank(&self.verifier, q, h, k_max)?))
-                .collect::<Result<Vec<_>>>()?,
-        };
+        let t = Instant::now();
+        let mut out = self.reranker.rerank(queries, &hits, k_max)?;
         for (o, &k) in out.iter_mut().zip(ks) {
             o.truncate(k);
         }
+        stages.rerank_ms += ms_since(t);
+        self.stages.record(&stages);
         Ok(out)
     }
 }
@@ -336,47 +319,43 @@ impl VectorIndex {
 impl VectorIndex {
     /// Whether re-ranking runs on the GPU (the vectors are resident there).
     pub fn reranks_on_gpu(&self) -> bool {
-        self.gpu_vectors.is_some()
+        self.reranker.on_gpu()
     }
+}
 
-    /// Re-ranks `hits` with distances computed on the GPU (identical to the CPU's bit for bit),
-    /// then orders them as [`rerank`] does.
-    fn rerank_on_gpu(
-        &self,
-        gpu: &GpuVectors,
-        queries: &VectorSet,
-        hits: &[Vec<Hit>],
-        k: usize,
-    ) -> Result<Vec<Vec<VerifiedHit>>> {
-        let per_query = hits.iter().map(Vec::len).max().unwrap_or(0);
-        let mut candidates = vec![u32::MAX; hits.len() * per_query];
-        for (row, h) in candidates.chunks_mut(per_query.max(1)).zip(hits) {
-            for (c, hit) in row.iter_mut().zip(h) {
-                *c = hit.id;
-            }
-        }
-        let metric = match self.metadata.metric {
-            Metric::L2 => VectorDistance::L2,
-            Metric::L1 => VectorDistance::L1,
-            Metric::Cosine => VectorDistance::Cosine,
-        };
-        let distances = gpu.distances(queries.as_slice(), &candidates, per_query, metric)?;
-        Ok(hits
-            .par_iter()
-            .enumerate()
-            .map(|(q, h)| {
-                let out = h
-                    .iter()
-                    .zip(&distances[q * per_query..])
-                    .map(|(hit, &distance)| VerifiedHit {
-                        id: hit.id,
-                        count: hit.count,
-                        distance,
-                    })
-                    .collect();
-                rank_verified(out, k)
-            })
-            .collect())
+/// The vectors saved beside the index at `path` (`INDEX.vectors`), checked against what its
+/// metadata records and its number of objects.
+pub fn load_vectors(path: &Path, want: &VectorsInfo, objects: u32) -> Result<VectorSet> {
+    let vpath = vectors_path(path);
+    let (vectors, crc) = raw::load(&vpath)?;
+    if vectors.len() as u64 != want.rows
+        || vectors.dim() as u32 != want.dim
+        || crc != want.crc32
+        || u64::from(objects) != want.rows
+    {
+        return Err(LshError::format(
+            &vpath,
+            format!(
+                "does not belong to {}: {} vectors of dimension {} (checksum {crc:08x}), the \
+                 index expects {} of dimension {} (checksum {:08x})",
+                path.display(),
+                vectors.len(),
+                vectors.dim(),
+                want.rows,
+                want.dim,
+                want.crc32
+            ),
+        ));
+    }
+    Ok(vectors)
+}
+
+/// What the metadata records of `vectors`.
+pub fn vectors_info(vectors: &VectorSet) -> VectorsInfo {
+    VectorsInfo {
+        rows: vectors.len() as u64,
+        dim: vectors.dim() as u32,
+        crc32: crc_of(vectors),
     }
 }
 

@@ -17,6 +17,7 @@
 //! [`vectors`] ([`VectorSet`]) and [`io`] (vector files).
 #![deny(missing_docs)]
 
+pub mod codebook;
 pub mod error;
 pub mod estimate;
 pub mod family;
@@ -25,16 +26,20 @@ pub mod index;
 pub mod io;
 pub mod metric;
 pub mod params;
+pub mod rerank;
 pub mod set_transform;
+pub mod stages;
 pub mod transform;
 pub mod vectors;
 pub mod verify;
 
+pub use codebook::{CodebookIndex, CodebookParams, Probe};
 pub use error::{LshError, Result};
 pub use family::{Family, LshParams};
 pub use index::{IndexMetadata, VectorIndex};
 pub use metric::Metric;
 pub use set_transform::{MinHashParams, MinHashTransform};
+pub use stages::SearchStages;
 pub use transform::VectorTransform;
 pub use vectors::VectorSet;
 pub use verify::VectorVerifier;

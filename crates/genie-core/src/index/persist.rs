@@ -35,14 +35,20 @@ fn bad(path: &Path, reason: impl Into<String>) -> GenieError {
 impl InvertedIndex {
     /// Serializes the index to bytes (the file format above).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.heap_bytes() as usize + 64 + self.metadata.len());
+        self.to_bytes_with(&self.metadata)
+    }
+
+    /// As [`InvertedIndex::to_bytes`] with `metadata` in place of the index's own (a plugin that
+    /// settles its metadata after building, e.g. parameters tuned on the built index).
+    pub fn to_bytes_with(&self, metadata: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.heap_bytes() as usize + 64 + metadata.len());
         out.extend_from_slice(MAGIC);
         for v in [FORMAT_VERSION, 0, self.num_objects, self.keyword_space] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out.extend_from_slice(&(self.postings.len() as u64).to_le_bytes());
         let nb = self.block_starts.len() as u32;
-        for v in [self.max_object_len, nb, self.metadata.len() as u32] {
+        for v in [self.max_object_len, nb, metadata.len() as u32] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         debug_assert_eq!(out.len(), HEADER_LEN);
@@ -58,7 +64,7 @@ impl InvertedIndex {
         self.block_max
             .iter()
             .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-        out.extend_from_slice(self.metadata.as_bytes());
+        out.extend_from_slice(metadata.as_bytes());
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -68,6 +74,12 @@ impl InvertedIndex {
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         crate::atomic::write_atomic(path, &self.to_bytes()).map_err(io_err(path))
+    }
+
+    /// As [`InvertedIndex::save`] with `metadata` in place of the index's own.
+    pub fn save_with_metadata(&self, path: impl AsRef<Path>, metadata: &str) -> Result<()> {
+        let path = path.as_ref();
+        crate::atomic::write_atomic(path, &self.to_bytes_with(metadata)).map_err(io_err(path))
     }
 
     /// Reads an index written by [`InvertedIndex::save`].

@@ -1,0 +1,338 @@
+//! [`CodebookIndex`]: vectors, their codebook keywords, an engine and the exact re-rank.
+//!
+//! On disk: the core index file `INDEX` (metadata JSON: the parameters, the tuned probe and what
+//! the tuning measured), the vectors `INDEX.vectors` and the centres and codewords
+//! `INDEX.codebook` (both in the raw vector format, checksummed).
+
+use super::{Codebook, CodebookParams, Probe};
+use crate::error::{LshError, Result};
+use crate::index::{load_vectors, vectors_info, vectors_path, VectorsInfo};
+use crate::io::raw;
+use crate::metric::Metric;
+use crate::rerank::Reranker;
+use crate::stages::{ms_since, SearchStages, StageClock};
+use crate::vectors::VectorSet;
+use genie_core::{
+    select_backend, Backend, DeviceChoice, Engine, Hit, IndexBuilder, InvertedIndex, Method,
+    SearchParams, VerifiedHit,
+};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The plugin name stored in the metadata.
+pub const PLUGIN: &str = "genie-codebook";
+
+/// What the build-time tuning measured on its held-out sample.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tuned {
+    /// The recall@k asked for.
+    pub target: f64,
+    /// The recall@k of the chosen probe on the sample.
+    pub recall: f64,
+    /// `k` of the recall.
+    pub k: u32,
+    /// Sample queries.
+    pub queries: u32,
+}
+
+/// The metadata of a codebook index.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CodebookMetadata {
+    /// Always [`PLUGIN`].
+    pub plugin: String,
+    /// Always `"vectors"`.
+    pub kind: String,
+    /// The build's parameters.
+    pub params: CodebookParams,
+    /// The default probe of a search.
+    pub probe: Probe,
+    /// The tuning that chose the probe, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned: Option<Tuned>,
+    /// The vectors saved beside the index.
+    pub vectors: VectorsInfo,
+    /// The file the vectors were read from, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl CodebookMetadata {
+    /// Parses the metadata of a core index; an error when it is not a codebook index.
+    pub fn parse(text: &str) -> Result<Self> {
+        let meta: Self = serde_json::from_str(text)
+            .map_err(|e| LshError::Metadata(format!("not a codebook vector index ({e})")))?;
+        if meta.plugin != PLUGIN {
+            return Err(LshError::Metadata(format!(
+                "built by plugin {:?}, not {PLUGIN}",
+                meta.plugin
+            )));
+        }
+        meta.params.validate()?;
+        meta.probe.validate()?;
+        Ok(meta)
+    }
+}
+
+/// The path of the centres and codewords beside `index`: `INDEX.codebook`.
+pub fn codebook_path(index: &Path) -> PathBuf {
+    let mut name = index.as_os_str().to_owned();
+    name.push(".codebook");
+    PathBuf::from(name)
+}
+
+/// Vectors with a codebook match-count index over them, searched with re-ranking.
+pub struct CodebookIndex {
+    codebook: Codebook,
+    engine: Engine,
+    metadata: CodebookMetadata,
+    reranker: Reranker,
+    stages: StageClock,
+}
+
+impl std::fmt::Debug for CodebookIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CodebookIndex")
+            .field("metadata", &self.metadata)
+            .finish()
+    }
+}
+
+impl CodebookIndex {
+    /// Trains the codebook on `vectors`, encodes them and builds the index on `device`, with
+    /// `probe` as the default of searches.
+    pub fn build(
+        vectors: VectorSet,
+        params: CodebookParams,
+        probe: Probe,
+        device: DeviceChoice,
+        source: Option<String>,
+    ) -> Result<Self> {
+        probe.validate()?;
+        let codebook = Codebook::train(&vectors, params)?;
+        let params = codebook.params().clone();
+        let metadata = CodebookMetadata {
+            plugin: PLUGIN.into(),
+            kind: "vectors".into(),
+            params,
+            probe,
+            tuned: None,
+            vectors: vectors_info(&vectors),
+            source,
+        };
+        let keywords = codebook.encode_all(&vectors)?;
+        let index = Self::core_index(&codebook, &metadata, keywords)?;
+        let engine = Engine::new(Arc::new(index), device)?;
+        Ok(Self::assemble(
+            codebook,
+            Arc::new(vectors),
+            engine,
+            metadata,
+        ))
+    }
+
+    fn core_index(
+        codebook: &Codebook,
+        metadata: &CodebookMetadata,
+        keywords: Vec<u32>,
+    ) -> Result<InvertedIndex> {
+        let p = codebook.params();
+        let text =
+            serde_json::to_string(metadata).map_err(|e| LshError::Metadata(e.to_string()))?;
+        let space = u32::try_from(p.keyword_space())
+            .map_err(|_| LshError::InvalidParameter("codebook: keyword space too large".into()))?;
+        let mut builder = IndexBuilder::new().keyword_space(space).metadata(text);
+        builder.push_fixed(&keywords, p.subspaces as usize)?;
+        Ok(builder.build()?)
+    }
+
+    fn assemble(
+        codebook: Codebook,
+        vectors: Arc<VectorSet>,
+        engine: Engine,
+        metadata: CodebookMetadata,
+    ) -> Self {
+        let reranker = Reranker::new(vectors, Metric::L2, engine.gpu_ordinal());
+        Self {
+            codebook,
+            engine,
+            metadata,
+            reranker,
+            stages: StageClock::default(),
+        }
+    }
+
+    /// Records `probe` (and the tuning that chose it) as the default of searches; [`save`]
+    /// writes it into the index file.
+    ///
+    /// [`save`]: CodebookIndex::save
+    pub fn set_defaults(&mut self, probe: Probe, tuned: Option<Tuned>) -> Result<()> {
+        probe.validate()?;
+        self.metadata.probe = probe;
+        self.metadata.tuned = tuned;
+        Ok(())
+    }
+
+    /// Saves the index to `path`, the vectors to `path.vectors` and the codebook to
+    /// `path.codebook`.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let text =
+            serde_json::to_string(&self.metadata).map_err(|e| LshError::Metadata(e.to_string()))?;
+        raw::save(self.vectors(), &vectors_path(path))?;
+        raw::save(&self.codebook.to_rows()?, &codebook_path(path))?;
+        self.engine.index().save_with_metadata(path, &text)?;
+        Ok(())
+    }
+
+    /// Loads an index saved by [`CodebookIndex::save`] onto the backend of `device`.
+    pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Self> {
+        let path = path.as_ref();
+        let index = Arc::new(InvertedIndex::load(path)?);
+        Self::open_on(path, index, select_backend(device)?.as_ref())
+    }
+
+    /// Opens an index whose core index is already loaded, on one backend.
+    pub fn open_on(path: &Path, index: Arc<InvertedIndex>, backend: &dyn Backend) -> Result<Self> {
+        let metadata = CodebookMetadata::parse(index.metadata())
+            .map_err(|e| LshError::format(path, e.to_string()))?;
+        let vectors = load_vectors(path, &metadata.vectors, index.num_objects())?;
+        let cpath = codebook_path(path);
+        let (rows, _) = raw::load(&cpath)?;
+        let codebook = Codebook::from_rows(metadata.params.clone(), &rows)
+            .map_err(|e| LshError::format(&cpath, e.to_string()))?;
+        if u64::from(index.keyword_space()) != metadata.params.keyword_space() {
+            return Err(LshError::format(
+                path,
+                "the keyword space does not match the codebook's cells and subspaces",
+            ));
+        }
+        let engine = Engine::with_backend(index, backend)?;
+        Ok(Self::assemble(
+            codebook,
+            Arc::new(vectors),
+            engine,
+            metadata,
+        ))
+    }
+
+    /// The metadata.
+    pub fn metadata(&self) -> &CodebookMetadata {
+        &self.metadata
+    }
+
+    /// The default probe (tuned at build time when the build tuned).
+    pub fn probe(&self) -> Probe {
+        self.metadata.probe
+    }
+
+    /// The codebook.
+    pub fn codebook(&self) -> &Codebook {
+        &self.codebook
+    }
+
+    /// The indexed vectors.
+    pub fn vectors(&self) -> &VectorSet {
+        self.reranker.vectors()
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Whether re-ranking runs on the GPU.
+    pub fn reranks_on_gpu(&self) -> bool {
+        self.reranker.on_gpu()
+    }
+
+    /// The time of each stage of the searches since the last call.
+    pub fn take_stages(&self) -> SearchStages {
+        self.stages.take()
+    }
+
+    /// Per query, the top `probe.candidates` (at least `k`) by hit count, re-ranked by the exact
+    /// L2 distance and cut to `k`.
+    pub fn search(
+        &self,
+        queries: &VectorSet,
+        k: usize,
+        probe: &Probe,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        let n = queries.len();
+        self.search_each(
+            queries,
+            &vec![k; n],
+            &vec![probe.candidates as usize; n],
+            probe,
+            Method::Cpq,
+        )
+    }
+
+    /// Per query, the top `k` objects by hit count (count descending, id ascending), no re-rank.
+    pub fn search_counts(
+        &self,
+        queries: &VectorSet,
+        k: usize,
+        probe: &Probe,
+        method: Method,
+    ) -> Result<Vec<Vec<Hit>>> {
+        self.counts_timed(queries, k, probe, method, &mut SearchStages::default())
+    }
+
+    fn counts_timed(
+        &self,
+        queries: &VectorSet,
+        k: usize,
+        probe: &Probe,
+        method: Method,
+        stages: &mut SearchStages,
+    ) -> Result<Vec<Vec<Hit>>> {
+        let t = Instant::now();
+        let qs = self.codebook.queries_of_all(queries, probe)?;
+        stages.hash_ms += ms_since(t);
+        let k = u32::try_from(k.min(self.vectors().len())).unwrap_or(u32::MAX);
+        let params = SearchParams::top_k(k).with_method(method);
+        let t = Instant::now();
+        let hits = self.engine.search(&qs, &params)?;
+        stages.count_ms += ms_since(t);
+        Ok(hits)
+    }
+
+    /// As [`CodebookIndex::search`] with each query's own `k` and candidates (a server's batch):
+    /// one count search at the largest serves all, each query's candidates a prefix of it.
+    pub fn search_each(
+        &self,
+        queries: &VectorSet,
+        ks: &[usize],
+        candidates: &[usize],
+        probe: &Probe,
+        method: Method,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        if ks.len() != queries.len() || candidates.len() != queries.len() {
+            return Err(LshError::InvalidParameter(
+                "one k and one number of candidates per query".into(),
+            ));
+        }
+        let wanted = |i: usize| candidates[i].max(ks[i]);
+        let most = (0..queries.len()).map(wanted).max().unwrap_or(0);
+        let mut stages = SearchStages {
+            queries: queries.len() as u64,
+            ..SearchStages::default()
+        };
+        let mut hits = self.counts_timed(queries, most, probe, method, &mut stages)?;
+        for (i, h) in hits.iter_mut().enumerate() {
+            h.truncate(wanted(i));
+        }
+        let t = Instant::now();
+        let k_max = ks.iter().copied().max().unwrap_or(0);
+        let mut out = self.reranker.rerank(queries, &hits, k_max)?;
+        for (o, &k) in out.iter_mut().zip(ks) {
+            o.truncate(k);
+        }
+        stages.rerank_ms += ms_since(t);
+        self.stages.record(&stages);
+        Ok(out)
+    }
+}

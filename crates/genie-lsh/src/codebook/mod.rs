@@ -1,0 +1,372 @@
+//! The codebook family (IVF + product quantization as keywords, after Juno,
+//! ../shared/papers/juno-ivfpq-rt.txt): k-means cuts the space into `cells`; the residual of a vector
+//! from its cell's centre is cut into `subspaces` slices, each quantized to the nearest of 256
+//! codewords (k-means per slice). An object becomes `subspaces` keywords, one per slice:
+//! `(cell x subspaces + s) x 256 + code`.
+//!
+//! A query probes its `probes` nearest cells; in each, per slice, it takes the `entries` codewords
+//! nearest its own residual (a radius of its own per slice and cell) as keywords, weighted by
+//! closeness when `weighted` (the nearest `entries`, the farthest 1). An object's match count is
+//! then Juno's hit count: the slices on which its code lies within the query's radius, so only
+//! objects of the probed cells count, and the top `candidates` by count are re-ranked by the exact
+//! L2 distance.
+
+pub mod index;
+pub mod kmeans;
+pub mod tune;
+
+use crate::error::{LshError, Result};
+use crate::vectors::VectorSet;
+use genie_core::{Item, Keyword, Query};
+use kmeans::{kmeans, smallest, Centres};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+pub use index::{CodebookIndex, CodebookMetadata};
+
+/// Codewords per slice (one byte of code).
+pub const CODES: usize = 256;
+
+/// Most cells of a default build (the build's cost grows with cells x rows).
+pub const MAX_DEFAULT_CELLS: usize = 4096;
+
+/// What a codebook index is built with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodebookParams {
+    /// The dimension of the vectors.
+    pub dim: u32,
+    /// Coarse cells (k-means centres).
+    pub cells: u32,
+    /// Slices of a residual, each coded in one byte.
+    pub subspaces: u32,
+    /// Rows sampled to train the centres and codewords.
+    pub train_rows: u32,
+    /// Lloyd iterations.
+    pub iterations: u32,
+    /// The seed of the samples and of k-means.
+    pub seed: u64,
+}
+
+impl CodebookParams {
+    /// Defaults for `rows` vectors of dimension `dim`: `2 sqrt(rows)` cells (at most
+    /// [`MAX_DEFAULT_CELLS`]), slices of about 4 dimensions (at most 64 slices), 100,000 training
+    /// rows (at least 40 per cell), 12 iterations.
+    pub fn for_data(rows: usize, dim: usize, seed: u64) -> Self {
+        let cells = ((2.0 * (rows as f64).sqrt()).round() as usize).clamp(1, MAX_DEFAULT_CELLS);
+        let subspaces = dim.div_ceil(4).clamp(1, 64);
+        Self {
+            dim: dim as u32,
+            cells: cells as u32,
+            subspaces: subspaces as u32,
+            train_rows: (100_000usize.max(40 * cells)).min(u32::MAX as usize) as u32,
+            iterations: 12,
+            seed,
+        }
+    }
+
+    /// Checks the ranges: at least one cell and slice, at most `dim` slices, a keyword space
+    /// within 32 bits.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(LshError::InvalidParameter(m));
+        if self.dim == 0 {
+            return bad("codebook: dimension 0".into());
+        }
+        if self.cells == 0 || self.subspaces == 0 {
+            return bad("codebook: cells and subspaces must be at least 1".into());
+        }
+        if self.subspaces > self.dim {
+            return bad(format!(
+                "codebook: {} subspaces for {} dimensions (at most one subspace per dimension)",
+                self.subspaces, self.dim
+            ));
+        }
+        if self.keyword_space() > u64::from(genie_core::index::MAX_KEYWORD_SPACE) {
+            return bad(format!(
+                "codebook: {} cells x {} subspaces x {CODES} codes exceed the keyword space",
+                self.cells, self.subspaces
+            ));
+        }
+        Ok(())
+    }
+
+    /// Keywords of the index: `cells x subspaces x 256`.
+    pub fn keyword_space(&self) -> u64 {
+        u64::from(self.cells) * u64::from(self.subspaces) * CODES as u64
+    }
+
+    /// First dimension of each slice, and `dim` at the end.
+    pub fn bounds(&self) -> Vec<usize> {
+        let (d, m) = (self.dim as usize, self.subspaces as usize);
+        (0..=m).map(|s| s * d / m).collect()
+    }
+}
+
+/// How a query probes (stored in the index as its tuned defaults; a search may override each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probe {
+    /// Cells probed.
+    pub probes: u32,
+    /// Codewords taken per slice and cell (the query's radius).
+    pub entries: u32,
+    /// Objects re-ranked exactly for `k` hits (at least `k`).
+    pub candidates: u32,
+    /// Whether nearer codewords weigh more.
+    pub weighted: bool,
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Self {
+            probes: 8,
+            entries: 4,
+            candidates: 100,
+            weighted: true,
+        }
+    }
+}
+
+impl Probe {
+    /// Checks that every knob is at least 1 and `entries` at most 256.
+    pub fn validate(&self) -> Result<()> {
+        if self.probes == 0 || self.entries == 0 || self.candidates == 0 {
+            return Err(LshError::InvalidParameter(
+                "codebook: probes, entries and candidates must be at least 1".into(),
+            ));
+        }
+        if self.entries as usize > CODES {
+            return Err(LshError::InvalidParameter(format!(
+                "codebook: entries {} exceed the {CODES} codewords of a slice",
+                self.entries
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Trained centres and codewords.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Codebook {
+    params: CodebookParams,
+    cells: Centres,
+    /// One set of 256 codewords per slice (each as wide as its slice).
+    codes: Vec<Centres>,
+    bounds: Vec<usize>,
+}
+
+impl Codebook {
+    /// Trains the centres on a sample of `vectors` and the codewords on the sample's residuals.
+    pub fn train(vectors: &VectorSet, params: CodebookParams) -> Result<Self> {
+        params.validate()?;
+        check_dim(params.dim, vectors.dim())?;
+        if vectors.is_empty() {
+            return Err(LshError::InvalidParameter(
+                "codebook: no vector to train on".into(),
+            ));
+        }
+        let sample = vectors.sample(params.train_rows as usize, params.seed ^ 0xc0de_b00c);
+        let dim = params.dim as usize;
+        let cells = kmeans(
+            sample.as_slice(),
+            dim,
+            params.cells as usize,
+            params.iterations,
+            params.seed,
+        );
+        let residuals: Vec<f32> = sample
+            .as_slice()
+            .par_chunks_exact(dim)
+            .flat_map_iter(|x| {
+                let c = cells.row(cells.nearest(x));
+                x.iter().zip(c).map(|(a, b)| a - b).collect::<Vec<_>>()
+            })
+            .collect();
+        let bounds = params.bounds();
+        let codes = bounds
+            .par_windows(2)
+            .enumerate()
+            .map(|(s, w)| {
+                let width = w[1] - w[0];
+                let slice: Vec<f32> = residuals
+                    .chunks_exact(dim)
+                    .flat_map(|r| r[w[0]..w[1]].iter().copied())
+                    .collect();
+                let c = kmeans(
+                    &slice,
+                    width,
+                    CODES,
+                    params.iterations,
+                    params.seed.wrapping_add(1 + s as u64),
+                );
+                pad_codes(c, width)
+            })
+            .collect();
+        let mut params = params;
+        params.cells = cells.len() as u32;
+        Ok(Self {
+            params,
+            cells,
+            codes,
+            bounds,
+        })
+    }
+
+    /// The parameters (cells may be fewer than asked when there were fewer training rows).
+    pub fn params(&self) -> &CodebookParams {
+        &self.params
+    }
+
+    /// The keyword of code `code` of slice `s` in cell `cell`.
+    fn keyword(&self, cell: usize, s: usize, code: usize) -> Keyword {
+        ((cell * self.params.subspaces as usize + s) * CODES + code) as Keyword
+    }
+
+    /// The `subspaces` keywords of one vector, into `out`.
+    fn encode_into(&self, x: &[f32], residual: &mut Vec<f32>, out: &mut [Keyword]) {
+        let cell = self.cells.nearest(x);
+        residual.clear();
+        residual.extend(x.iter().zip(self.cells.row(cell)).map(|(a, b)| a - b));
+        for (s, slot) in out.iter_mut().enumerate() {
+            let r = &residual[self.bounds[s]..self.bounds[s + 1]];
+            *slot = self.keyword(cell, s, self.codes[s].nearest(r));
+        }
+    }
+
+    /// The keywords of every vector, `rows x subspaces`, row-major (all cores).
+    pub fn encode_all(&self, vectors: &VectorSet) -> Result<Vec<Keyword>> {
+        check_dim(self.params.dim, vectors.dim())?;
+        let m = self.params.subspaces as usize;
+        let mut out = vec![0; vectors.len() * m];
+        out.par_chunks_mut(m)
+            .zip(vectors.as_slice().par_chunks_exact(vectors.dim()))
+            .for_each_init(Vec::new, |buf, (slot, x)| self.encode_into(x, buf, slot));
+        Ok(out)
+    }
+
+    /// The query of one vector.
+    fn query_of(&self, q: &[f32], probe: &Probe, scratch: &mut Scratch) -> Query {
+        let m = self.params.subspaces as usize;
+        let entries = (probe.entries as usize).min(CODES);
+        self.cells.scores(q, &mut scratch.scores);
+        smallest(&scratch.scores, probe.probes as usize, &mut scratch.cells);
+        let mut items = Vec::with_capacity(scratch.cells.len() * m * entries);
+        for &cell in &scratch.cells {
+            let c = self.cells.row(cell as usize);
+            scratch.residual.clear();
+            scratch.residual.extend(q.iter().zip(c).map(|(a, b)| a - b));
+            for s in 0..m {
+                let r = &scratch.residual[self.bounds[s]..self.bounds[s + 1]];
+                self.codes[s].scores(r, &mut scratch.scores);
+                smallest(&scratch.scores, entries, &mut scratch.picked);
+                for (rank, &code) in scratch.picked.iter().enumerate() {
+                    let weight = if probe.weighted {
+                        (entries - rank) as u32
+                    } else {
+                        1
+                    };
+                    let kw = self.keyword(cell as usize, s, code as usize);
+                    items.push(Item {
+                        lo: kw,
+                        hi: kw,
+                        weight,
+                    });
+                }
+            }
+        }
+        Query { items }
+    }
+
+    /// The queries of every vector (all cores).
+    pub fn queries_of_all(&self, vectors: &VectorSet, probe: &Probe) -> Result<Vec<Query>> {
+        check_dim(self.params.dim, vectors.dim())?;
+        probe.validate()?;
+        Ok(vectors
+            .as_slice()
+            .par_chunks_exact(vectors.dim())
+            .map_init(Scratch::default, |s, q| self.query_of(q, probe, s))
+            .collect())
+    }
+
+    /// The centres then the codewords as rows of `dim` floats (`cells + 256` rows; row `cells + j`
+    /// holds codeword `j` of every slice side by side), for saving.
+    pub fn to_rows(&self) -> Result<VectorSet> {
+        let dim = self.params.dim as usize;
+        let mut data = self.cells.data.clone();
+        data.reserve(CODES * dim);
+        for j in 0..CODES {
+            for c in &self.codes {
+                data.extend_from_slice(c.row(j));
+            }
+        }
+        VectorSet::new(dim, data)
+    }
+
+    /// The codebook saved by [`Codebook::to_rows`].
+    pub fn from_rows(params: CodebookParams, rows: &VectorSet) -> Result<Self> {
+        params.validate()?;
+        check_dim(params.dim, rows.dim())?;
+        let (dim, cells) = (params.dim as usize, params.cells as usize);
+        if rows.len() != cells + CODES {
+            return Err(LshError::InvalidParameter(format!(
+                "codebook: {} rows saved, {cells} cells and {CODES} codewords expected",
+                rows.len()
+            )));
+        }
+        if let Some(bad) = rows.as_slice().iter().position(|x| x.is_nan()) {
+            return Err(LshError::InvalidParameter(format!(
+                "codebook: row {} holds NaN",
+                bad / dim
+            )));
+        }
+        let bounds = params.bounds();
+        let flat = rows.as_slice();
+        let codes = bounds
+            .windows(2)
+            .map(|w| {
+                let mut data = Vec::with_capacity(CODES * (w[1] - w[0]));
+                for j in 0..CODES {
+                    let row = &flat[(cells + j) * dim..(cells + j + 1) * dim];
+                    data.extend_from_slice(&row[w[0]..w[1]]);
+                }
+                Centres::new(data, w[1] - w[0])
+            })
+            .collect();
+        Ok(Self {
+            cells: Centres::new(flat[..cells * dim].to_vec(), dim),
+            codes,
+            bounds,
+            params,
+        })
+    }
+}
+
+/// 256 codewords: fewer training rows than that leave copies of the last one (a copy is never
+/// nearer than its original, which comes first).
+fn pad_codes(c: Centres, width: usize) -> Centres {
+    if c.len() >= CODES || c.is_empty() {
+        return c;
+    }
+    let last = c.row(c.len() - 1).to_vec();
+    let mut data = c.data;
+    while data.len() < CODES * width {
+        data.extend_from_slice(&last);
+    }
+    Centres::new(data, width)
+}
+
+#[derive(Default)]
+struct Scratch {
+    scores: Vec<f32>,
+    cells: Vec<u32>,
+    picked: Vec<u32>,
+    residual: Vec<f32>,
+}
+
+fn check_dim(want: u32, found: usize) -> Result<()> {
+    if want as usize != found {
+        return Err(LshError::Dimension {
+            expected: want as usize,
+            found,
+        });
+    }
+    Ok(())
+}

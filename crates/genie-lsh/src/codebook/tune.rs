@@ -1,0 +1,199 @@
+//! Defaults tuned on the data: a sample of the indexed vectors is held out as queries, their exact
+//! neighbours found by brute force (each one's own row left out), and the cheapest probe whose
+//! recall@k on the sample reaches the target is chosen.
+//!
+//! One count search per (probes, entries) pair at the most candidates gives the recall of every
+//! smaller number of candidates too (a prefix of the same contract order). The cost of a probe is
+//! the measured time of the pair's search with the re-rank scaled to its candidates.
+
+use super::index::{CodebookIndex, Tuned};
+use super::Probe;
+use crate::error::Result;
+use crate::metric::squared_l2;
+use crate::vectors::VectorSet;
+use genie_core::{rank_verified, Method, VerifiedHit};
+use rayon::prelude::*;
+
+/// Recall@10 a build aims at when none is given.
+pub const DEFAULT_TARGET: f64 = 0.95;
+
+/// Numbers of probed cells tried.
+const PROBES: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+/// Codewords per slice tried.
+const ENTRIES: [u32; 7] = [2, 4, 8, 16, 32, 64, 128];
+/// Candidates tried (at least `k`).
+const CANDIDATES: [u32; 8] = [10, 20, 50, 100, 200, 500, 1000, 2000];
+
+/// What the tuning found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuneReport {
+    /// The chosen probe.
+    pub probe: Probe,
+    /// What the metadata records.
+    pub tuned: Tuned,
+    /// Every (probe, recall, estimated ms per query) tried, for the log.
+    pub tried: Vec<(Probe, f64, f64)>,
+    /// Whether the target was reached (if not, the probe of the best recall is chosen).
+    pub reached: bool,
+}
+
+/// Sample queries for `rows` vectors of dimension `dim`: 500, fewer for large data (the exact
+/// neighbours cost `queries x rows x dim`), at least 100.
+pub fn sample_size(rows: usize, dim: usize) -> usize {
+    let work = (rows as f64) * (dim as f64);
+    ((2e10 / work.max(1.0)) as usize)
+        .clamp(100, 500)
+        .min(rows / 2)
+}
+
+/// The exact `k` nearest rows of `vectors` to each sample row, its own row left out (distance
+/// ascending, then id).
+pub fn exact_neighbours(vectors: &VectorSet, ids: &[usize], k: usize) -> Vec<Vec<u32>> {
+    ids.par_iter()
+        .map(|&i| {
+            let q = vectors.row(i);
+            let all: Vec<VerifiedHit> = vectors
+                .rows()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(j, x)| VerifiedHit {
+                    id: j as u32,
+                    count: 0,
+                    distance: squared_l2(q, x),
+                })
+                .collect();
+            top_k(all, k)
+        })
+        .collect()
+}
+
+fn top_k(mut all: Vec<VerifiedHit>, k: usize) -> Vec<u32> {
+    if all.len() > k && k > 0 {
+        all.select_nth_unstable_by(k - 1, |a, b| {
+            a.distance.total_cmp(&b.distance).then(a.id.cmp(&b.id))
+        });
+        all.truncate(k);
+    }
+    rank_verified(all, k).into_iter().map(|h| h.id).collect()
+}
+
+/// Tunes `index` for recall@`k` at least `target`, on a sample of its vectors drawn with `seed`.
+pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<TuneReport> {
+    let vectors = index.vectors();
+    let n = sample_size(vectors.len(), vectors.dim());
+    let ids = vectors.sample_ids(n, seed ^ 0x7e57_5e7);
+    let queries = vectors.select(&ids)?;
+    let truth = exact_neighbours(vectors, &ids, k);
+    let cells = index.codebook().params().cells;
+    let most = CANDIDATES
+        .iter()
+        .copied()
+        .filter(|&c| c as usize >= k)
+        .max()
+        .unwrap_or(k as u32)
+        .min(vectors.len() as u32);
+    let mut tried = Vec::new();
+    let mut best: Option<(Probe, f64, f64)> = None;
+    let mut best_recall: Option<(Probe, f64, f64)> = None;
+    let mut extra_levels = 1;
+    for &probes in PROBES.iter().filter(|&&p| p <= cells.max(1)) {
+        let mut reached_here = false;
+        for &entries in &ENTRIES {
+            let probe = Probe {
+                probes,
+                entries,
+                candidates: most,
+                weighted: true,
+            };
+            // one more candidate: a sample row finds itself, which is left out
+            let counted = index.search_counts(&queries, most as usize + 1, &probe, Method::Cpq)?;
+            index.take_stages();
+            index.search(&queries, k + 1, &probe)?;
+            let st = index.take_stages();
+            let per = n.max(1) as f64;
+            let (count_ms, rerank_ms) = ((st.hash_ms + st.count_ms) / per, st.rerank_ms / per);
+            for &c in CANDIDATES.iter().filter(|&&c| c as usize >= k && c <= most) {
+                let recall = recall_at(index, &queries, &ids, &counted, &truth, c as usize, k)?;
+                let cost = count_ms + rerank_ms * f64::from(c) / f64::from(most);
+                let p = Probe {
+                    candidates: c,
+                    ..probe
+                };
+                tried.push((p, recall, cost));
+                if recall >= target && best.as_ref().is_none_or(|b| cost < b.2) {
+                    best = Some((p, recall, cost));
+                }
+                if best_recall
+                    .as_ref()
+                    .is_none_or(|b| recall > b.1 || (recall == b.1 && cost < b.2))
+                {
+                    best_recall = Some((p, recall, cost));
+                }
+                reached_here |= recall >= target;
+            }
+            if reached_here {
+                break;
+            }
+        }
+        if best.is_some() {
+            if extra_levels == 0 {
+                break;
+            }
+            extra_levels -= 1;
+        }
+    }
+    let reached = best.is_some();
+    let (probe, recall, _) = best.or(best_recall).unwrap_or((Probe::default(), 0.0, 0.0));
+    Ok(TuneReport {
+        probe,
+        tuned: Tuned {
+            target,
+            recall,
+            k: k as u32,
+            queries: n as u32,
+        },
+        tried,
+        reached,
+    })
+}
+
+/// Recall@k of the first `c` candidates of `counted` re-ranked exactly (each query's own row left
+/// out).
+fn recall_at(
+    index: &CodebookIndex,
+    queries: &VectorSet,
+    ids: &[usize],
+    counted: &[Vec<genie_core::Hit>],
+    truth: &[Vec<u32>],
+    c: usize,
+    k: usize,
+) -> Result<f64> {
+    let vectors = index.vectors();
+    let found: usize = counted
+        .par_iter()
+        .zip(queries.as_slice().par_chunks_exact(queries.dim()))
+        .zip(ids.par_iter().zip(truth))
+        .map(|((hits, q), (&own, want))| {
+            let verified: Vec<VerifiedHit> = hits
+                .iter()
+                .filter(|h| h.id as usize != own)
+                .take(c)
+                .map(|h| VerifiedHit {
+                    id: h.id,
+                    count: h.count,
+                    distance: squared_l2(q, vectors.row(h.id as usize)),
+                })
+                .collect();
+            rank_verified(verified, k)
+                .iter()
+                .filter(|h| want.contains(&h.id))
+                .count()
+        })
+        .sum();
+    let total: usize = truth.iter().map(Vec::len).sum();
+    Ok(if total == 0 {
+        1.0
+    } else {
+        found as f64 / total as f64
+    })
+}

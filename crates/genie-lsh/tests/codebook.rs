@@ -1,0 +1,129 @@
+//! The codebook family: recall on a small fixed data set after tuning, the same answers after
+//! save and load, and clear errors for bad inputs.
+#![allow(clippy::unwrap_used)]
+
+use genie_core::DeviceChoice;
+use genie_lsh::codebook::tune::{exact_neighbours, tune};
+use genie_lsh::{CodebookIndex, CodebookParams, Probe, VectorSet};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Normal};
+
+/// `n` points around 50 centres in 24 dimensions (seeded).
+fn clusters(n: usize, seed: u64) -> VectorSet {
+    let d = 24;
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let wide = Normal::new(0.0f32, 10.0).unwrap();
+    let centres: Vec<f32> = (0..50 * d).map(|_| wide.sample(&mut rng)).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let narrow = Normal::new(0.0f32, 2.0).unwrap();
+    let mut data = Vec::with_capacity(n * d);
+    for _ in 0..n {
+        let c = rng.random_range(0..50) * d;
+        data.extend((0..d).map(|j| centres[c + j] + narrow.sample(&mut rng)));
+    }
+    VectorSet::new(d, data).unwrap()
+}
+
+fn recall(index: &CodebookIndex, base: &VectorSet, queries: &VectorSet, probe: &Probe) -> f64 {
+    let mut all = base.as_slice().to_vec();
+    all.extend_from_slice(queries.as_slice());
+    let joined = VectorSet::new(base.dim(), all).unwrap();
+    let ids: Vec<usize> = (base.len()..joined.len()).collect();
+    let truth = exact_neighbours(&joined.head(joined.len()), &ids, 10);
+    let hits = index.search(queries, 10, probe).unwrap();
+    let found: usize = hits
+        .iter()
+        .zip(&truth)
+        .map(|(h, t)| {
+            let t: Vec<u32> = t
+                .iter()
+                .copied()
+                .filter(|&i| (i as usize) < base.len())
+                .collect();
+            h.iter()
+                .filter(|x| t[..t.len().min(10)].contains(&x.id))
+                .count()
+        })
+        .sum();
+    found as f64 / (10 * hits.len()) as f64
+}
+
+#[test]
+fn tuned_codebook_reaches_its_recall_and_survives_a_reload() {
+    let base = clusters(8000, 1);
+    let queries = clusters(200, 2);
+    let params = CodebookParams::for_data(base.len(), base.dim(), 5);
+    let mut index = CodebookIndex::build(
+        base.clone(),
+        params,
+        Probe::default(),
+        DeviceChoice::Cpu,
+        None,
+    )
+    .unwrap();
+    let report = tune(&index, 10, 0.9, 3).unwrap();
+    assert!(report.reached, "{:?}", report.tried.last());
+    assert!(report.tuned.recall >= 0.9);
+    index
+        .set_defaults(report.probe, Some(report.tuned.clone()))
+        .unwrap();
+    let r = recall(&index, &base, &queries, &index.probe());
+    // held-out queries: the sample's recall carries over, within sampling noise
+    assert!(r >= 0.85, "recall {r} with {:?}", index.probe());
+    // a wider probe finds at least as much
+    let wide = Probe {
+        probes: 64,
+        entries: 128,
+        candidates: 1000,
+        weighted: true,
+    };
+    let w = recall(&index, &base, &queries, &wide);
+    assert!(w >= r && w >= 0.95, "{w} {r}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cb.genie");
+    index.save(&path).unwrap();
+    let loaded = CodebookIndex::load(&path, DeviceChoice::Cpu).unwrap();
+    assert_eq!(loaded.probe(), index.probe());
+    assert_eq!(loaded.metadata().tuned, Some(report.tuned));
+    assert_eq!(loaded.codebook(), index.codebook());
+    let probe = index.probe();
+    assert_eq!(
+        loaded.search(&queries, 10, &probe).unwrap(),
+        index.search(&queries, 10, &probe).unwrap()
+    );
+}
+
+#[test]
+fn bad_inputs_are_refused_with_a_reason() {
+    let base = clusters(600, 1);
+    let params = CodebookParams::for_data(base.len(), base.dim(), 5);
+    let index =
+        CodebookIndex::build(base, params, Probe::default(), DeviceChoice::Cpu, None).unwrap();
+    let wrong = VectorSet::new(3, vec![0.0; 6]).unwrap();
+    let e = index.search(&wrong, 10, &Probe::default()).unwrap_err();
+    assert!(e.to_string().contains("expected 24, found 3"), "{e}");
+    let zero = Probe {
+        probes: 0,
+        ..Probe::default()
+    };
+    let q = VectorSet::new(24, vec![0.0; 24]).unwrap();
+    assert!(index.search(&q, 10, &zero).is_err());
+    let e = CodebookIndex::build(
+        VectorSet::empty(4).unwrap(),
+        CodebookParams::for_data(0, 4, 1),
+        Probe::default(),
+        DeviceChoice::Cpu,
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("no vector"), "{e}");
+    let mut p = CodebookParams::for_data(10, 4, 1);
+    p.subspaces = 9;
+    assert!(p
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("9 subspaces"));
+}
