@@ -119,7 +119,7 @@ pub fn smallest(scores: &[f32], top: usize, out: &mut Vec<u32>) {
 /// distinct rows drawn with `seed`; an empty cluster takes the row farthest from its centre
 /// (deterministic). Fewer rows than `k` give one centre per row.
 pub fn kmeans(rows: &[f32], dim: usize, k: usize, iterations: u32, seed: u64) -> Centres {
-    let n = if dim == 0 { 0 } else { rows.len() / dim };
+    let n = rows.len().checked_div(dim).unwrap_or(0);
     let k = k.min(n);
     if k == 0 {
         return Centres::new(Vec::new(), dim);

@@ -80,7 +80,7 @@ impl CodebookParams {
                 self.subspaces, self.dim
             ));
         }
-        if self.keyword_space() > u64::from(genie_core::index::MAX_KEYWORD_SPACE) {
+        if self.keyword_space() > genie_core::index::MAX_KEYWORD_SPACE {
             return bad(format!(
                 "codebook: {} cells x {} subspaces x {CODES} codes exceed the keyword space",
                 self.cells, self.subspaces

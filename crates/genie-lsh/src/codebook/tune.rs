@@ -81,7 +81,7 @@ fn top_k(mut all: Vec<VerifiedHit>, k: usize) -> Vec<u32> {
 pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<TuneReport> {
     let vectors = index.vectors();
     let n = sample_size(vectors.len(), vectors.dim());
-    let ids = vectors.sample_ids(n, seed ^ 0x7e57_5e7);
+    let ids = vectors.sample_ids(n, seed ^ 0x07e5_75e7);
     let queries = vectors.select(&ids)?;
     let truth = exact_neighbours(vectors, &ids, k);
     let cells = index.codebook().params().cells;
