@@ -14,6 +14,7 @@
 //! [`Registry::register`], without touching any `match` here.
 
 mod answer;
+pub mod codebook;
 mod count;
 pub mod documents;
 pub mod keywords;
@@ -207,6 +208,11 @@ pub trait KindIndex: Send + Sync {
     /// The GPU it searches on, if any.
     fn gpu_ordinal(&self) -> Option<usize> {
         None
+    }
+    /// Host milliseconds per stage of the searches since the last call, by name (vectors: hash,
+    /// count, rerank), for `genie search -v` and benchmarks.
+    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
     }
 }
 

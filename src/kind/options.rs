@@ -72,6 +72,11 @@ impl Options {
         }
     }
 
+    /// Whether option `name` is given (and not null).
+    pub fn has(&self, name: &str) -> bool {
+        self.0.get(name).is_some_and(|v| !v.is_null())
+    }
+
     /// An unsigned 32-bit option.
     pub fn u32(&self, name: &str) -> Result<Option<u32>, DataError> {
         match self.0.get(name) {

@@ -117,7 +117,7 @@ fn family(name: Option<&str>) -> Result<Family, DataError> {
         Some("srp") => Ok(Family::Srp),
         Some(other) => Err(DataError::BadOption {
             name: "lsh".into(),
-            message: format!("expected e2lsh, l1, rbh or srp, found {other:?}"),
+            message: format!("expected e2lsh, l1, rbh, srp or codebook, found {other:?}"),
         }),
     }
 }
@@ -132,25 +132,59 @@ impl Kind for Vectors {
     }
 
     fn holds(&self, metadata: &Value) -> bool {
-        metadata.get("plugin").and_then(Value::as_str) == Some(genie_lsh::index::PLUGIN)
+        let plugin = metadata.get("plugin").and_then(Value::as_str);
+        plugin == Some(genie_lsh::index::PLUGIN)
+            || plugin == Some(genie_lsh::codebook::index::PLUGIN)
     }
 
     fn build_options(&self) -> &[&str] {
-        &["lsh", "functions", "width", "buckets", "bits", "seed"]
+        &[
+            "lsh",
+            "functions",
+            "width",
+            "buckets",
+            "bits",
+            "seed",
+            "cells",
+            "subspaces",
+            "target_recall",
+        ]
     }
 
     fn search_options(&self) -> &[&str] {
-        &["candidates"]
+        &["candidates", "probes", "entries"]
     }
 
     fn side_files(&self, index: &Path) -> Vec<PathBuf> {
-        vec![genie_lsh::index::vectors_path(index)]
+        vec![
+            genie_lsh::index::vectors_path(index),
+            genie_lsh::codebook::index::codebook_path(index),
+        ]
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
         let o = job.options;
         o.check(self.name(), self.build_options())?;
         let seed = o.u64("seed")?.unwrap_or(DEFAULT_SEED);
+        if o.str("lsh")? == Some("codebook") {
+            for name in ["functions", "width", "buckets", "bits"] {
+                if o.has(name) {
+                    return Err(DataError::BadOption {
+                        name: name.into(),
+                        message: "an option of the LSH families, not of --lsh codebook".into(),
+                    });
+                }
+            }
+            return super::codebook::build(job, seed);
+        }
+        for name in ["cells", "subspaces", "target_recall"] {
+            if o.has(name) {
+                return Err(DataError::BadOption {
+                    name: name.into(),
+                    message: "an option of --lsh codebook".into(),
+                });
+            }
+        }
         let opts = BuildOptions {
             input: job.input.to_path_buf(),
             output: job.output.to_path_buf(),
@@ -193,11 +227,7 @@ impl Kind for Vectors {
         options: &Options,
     ) -> Result<Box<dyn QueryReader>, DataError> {
         options.check(self.name(), self.search_options())?;
-        Ok(Box::new(VectorQueries {
-            vectors: io::read_vectors(path)?,
-            path: path.to_path_buf(),
-            next: 0,
-        }))
+        Ok(Box::new(VectorQueries::open(path)?))
     }
 
     fn open(
@@ -212,6 +242,11 @@ impl Kind for Vectors {
                 "an index of vectors cannot be split into parts: it must fit one device".into(),
             ));
         };
+        if source.metadata.get("plugin").and_then(Value::as_str)
+            == Some(genie_lsh::codebook::index::PLUGIN)
+        {
+            return super::codebook::open(source, index, backend.as_ref(), options);
+        }
         let index = VectorIndex::open_on(&source.path, index, backend.as_ref())?;
         Ok(Box::new(OpenVectors {
             index,
@@ -221,10 +256,21 @@ impl Kind for Vectors {
 }
 
 /// The rows of a vector file as JSON arrays (the file is read whole: vector files are binary).
-struct VectorQueries {
+pub struct VectorQueries {
     vectors: VectorSet,
     path: PathBuf,
     next: usize,
+}
+
+impl VectorQueries {
+    /// Reads the vector file at `path`.
+    pub fn open(path: &Path) -> Result<Self, DataError> {
+        Ok(Self {
+            vectors: io::read_vectors(path)?,
+            path: path.to_path_buf(),
+            next: 0,
+        })
+    }
 }
 
 impl QueryReader for VectorQueries {
@@ -255,6 +301,36 @@ impl QueryReader for VectorQueries {
     }
 }
 
+/// A query vector of `dim` finite numbers from its JSON array.
+pub(super) fn parse_vector(raw: &Value, dim: usize) -> Result<Vec<f32>, DataError> {
+    let Value::Array(values) = raw else {
+        return Err(DataError::BadQuery(format!(
+            "expected an array of {dim} numbers, found {}",
+            super::kind_of(raw)
+        )));
+    };
+    if values.len() != dim {
+        return Err(DataError::BadQuery(format!(
+            "a query of dimension {}, the index holds vectors of dimension {dim}",
+            values.len()
+        )));
+    }
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_f64()
+                .map(|x| x as f32)
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| {
+                    DataError::BadQuery(format!(
+                        "element {i}: expected a finite 32-bit number, found {v}"
+                    ))
+                })
+        })
+        .collect()
+}
+
 /// An opened vector index.
 pub struct OpenVectors {
     index: VectorIndex,
@@ -282,33 +358,7 @@ impl KindIndex for OpenVectors {
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
         options.check(self.kind(), Vectors.search_options())?;
-        let dim = self.index.vectors().dim();
-        let Value::Array(values) = raw else {
-            return Err(DataError::BadQuery(format!(
-                "expected an array of {dim} numbers, found {}",
-                super::kind_of(raw)
-            )));
-        };
-        if values.len() != dim {
-            return Err(DataError::BadQuery(format!(
-                "a query of dimension {}, the index holds vectors of dimension {dim}",
-                values.len()
-            )));
-        }
-        let vector = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.as_f64()
-                    .map(|x| x as f32)
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| {
-                        DataError::BadQuery(format!(
-                            "element {i}: expected a finite 32-bit number, found {v}"
-                        ))
-                    })
-            })
-            .collect::<Result<Vec<f32>, _>>()?;
+        let vector = parse_vector(raw, self.index.vectors().dim())?;
         Ok(Box::new(VectorQuery {
             vector,
             candidates: options.u32("candidates")?,
@@ -367,6 +417,10 @@ impl KindIndex for OpenVectors {
 
     fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
         self.index.engine().take_stage_times()
+    }
+
+    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
+        self.index.take_stages().named().to_vec()
     }
 
     fn gpu_ordinal(&self) -> Option<usize> {

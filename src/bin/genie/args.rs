@@ -268,6 +268,15 @@ pub struct SearchArgs {
     #[arg(long, value_name = "K2")]
     pub candidates: Option<u32>,
 
+    /// Codebook vectors: cells probed per query [default: tuned at build time].
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u32).range(1..))]
+    pub probes: Option<u32>,
+
+    /// Codebook vectors: codewords taken per slice and cell, the query's radius [default: tuned at
+    /// build time].
+    #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub entries: Option<u32>,
+
     /// Sequences: queries not proven exact are searched again with K doubled, up to this K
     /// (no repetition when not above --candidates).
     #[arg(long, value_name = "K", default_value_t = genie::sa::seq_search::DEFAULT_MAX_CANDIDATES, help_heading = "Sequences")]
@@ -324,9 +333,23 @@ impl From<DeviceArg> for DeviceChoice {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Vector indexes (--kind vectors)")]
 pub struct LshArgs {
-    /// The LSH family [default: e2lsh].
+    /// The vector family: an LSH family, or codebook (IVF cells and product-quantization codes as
+    /// keywords, tuned at build time) [default: e2lsh].
     #[arg(long, value_enum, value_name = "FAMILY")]
     pub lsh: Option<LshArg>,
+
+    /// Codebook: coarse k-means cells [default: 2 x sqrt(rows), at most 4,096].
+    #[arg(long, value_name = "C", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cells: Option<u32>,
+
+    /// Codebook: slices of a vector, each coded in one byte [default: dimension / 4, at most 64].
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..))]
+    pub subspaces: Option<u32>,
+
+    /// Codebook: the recall@10 the build tunes the search defaults for, measured on a held-out
+    /// sample of the vectors [default: 0.95].
+    #[arg(long, value_name = "R")]
+    pub target_recall: Option<f64>,
 
     /// Number of hash functions m, one keyword each [default: 258, the largest m that Eqn. 9 of
     /// the paper needs for epsilon = delta = 0.06].
@@ -363,6 +386,8 @@ pub enum LshArg {
     Rbh,
     /// Sign random projections, for the angle (cosine distance).
     Srp,
+    /// IVF cells and product-quantization codes (L2), probed per query (not an LSH family).
+    Codebook,
 }
 
 /// The `--alphabet` values.

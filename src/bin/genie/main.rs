@@ -49,6 +49,9 @@ const BUILD_FLAGS: &[&str] = &[
     "buckets",
     "bits",
     "seed",
+    "cells",
+    "subspaces",
+    "target_recall",
     "parts",
     "part_objects",
 ];
@@ -56,6 +59,8 @@ const BUILD_FLAGS: &[&str] = &[
 /// The flags of `genie search` that are options of one kind.
 const SEARCH_FLAGS: &[&str] = &[
     "candidates",
+    "probes",
+    "entries",
     "max_candidates",
     "exhaustive",
     "column",
@@ -177,6 +182,7 @@ fn build_flag(args: &BuildArgs, id: &str) -> Option<Value> {
             LshArg::L1 => "l1",
             LshArg::Rbh => "rbh",
             LshArg::Srp => "srp",
+            LshArg::Codebook => "codebook",
         }
         .into(),
         "functions" => lsh.functions?.into(),
@@ -184,6 +190,9 @@ fn build_flag(args: &BuildArgs, id: &str) -> Option<Value> {
         "buckets" => lsh.buckets?.into(),
         "bits" => lsh.bits?.into(),
         "seed" => lsh.seed?.into(),
+        "cells" => lsh.cells?.into(),
+        "subspaces" => lsh.subspaces?.into(),
+        "target_recall" => lsh.target_recall?.into(),
         "parts" => args.parts.into(),
         "part_objects" => args.part_objects?.into(),
         _ => return None,
@@ -194,6 +203,8 @@ fn build_flag(args: &BuildArgs, id: &str) -> Option<Value> {
 fn search_flag(args: &SearchArgs, id: &str) -> Option<Value> {
     Some(match id {
         "candidates" => args.candidates?.into(),
+        "probes" => args.probes?.into(),
+        "entries" => args.entries?.into(),
         "max_candidates" => args.max_candidates.into(),
         "exhaustive" => args.exhaustive.into(),
         "column" => args.column.clone()?.into(),
@@ -410,8 +421,10 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     let (mut out, out_name) = open_output(args.output.as_deref())?;
     let bar = bytes_bar("searching", reader.progress().1, quiet);
     let mut first = 0u64;
+    let (mut read_ms, mut wait_ms, mut output_ms) = (0.0, 0.0, 0.0);
     loop {
         let mut chunk = Vec::new();
+        let t = Instant::now();
         read_chunk(reader.as_mut(), args.batch_queries, |raw, r| {
             let q = service
                 .parse(LOCAL, &raw, &options)
@@ -419,14 +432,19 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
             chunk.push((q, args.k, args.min_count));
             Ok(())
         })?;
+        read_ms += t.elapsed().as_secs_f64() * 1e3;
         if chunk.is_empty() {
             break;
         }
         for ticket in service.submit(LOCAL, chunk)? {
+            let t = Instant::now();
             let answer = ticket.wait().context("search failed")?;
+            let t2 = Instant::now();
+            wait_ms += (t2 - t).as_secs_f64() * 1e3;
             answer
                 .write_json(&mut out, first)
                 .with_context(|| format!("cannot write to {out_name}"))?;
+            output_ms += t2.elapsed().as_secs_f64() * 1e3;
             first += 1;
         }
         out.flush()
@@ -438,6 +456,20 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     out.finish(&out_name)?;
     if let Ok(index) = service.index(LOCAL) {
         log_stages(index.take_stage_times());
+        let inner: Vec<String> = index
+            .take_search_stages()
+            .iter()
+            .map(|(name, ms)| format!("{name} {ms:.1} ms"))
+            .collect();
+        let inner = if inner.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", inner.join(", "))
+        };
+        log::info!(
+            "stages: read and parse {read_ms:.1} ms, search {wait_ms:.1} ms{inner}, output \
+             {output_ms:.1} ms"
+        );
     }
     service.shutdown();
     if !quiet {

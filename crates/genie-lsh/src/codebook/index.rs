@@ -110,7 +110,9 @@ impl CodebookIndex {
         source: Option<String>,
     ) -> Result<Self> {
         probe.validate()?;
+        let t = Instant::now();
         let codebook = Codebook::train(&vectors, params)?;
+        log::info!("codebook: trained in {:.2} s", t.elapsed().as_secs_f64());
         let params = codebook.params().clone();
         let metadata = CodebookMetadata {
             plugin: PLUGIN.into(),
@@ -121,9 +123,19 @@ impl CodebookIndex {
             vectors: vectors_info(&vectors),
             source,
         };
+        let t = Instant::now();
         let keywords = codebook.encode_all(&vectors)?;
+        log::info!(
+            "codebook: vectors encoded in {:.2} s",
+            t.elapsed().as_secs_f64()
+        );
+        let t = Instant::now();
         let index = Self::core_index(&codebook, &metadata, keywords)?;
         let engine = Engine::new(Arc::new(index), device)?;
+        log::info!(
+            "codebook: index built in {:.2} s",
+            t.elapsed().as_secs_f64()
+        );
         Ok(Self::assemble(
             codebook,
             Arc::new(vectors),

@@ -102,6 +102,28 @@ pub fn smallest(scores: &[f32], top: usize, out: &mut Vec<u32>) {
     if top == 0 {
         return;
     }
+    if top <= 16 {
+        // a sorted buffer of the best so far: one comparison per score, rare insertions
+        let mut worst = f32::INFINITY;
+        for (i, &v) in scores.iter().enumerate() {
+            if out.len() == top && v.total_cmp(&worst).is_ge() {
+                continue;
+            }
+            // after the entries that are smaller, or equal with a lower index (all of them)
+            let at = out.partition_point(|&j| scores[j as usize].total_cmp(&v).is_le());
+            if out.len() == top {
+                out.pop();
+            }
+            out.insert(at, i as u32);
+            if out.len() == top {
+                worst = scores[out[top - 1] as usize];
+            }
+        }
+        if out.len() == top || out.len() == scores.len() {
+            return;
+        }
+        out.clear();
+    }
     let cmp = |a: &u32, b: &u32| {
         scores[*a as usize]
             .total_cmp(&scores[*b as usize])
@@ -204,6 +226,28 @@ mod tests {
         assert_eq!(out, vec![1, 0]);
         smallest(&[], 2, &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn the_short_scan_agrees_with_the_sort() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for round in 0..200 {
+            let len = 1 + round % 300;
+            let scores: Vec<f32> = (0..len)
+                .map(|_| f32::from(rand::Rng::random_range(&mut rng, 0u8..20)) - 5.0)
+                .collect();
+            let mut want: Vec<u32> = (0..len as u32).collect();
+            want.sort_by(|&a, &b| {
+                scores[a as usize]
+                    .total_cmp(&scores[b as usize])
+                    .then(a.cmp(&b))
+            });
+            for top in [1, 2, 5, 16, 17] {
+                let mut out = Vec::new();
+                smallest(&scores, top, &mut out);
+                assert_eq!(out, want[..top.min(len)], "len {len} top {top}");
+            }
+        }
     }
 
     #[test]

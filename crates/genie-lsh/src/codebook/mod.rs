@@ -49,8 +49,8 @@ pub struct CodebookParams {
 
 impl CodebookParams {
     /// Defaults for `rows` vectors of dimension `dim`: `2 sqrt(rows)` cells (at most
-    /// [`MAX_DEFAULT_CELLS`]), slices of about 4 dimensions (at most 64 slices), 100,000 training
-    /// rows (at least 40 per cell), 12 iterations.
+    /// [`MAX_DEFAULT_CELLS`]), slices of about 4 dimensions (at most 64 slices), 32 training rows
+    /// per cell (at least 10,000), 8 iterations.
     pub fn for_data(rows: usize, dim: usize, seed: u64) -> Self {
         let cells = ((2.0 * (rows as f64).sqrt()).round() as usize).clamp(1, MAX_DEFAULT_CELLS);
         let subspaces = dim.div_ceil(4).clamp(1, 64);
@@ -58,8 +58,8 @@ impl CodebookParams {
             dim: dim as u32,
             cells: cells as u32,
             subspaces: subspaces as u32,
-            train_rows: (100_000usize.max(40 * cells)).min(u32::MAX as usize) as u32,
-            iterations: 12,
+            train_rows: (10_000usize.max(32 * cells)).min(u32::MAX as usize) as u32,
+            iterations: 8,
             seed,
         }
     }
@@ -151,6 +151,9 @@ pub struct Codebook {
     /// One set of 256 codewords per slice (each as wide as its slice).
     codes: Vec<Centres>,
     bounds: Vec<usize>,
+    /// `c_s . w_j` for every cell `c`, slice `s` and codeword `j` (`cells x subspaces x 256`): a
+    /// query's residual scores then cost one subtraction per codeword and probed cell.
+    cross: Vec<f32>,
 }
 
 impl Codebook {
@@ -202,12 +205,35 @@ impl Codebook {
             .collect();
         let mut params = params;
         params.cells = cells.len() as u32;
-        Ok(Self {
+        Ok(Self::assemble(params, cells, codes, bounds))
+    }
+
+    fn assemble(
+        params: CodebookParams,
+        cells: Centres,
+        codes: Vec<Centres>,
+        bounds: Vec<usize>,
+    ) -> Self {
+        let mut cross = vec![0f32; cells.len() * codes.len() * CODES];
+        cross
+            .par_chunks_mut(codes.len() * CODES)
+            .enumerate()
+            .for_each(|(c, out)| {
+                let centre = cells.row(c);
+                for (s, (book, slot)) in codes.iter().zip(out.chunks_mut(CODES)).enumerate() {
+                    let part = &centre[bounds[s]..bounds[s + 1]];
+                    for (j, o) in slot.iter_mut().enumerate() {
+                        *o = kmeans::dot(part, book.row(j));
+                    }
+                }
+            });
+        Self {
             params,
             cells,
             codes,
             bounds,
-        })
+            cross,
+        }
     }
 
     /// The parameters (cells may be fewer than asked when there were fewer training rows).
@@ -248,14 +274,30 @@ impl Codebook {
         let entries = (probe.entries as usize).min(CODES);
         self.cells.scores(q, &mut scratch.scores);
         smallest(&scratch.scores, probe.probes as usize, &mut scratch.cells);
+        // q_s . w_j once per query; per probed cell, |w_j|^2 - 2 (q_s - c_s) . w_j
+        scratch.qw.clear();
+        for (s, book) in self.codes.iter().enumerate() {
+            let part = &q[self.bounds[s]..self.bounds[s + 1]];
+            scratch
+                .qw
+                .extend((0..CODES).map(|j| kmeans::dot(part, book.row(j))));
+        }
         let mut items = Vec::with_capacity(scratch.cells.len() * m * entries);
         for &cell in &scratch.cells {
-            let c = self.cells.row(cell as usize);
-            scratch.residual.clear();
-            scratch.residual.extend(q.iter().zip(c).map(|(a, b)| a - b));
+            let cross = &self.cross[cell as usize * m * CODES..(cell as usize + 1) * m * CODES];
             for s in 0..m {
-                let r = &scratch.residual[self.bounds[s]..self.bounds[s + 1]];
-                self.codes[s].scores(r, &mut scratch.scores);
+                let (qw, cw) = (
+                    &scratch.qw[s * CODES..(s + 1) * CODES],
+                    &cross[s * CODES..(s + 1) * CODES],
+                );
+                scratch.scores.clear();
+                scratch.scores.extend(
+                    self.codes[s]
+                        .norms
+                        .iter()
+                        .zip(qw.iter().zip(cw))
+                        .map(|(&n, (&a, &b))| n - 2.0 * (a - b)),
+                );
                 smallest(&scratch.scores, entries, &mut scratch.picked);
                 for (rank, &code) in scratch.picked.iter().enumerate() {
                     let weight = if probe.weighted {
@@ -330,12 +372,8 @@ impl Codebook {
                 Centres::new(data, w[1] - w[0])
             })
             .collect();
-        Ok(Self {
-            cells: Centres::new(flat[..cells * dim].to_vec(), dim),
-            codes,
-            bounds,
-            params,
-        })
+        let cells = Centres::new(flat[..cells * dim].to_vec(), dim);
+        Ok(Self::assemble(params, cells, codes, bounds))
     }
 }
 
@@ -358,7 +396,7 @@ struct Scratch {
     scores: Vec<f32>,
     cells: Vec<u32>,
     picked: Vec<u32>,
-    residual: Vec<f32>,
+    qw: Vec<f32>,
 }
 
 fn check_dim(want: u32, found: usize) -> Result<()> {

@@ -21,6 +21,8 @@ pub const DEFAULT_TARGET: f64 = 0.95;
 const PROBES: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
 /// Codewords per slice tried.
 const ENTRIES: [u32; 7] = [2, 4, 8, 16, 32, 64, 128];
+/// Most keyword items of one query tried (probes x entries x subspaces).
+const MAX_ITEMS: u64 = 8192;
 /// Candidates tried (at least `k`).
 const CANDIDATES: [u32; 8] = [10, 20, 50, 100, 200, 500, 1000, 2000];
 
@@ -83,7 +85,13 @@ pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<T
     let n = sample_size(vectors.len(), vectors.dim());
     let ids = vectors.sample_ids(n, seed ^ 0x07e5_75e7);
     let queries = vectors.select(&ids)?;
+    let t = std::time::Instant::now();
     let truth = exact_neighbours(vectors, &ids, k);
+    log::info!(
+        "tuning: exact neighbours of {n} sample vectors in {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+    let t = std::time::Instant::now();
     let cells = index.codebook().params().cells;
     let most = CANDIDATES
         .iter()
@@ -96,6 +104,9 @@ pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<T
     let mut best: Option<(Probe, f64, f64)> = None;
     let mut best_recall: Option<(Probe, f64, f64)> = None;
     let mut extra_levels = 1;
+    let subspaces = u64::from(index.codebook().params().subspaces);
+    let per = n.max(1) as f64;
+    let mut rerank_ms: Option<f64> = None;
     for &probes in PROBES.iter().filter(|&&p| p <= cells.max(1)) {
         let mut reached_here = false;
         for &entries in &ENTRIES {
@@ -105,13 +116,22 @@ pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<T
                 candidates: most,
                 weighted: true,
             };
+            if u64::from(probes) * u64::from(entries) * subspaces > MAX_ITEMS {
+                break;
+            }
             // one more candidate: a sample row finds itself, which is left out
+            let t = std::time::Instant::now();
             let counted = index.search_counts(&queries, most as usize + 1, &probe, Method::Cpq)?;
-            index.take_stages();
-            index.search(&queries, k + 1, &probe)?;
-            let st = index.take_stages();
-            let per = n.max(1) as f64;
-            let (count_ms, rerank_ms) = ((st.hash_ms + st.count_ms) / per, st.rerank_ms / per);
+            let count_ms = t.elapsed().as_secs_f64() * 1e3 / per;
+            let rerank_ms = match rerank_ms {
+                Some(ms) => ms,
+                None => {
+                    index.take_stages();
+                    index.search(&queries, k + 1, &probe)?;
+                    let ms = index.take_stages().rerank_ms / per;
+                    *rerank_ms.insert(ms)
+                }
+            };
             for &c in CANDIDATES.iter().filter(|&&c| c as usize >= k && c <= most) {
                 let recall = recall_at(index, &queries, &ids, &counted, &truth, c as usize, k)?;
                 let cost = count_ms + rerank_ms * f64::from(c) / f64::from(most);
@@ -142,6 +162,11 @@ pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<T
             extra_levels -= 1;
         }
     }
+    log::info!(
+        "tuning: {} probes tried in {:.2} s",
+        tried.len(),
+        t.elapsed().as_secs_f64()
+    );
     let reached = best.is_some();
     let (probe, recall, _) = best.or(best_recall).unwrap_or((Probe::default(), 0.0, 0.0));
     Ok(TuneReport {

@@ -1,0 +1,224 @@
+//! `genie build --kind vectors --lsh codebook`: the codebook family of genie-lsh (IVF cells and
+//! product-quantization codes as keywords). The build trains the codebook, encodes the vectors,
+//! tunes the search defaults for a recall@10 (`--target-recall`, default 0.95) on a held-out
+//! sample of the vectors and prints the recall it measured; a search probes with the stored
+//! defaults unless `--probes`, `--entries` or `--candidates` say otherwise. Answers are the same
+//! JSON lines as the LSH families', with the exact L2 distance.
+
+use super::vectors::parse_vector;
+use super::{
+    prepared, Answer, AnswerHit, BuildJob, BuildReport, IndexSource, KindIndex, OpenOptions,
+    Options, Prepared, Request,
+};
+use crate::data_error::DataError;
+use genie_core::{Backend, DeviceChoice, InvertedIndex, Method};
+use genie_lsh::codebook::index::codebook_path;
+use genie_lsh::codebook::tune::{self, DEFAULT_TARGET};
+use genie_lsh::{io, CodebookIndex, CodebookParams, Probe, VectorSet};
+use serde_json::Value;
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `k` the build tunes for.
+const TUNE_K: usize = 10;
+
+/// Builds, tunes and saves a codebook index.
+pub(super) fn build(job: &BuildJob<'_>, seed: u64) -> Result<BuildReport, DataError> {
+    let o = job.options;
+    let file_err = |e: genie_lsh::LshError| DataError::File {
+        path: job.input.to_path_buf(),
+        message: format!("cannot build a codebook index: {e}"),
+    };
+    let target = o.f64("target_recall")?.unwrap_or(DEFAULT_TARGET);
+    if !(target > 0.0 && target <= 1.0) {
+        return Err(DataError::BadOption {
+            name: "target_recall".into(),
+            message: format!("expected a recall in (0, 1], found {target}"),
+        });
+    }
+    let vectors = io::read_vectors(job.input)?;
+    if vectors.is_empty() {
+        return Err(DataError::File {
+            path: job.input.to_path_buf(),
+            message: "no vector to index".into(),
+        });
+    }
+    let mut params = CodebookParams::for_data(vectors.len(), vectors.dim(), seed);
+    if let Some(c) = o.u32("cells")? {
+        params.cells = c;
+    }
+    if let Some(m) = o.u32("subspaces")? {
+        params.subspaces = m;
+    }
+    params.validate().map_err(file_err)?;
+    let rows = vectors.len();
+    let source = Some(job.input.display().to_string());
+    let mut index =
+        CodebookIndex::build(vectors, params, Probe::default(), DeviceChoice::Cpu, source)
+            .map_err(file_err)?;
+    let report = tune::tune(&index, TUNE_K, target, seed).map_err(file_err)?;
+    index
+        .set_defaults(report.probe, Some(report.tuned.clone()))
+        .map_err(file_err)?;
+    index.save(job.output).map_err(|e| DataError::File {
+        path: job.output.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let p = index.metadata().params.clone();
+    let probe = report.probe;
+    let reached = if report.reached {
+        String::new()
+    } else {
+        " (below the target: the best recall found)".into()
+    };
+    Ok(BuildReport {
+        summary: format!(
+            "{rows} vectors of dimension {}, codebook with {} cells x {} subspaces x 256 codes, \
+             seed {}, {} postings; tuned on {} held-out vectors: {} probes, {} entries, {} \
+             candidates give recall@{TUNE_K} {:.3} (target {target}){reached}",
+            p.dim,
+            p.cells,
+            p.subspaces,
+            p.seed,
+            index.engine().index().num_postings(),
+            report.tuned.queries,
+            probe.probes,
+            probe.entries,
+            probe.candidates,
+            report.tuned.recall,
+        ),
+        side_files: vec![
+            genie_lsh::index::vectors_path(job.output),
+            codebook_path(job.output),
+        ],
+    })
+}
+
+/// Opens a codebook index on one backend.
+pub(super) fn open(
+    source: &IndexSource,
+    index: Arc<InvertedIndex>,
+    backend: &dyn Backend,
+    options: &OpenOptions,
+) -> Result<Box<dyn KindIndex>, DataError> {
+    let index = CodebookIndex::open_on(&source.path, index, backend)?;
+    Ok(Box::new(OpenCodebook {
+        index,
+        method: options.method,
+    }))
+}
+
+/// An opened codebook index.
+pub struct OpenCodebook {
+    index: CodebookIndex,
+    method: Method,
+}
+
+/// A parsed query: the vector and its probe (the index's defaults with the request's options).
+struct CodebookQuery {
+    vector: Vec<f32>,
+    probe: Probe,
+}
+
+impl KindIndex for OpenCodebook {
+    fn kind(&self) -> &str {
+        "vectors"
+    }
+
+    fn num_objects(&self) -> u64 {
+        self.index.vectors().len() as u64
+    }
+
+    fn backend_name(&self) -> String {
+        self.index.engine().backend_name().to_string()
+    }
+
+    fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+        options.check("vectors", &["candidates", "probes", "entries"])?;
+        let vector = parse_vector(raw, self.index.vectors().dim())?;
+        let mut probe = self.index.probe();
+        if let Some(c) = options.u32("candidates")? {
+            probe.candidates = c;
+        }
+        if let Some(p) = options.u32("probes")? {
+            probe.probes = p;
+        }
+        if let Some(e) = options.u32("entries")? {
+            probe.entries = e;
+        }
+        probe.validate().map_err(|e| DataError::BadOption {
+            name: "probes".into(),
+            message: e.to_string(),
+        })?;
+        Ok(Box::new(CodebookQuery { vector, probe }))
+    }
+
+    fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
+        let m = self.index.codebook().params().subspaces as usize;
+        query.downcast_ref::<CodebookQuery>().map_or(0, |q| {
+            q.probe.probes as usize * q.probe.entries as usize * m
+        })
+    }
+
+    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        let queries = batch
+            .iter()
+            .map(|r| prepared::<CodebookQuery>(r.query))
+            .collect::<Result<Vec<_>, _>>()?;
+        // one search per probe (cells and entries) among the batch's queries
+        let mut groups: BTreeMap<(u32, u32, bool), Vec<usize>> = BTreeMap::new();
+        for (i, q) in queries.iter().enumerate() {
+            let p = q.probe;
+            groups
+                .entry((p.probes, p.entries, p.weighted))
+                .or_default()
+                .push(i);
+        }
+        let dim = self.index.vectors().dim();
+        let mut answers = vec![Answer::default(); batch.len()];
+        for members in groups.values() {
+            let mut set = VectorSet::empty(dim)?;
+            for &i in members {
+                set.push(&queries[i].vector)?;
+            }
+            let ks: Vec<usize> = members.iter().map(|&i| batch[i].k as usize).collect();
+            let candidates: Vec<usize> = members
+                .iter()
+                .map(|&i| queries[i].probe.candidates as usize)
+                .collect();
+            let probe = queries[members[0]].probe;
+            let hits = self
+                .index
+                .search_each(&set, &ks, &candidates, &probe, self.method)?;
+            for (h, &i) in hits.iter().zip(members) {
+                let mut a = Answer {
+                    hits: h
+                        .iter()
+                        .map(|v| AnswerHit {
+                            id: v.id,
+                            count: v.count,
+                            distance: Some(v.distance),
+                        })
+                        .collect(),
+                    ..Answer::default()
+                };
+                a.keep_min_count(batch[i].min_count);
+                answers[i] = a;
+            }
+        }
+        Ok(answers)
+    }
+
+    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
+        self.index.engine().take_stage_times()
+    }
+
+    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
+        self.index.take_stages().named().to_vec()
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.index.engine().gpu_ordinal()
+    }
+}
