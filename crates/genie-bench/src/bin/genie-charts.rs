@@ -6,7 +6,9 @@
 //! time against the number of objects at the paper's Table II sizes, with the paper's own times;
 //! how much faster than the paper each workload of the suite runs; the suite's queries/s against
 //! the number of queries for each keyword-level workload; and genie's queries/s on those
-//! workloads against the PyTorch peer's (cuSPARSE SpMM + torch.topk).
+//! workloads against the PyTorch peer's (cuSPARSE SpMM + torch.topk). With `--ann CSV`: the
+//! vector-search benchmark's recall/throughput chart of each data set in the CSVs instead
+//! (`genie_bench::charts_ann`).
 //!
 //! Text is drawn with an embedded font (Noto Sans, from the `ttf-noto-sans` crate), so no system
 //! font library is needed. Regenerate with `cargo run --release --bin genie-charts`.
@@ -17,6 +19,7 @@ use genie_bench::chart_kit::{
     canvas, drawing, file_name, font, millions, plain, register_embedded_font, thousands, Axis,
     CsvError, LineChart, Series, Table, Ticked, PALETTE,
 };
+use genie_bench::charts_ann::ann_charts;
 use plotters::prelude::*;
 use plotters_backend::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
@@ -61,11 +64,20 @@ struct Args {
     /// Folder the PNGs are written to (created if missing).
     #[arg(long, default_value = "docs/charts")]
     out: PathBuf,
+    /// A CSV of the vector-search benchmark (data,system,params,recall,qps,seconds,queries,device);
+    /// repeatable. Draws only `ann-<data>.png` for each data set in them.
+    #[arg(long, value_name = "CSV")]
+    ann: Vec<PathBuf>,
 }
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    for path in render_all(&args.runs, &args.out)? {
+    let written = if args.ann.is_empty() {
+        render_all(&args.runs, &args.out)?
+    } else {
+        ann_charts(&args.ann, &args.out)?
+    };
+    for path in written {
         println!("{}", path.display());
     }
     Ok(())
