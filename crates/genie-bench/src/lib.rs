@@ -1,9 +1,12 @@
 //! The benchmark and chart programs of genie-rs (`genie-bench`, `genie-charts`), kept apart from
 //! the product package. The library part holds what the benchmark writes for peer
 //! implementations: [`dump`] writes an index, its queries and genie's top-k counts as NumPy files
-//! ([`npy`]) for `bench/peers/torch_spmm.py --load`.
+//! ([`npy`]) for `bench/peers/torch_spmm.py --load`. The charts' shared drawing and CSV reading
+//! is [`chart_kit`]; the vector-search benchmark's recall/throughput charts are [`charts_ann`].
 #![deny(missing_docs)]
 
+pub mod chart_kit;
+pub mod charts_ann;
 pub mod dump;
 pub mod npy;
 pub mod serve_load;
