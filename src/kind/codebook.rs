@@ -5,10 +5,10 @@
 //! defaults unless `--probes`, `--entries` or `--candidates` say otherwise. Answers are the same
 //! JSON lines as the LSH families', with the exact L2 distance.
 
-use super::vectors::parse_vector;
+use super::vectors::{parse_vector, verified_answer, Vectors};
 use super::{
-    prepared, Answer, AnswerHit, BuildJob, BuildReport, IndexSource, KindIndex, OpenOptions,
-    Options, Prepared, Request,
+    prepared, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex, OpenOptions, Options,
+    Prepared, Request,
 };
 use crate::data_error::DataError;
 use genie_core::{Backend, DeviceChoice, InvertedIndex, Method};
@@ -135,7 +135,7 @@ impl KindIndex for OpenCodebook {
     }
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
-        options.check("vectors", &["candidates", "probes", "entries"])?;
+        options.check(self.kind(), Vectors.search_options())?;
         let vector = parse_vector(raw, self.index.vectors().dim())?;
         let mut probe = self.index.probe();
         if let Some(c) = options.u32("candidates")? {
@@ -192,19 +192,7 @@ impl KindIndex for OpenCodebook {
                 .index
                 .search_each(&set, &ks, &candidates, &probe, self.method)?;
             for (h, &i) in hits.iter().zip(members) {
-                let mut a = Answer {
-                    hits: h
-                        .iter()
-                        .map(|v| AnswerHit {
-                            id: v.id,
-                            count: v.count,
-                            distance: Some(v.distance),
-                        })
-                        .collect(),
-                    ..Answer::default()
-                };
-                a.keep_min_count(batch[i].min_count);
-                answers[i] = a;
+                answers[i] = verified_answer(h, batch[i].min_count);
             }
         }
         Ok(answers)

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::data_error::DataError;
 use crate::input::display_path;
-use genie_core::{DeviceChoice, Method};
+use genie_core::{DeviceChoice, Method, VerifiedHit};
 use genie_lsh::{estimate, io, Family, LshError, LshParams, VectorIndex, VectorSet};
 use serde_json::Value;
 use std::any::Any;
@@ -331,6 +331,23 @@ pub(super) fn parse_vector(raw: &Value, dim: usize) -> Result<Vec<f32>, DataErro
         .collect()
 }
 
+/// The answer of re-ranked hits (with their distances), cut to a minimum count when asked.
+pub(super) fn verified_answer(hits: &[VerifiedHit], min_count: Option<u32>) -> Answer {
+    let mut a = Answer {
+        hits: hits
+            .iter()
+            .map(|v| AnswerHit {
+                id: v.id,
+                count: v.count,
+                distance: Some(v.distance),
+            })
+            .collect(),
+        ..Answer::default()
+    };
+    a.keep_min_count(min_count);
+    a
+}
+
 /// An opened vector index.
 pub struct OpenVectors {
     index: VectorIndex,
@@ -397,21 +414,7 @@ impl KindIndex for OpenVectors {
         Ok(hits
             .iter()
             .zip(batch)
-            .map(|(h, r)| {
-                let mut a = Answer {
-                    hits: h
-                        .iter()
-                        .map(|v| AnswerHit {
-                            id: v.id,
-                            count: v.count,
-                            distance: Some(v.distance),
-                        })
-                        .collect(),
-                    ..Answer::default()
-                };
-                a.keep_min_count(r.min_count);
-                a
-            })
+            .map(|(h, r)| verified_answer(h, r.min_count))
             .collect())
     }
 

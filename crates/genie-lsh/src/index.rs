@@ -289,30 +289,10 @@ impl VectorIndex {
         candidates: &[usize],
         method: Method,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
-        if ks.len() != queries.len() || candidates.len() != queries.len() {
-            return Err(LshError::InvalidParameter(
-                "one k and one number of candidates per query".into(),
-            ));
-        }
-        let wanted = |i: usize| candidates[i].max(ks[i]);
-        let most = (0..queries.len()).map(wanted).max().unwrap_or(0);
-        let mut stages = SearchStages {
-            queries: queries.len() as u64,
-            ..SearchStages::default()
-        };
-        let mut hits = self.counts_timed(queries, most, method, &mut stages)?;
-        for (i, h) in hits.iter_mut().enumerate() {
-            h.truncate(wanted(i));
-        }
-        let k_max = ks.iter().copied().max().unwrap_or(0);
-        let t = Instant::now();
-        let mut out = self.reranker.rerank(queries, &hits, k_max)?;
-        for (o, &k) in out.iter_mut().zip(ks) {
-            o.truncate(k);
-        }
-        stages.rerank_ms += ms_since(t);
-        self.stages.record(&stages);
-        Ok(out)
+        self.reranker
+            .search_each(queries, ks, candidates, &self.stages, |most, stages| {
+                self.counts_timed(queries, most, method, stages)
+            })
     }
 }
 

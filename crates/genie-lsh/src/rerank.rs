@@ -3,14 +3,16 @@
 //! of a batch are then computed in one launch, identical to the CPU's bit for bit, and ordered by
 //! the CPU's comparator ([`rank_verified`]).
 
-use crate::error::Result;
+use crate::error::{LshError, Result};
 use crate::metric::Metric;
+use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::vectors::VectorSet;
 use crate::verify::VectorVerifier;
 use genie_core::backend::{GpuVectors, VectorDistance};
 use genie_core::{rank_verified, rerank, Hit, VerifiedHit};
 use rayon::prelude::*;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Exact distances to the indexed vectors, on the CPU or the GPU of the index.
 pub struct Reranker {
@@ -76,6 +78,44 @@ impl Reranker {
                 .map(|(h, q)| Ok(rerank(&self.verifier, q, h, k)?))
                 .collect(),
         }
+    }
+
+    /// A batch with each query's own `k` and candidates (a server's batch of requests): `count`
+    /// takes the top objects by match count at the largest number wanted (timing its stages),
+    /// each query keeps its own prefix of them, and the re-ranked lists are cut to each `k`.
+    /// The stages go to `clock`.
+    pub fn search_each(
+        &self,
+        queries: &VectorSet,
+        ks: &[usize],
+        candidates: &[usize],
+        clock: &StageClock,
+        count: impl FnOnce(usize, &mut SearchStages) -> Result<Vec<Vec<Hit>>>,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        if ks.len() != queries.len() || candidates.len() != queries.len() {
+            return Err(LshError::InvalidParameter(
+                "one k and one number of candidates per query".into(),
+            ));
+        }
+        let wanted = |i: usize| candidates[i].max(ks[i]);
+        let most = (0..queries.len()).map(wanted).max().unwrap_or(0);
+        let mut stages = SearchStages {
+            queries: queries.len() as u64,
+            ..SearchStages::default()
+        };
+        let mut hits = count(most, &mut stages)?;
+        for (i, h) in hits.iter_mut().enumerate() {
+            h.truncate(wanted(i));
+        }
+        let k_max = ks.iter().copied().max().unwrap_or(0);
+        let t = Instant::now();
+        let mut out = self.rerank(queries, &hits, k_max)?;
+        for (o, &k) in out.iter_mut().zip(ks) {
+            o.truncate(k);
+        }
+        stages.rerank_ms += ms_since(t);
+        clock.record(&stages);
+        Ok(out)
     }
 
     fn on_device(
