@@ -1,56 +1,92 @@
 #!/usr/bin/env bash
-# Issue 13 on the GPU machine: Fashion-MNIST (60,000 x 784, the 10,000 test images as queries),
-# the codebook family built and tuned by `genie build`, searched by `genie search --device gpu`,
-# beside the exact fp32 scan in PyTorch (bench/peers/ann_peers.py --peers torch) on the same GPU,
-# recall@10 of both against the exact neighbours (bench/peers/knn_truth.py, float64).
-# With "serve2" it also runs issue 12's two-GPU load: genie-bench --mode serve at 1,024 clients on
-# one GPU and on two. Run from the repo root after ../shared/gpu/stage.
+# Issue 13 on the GPU machine, one call: the LSH/codebook GPU conformance tests, then per data set
+# the codebook family built and tuned by `genie build` (no flag but kind and family), searched by
+# `genie search` on the GPU and the CPU backend (the stage breakdown of -v), GPU == CPU compared,
+# recall@10 against the exact neighbours (bench/peers/knn_truth.py, float64), a short probe sweep,
+# and the exact fp32 scan in PyTorch on the same GPU (bench/peers/ann_peers.py --peers torch).
+# Data sets: Fashion-MNIST (60,000 x 784, the 10,000 test images as queries; .gpu/fm/ holds the
+# two IDX files) and Gaussian clusters 1M x 96 (2,000 centres ~ N(0, 10^2), points = centre +
+# N(0, 3^2), 10,000 queries from the same mixture; generated here, seed 13).
+# Run from the repo root after ../shared/gpu/stage. Prints a table at the end.
 set -uo pipefail
 out=${OUT:-/tmp/genie-out}
 mkdir -p "$out"
 d=/tmp/genie-vec; mkdir -p "$d"
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+now() { python3 -c 'import time; print(f"{time.time():.3f}")'; }
+since() { python3 -c "import time; print(f'{time.time() - $1:.2f}')"; }
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+nproc
+echo "== GPU tests"
+.gpu/run tests 2>&1 | grep -E "^test |test result|skipped|panicked|differ" | tee "$out/tests.log"
 python3 - "$d" .gpu/fm <<'PY'
 import gzip, sys, numpy as np
 d = sys.argv[1]
+def fvecs(path, a):
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    out = np.empty((a.shape[0], a.shape[1] + 1), dtype=np.float32)
+    out[:, 0] = np.array([a.shape[1]], dtype=np.int32).view(np.float32)[0]
+    out[:, 1:] = a
+    out.tofile(path)
 def idx(p):
     raw = gzip.open(p).read()
     return np.frombuffer(raw[16:], dtype=np.uint8).reshape(-1, 784).astype(np.float32)
-for name, p in [("base", "train-images-idx3-ubyte.gz"), ("query", "t10k-images-idx3-ubyte.gz")]:
-    a = idx(sys.argv[2] + "/" + p)
-    out = np.empty((a.shape[0], 785), dtype=np.float32)
-    out[:, 0] = np.array([784], dtype=np.int32).view(np.float32)[0]
-    out[:, 1:] = a
-    out.tofile(f"{d}/{name}.fvecs")
+fvecs(f"{d}/fm-base.fvecs", idx(sys.argv[2] + "/train-images-idx3-ubyte.gz"))
+fvecs(f"{d}/fm-query.fvecs", idx(sys.argv[2] + "/t10k-images-idx3-ubyte.gz"))
+rng = np.random.default_rng(13)
+centres = rng.normal(0, 10, (2000, 96)).astype(np.float32)
+def mix(n):
+    c = rng.integers(0, 2000, n)
+    return centres[c] + rng.normal(0, 3, (n, 96)).astype(np.float32)
+fvecs(f"{d}/cl-base.fvecs", mix(1_000_000))
+fvecs(f"{d}/cl-query.fvecs", mix(10_000))
 PY
-python3 bench/peers/knn_truth.py "$d/base.fvecs" "$d/query.fvecs" 10 "$d/truth.ivecs" | tee "$out/truth.log"
-python3 bench/peers/ann_peers.py --data fashion-mnist --base "$d/base.fvecs" --queries "$d/query.fvecs" \
-  --truth "$d/truth.ivecs" --k 10 --peers torch --csv "$out/vectors-peers.csv" 2>&1 | tail -8
-t0=$(date +%s.%N)
-.gpu/run bin genie -v build --kind vectors --lsh codebook --input "$d/base.fvecs" --output "$d/cb.genie" 2>&1 | grep -v DEBUG | tail -8 | tee "$out/build.log"
-echo "build_s=$(echo "$(date +%s.%N) - $t0" | bc)"
-for dev in gpu cpu; do
-  for i in 1 2; do
-    t0=$(date +%s.%N)
-    .gpu/run bin genie -v search --device $dev --index "$d/cb.genie" --queries "$d/query.fvecs" --k 10 --output "$d/cb-$dev.jsonl" 2>&1 | grep -E "stages|searched|backend" | tee -a "$out/search-$dev.log"
-    echo "$dev run $i wall_s=$(echo "$(date +%s.%N) - $t0" | bc)" | tee -a "$out/search-$dev.log"
-  done
-done
-cmp -s "$d/cb-gpu.jsonl" "$d/cb-cpu.jsonl" && echo "GPU == CPU: yes" || echo "GPU == CPU: NO"
-python3 - "$d" <<'PY' | tee "$out/recall.log"
+summary="$out/summary.txt"; : > "$summary"
+stage() { grep -oE "search [0-9.]+ ms \(hash [0-9.]+ ms, count [0-9.]+ ms, rerank [0-9.]+ ms\)" "$1" | tail -1; }
+recall() {
+  python3 - "$1" "$2" <<'PY'
 import json, sys, numpy as np
-d = sys.argv[1]
-raw = np.fromfile(f"{d}/truth.ivecs", dtype=np.int32); k = raw[0]
+raw = np.fromfile(sys.argv[1], dtype=np.int32); k = raw[0]
 truth = raw.reshape(-1, k + 1)[:, 1:11]
 found = 0
-for line, t in zip(open(f"{d}/cb-gpu.jsonl"), truth):
+for line, t in zip(open(sys.argv[2]), truth):
     hits = [h["id"] for h in json.loads(line)["hits"]]
     found += len(set(hits[:10]) & set(t.tolist()))
-print(f"genie codebook recall@10 = {found / (10 * len(truth)):.4f}")
+print(f"{found / (10 * len(truth)):.4f}")
 PY
-if [ "${1:-}" = serve2 ]; then
-  for devs in 0 0,1; do
-    timeout 150 .gpu/run bin genie-bench --mode serve --devices $devs --clients 1024 --rates 1 --seconds 10 \
-      --csv "$out/serve-devices-${devs/,/-}.csv" 2>&1 | grep -v INFO | tail -6
+}
+for set in fm cl; do
+  echo "== $set"
+  base="$d/$set-base.fvecs"; query="$d/$set-query.fvecs"; truth="$d/$set-truth.ivecs"
+  python3 bench/peers/knn_truth.py "$base" "$query" 10 "$truth" | tee "$out/$set-truth.log"
+  python3 bench/peers/ann_peers.py --data $set --base "$base" --queries "$query" \
+    --truth "$truth" --k 10 --peers torch --csv "$out/$set-peers.csv" 2>&1 | tail -4
+  t0=$(now)
+  .gpu/run bin genie -v build --kind vectors --lsh codebook --input "$base" --output "$d/$set.genie" \
+    2>&1 | grep -v DEBUG | tail -8 | tee "$out/$set-build.log"
+  echo "$set build_s=$(since $t0)" | tee -a "$out/$set-build.log"
+  for dev in gpu cpu; do
+    for i in 1 2; do
+      [ $dev = cpu ] && [ $i = 2 ] && continue
+      .gpu/run bin genie -v search --device $dev --index "$d/$set.genie" --queries "$query" --k 10 \
+        --output "$d/$set-$dev.jsonl" > "$out/$set-search-$dev-$i.log" 2>&1
+      grep -E "stages|searched" "$out/$set-search-$dev-$i.log"
+    done
   done
-fi
+  same=$(cmp -s "$d/$set-gpu.jsonl" "$d/$set-cpu.jsonl" && echo yes || echo NO)
+  r=$(recall "$truth" "$d/$set-gpu.jsonl")
+  echo "$set tuned gpu: recall $r, $(stage "$out/$set-search-gpu-2.log"); cpu: $(stage "$out/$set-search-cpu-1.log"); GPU == CPU: $same" | tee -a "$summary"
+  if [ $set = fm ]; then
+    .gpu/run bin genie -v search --device gpu --counting lists --index "$d/$set.genie" --queries "$query" --k 10 \
+      --output "$d/$set-lists.jsonl" > "$out/$set-search-lists.log" 2>&1
+    echo "$set lists gpu: recall $(recall "$truth" "$d/$set-lists.jsonl"), $(stage "$out/$set-search-lists.log")" | tee -a "$summary"
+  fi
+  for p in "1 4 50" "2 4 100" "4 4 100" "4 8 200" "8 8 200" "16 8 500" "32 16 1000"; do
+    set -- $p
+    .gpu/run bin genie -v search --device gpu --probes $1 --entries $2 --candidates $3 --index "$d/$set.genie" \
+      --queries "$query" --k 10 --output "$d/$set-sweep.jsonl" > "$out/$set-sweep.log" 2>&1
+    echo "$set sweep probes=$1 entries=$2 candidates=$3: recall $(recall "$truth" "$d/$set-sweep.jsonl"), $(stage "$out/$set-sweep.log")" | tee -a "$summary"
+  done
+  tail -3 "$out/$set-peers.csv" | tee -a "$summary"
+done
+echo "== summary"
+cat "$summary"

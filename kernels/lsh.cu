@@ -219,3 +219,190 @@ extern "C" __global__ void rerank_distance(const float* __restrict__ vecs, u32 n
         out[t] = d;
     }
 }
+
+// ---- codebook scan (crates/genie-lsh/src/codebook/scan.rs) -------------------------------------
+// One block per query (grid-stride over queries). For each probed cell in probe order, a table of
+// the query's weight per (slice, codeword) is set in shared memory from its picks, and every
+// object of the cell gets its hit count: the sum over slices of the weight of its code. The counts
+// go to the block's scratch in scan order (probe rank, then position in the cell) with a
+// histogram of counts; the candidates are then the objects whose count exceeds the threshold T
+// (the largest count at which `cand` objects are reached) and the first ties at T in scan order:
+// the CPU's stable sort by count, descending, cut to `cand`. They are written in scan order.
+
+__device__ __forceinline__ u32 block_excl_scan(u32 v, u32* warp_sums, u32* total) {
+    const u32 lane = threadIdx.x & 31u, w = threadIdx.x >> 5, nw = (blockDim.x + 31u) >> 5;
+    u32 x = v;
+#pragma unroll
+    for (u32 o = 1; o < 32u; o <<= 1) {
+        const u32 y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31u) warp_sums[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        u32 s = lane < nw ? warp_sums[lane] : 0u;
+#pragma unroll
+        for (u32 o = 1; o < 32u; o <<= 1) {
+            const u32 y = __shfl_up_sync(0xffffffffu, s, o);
+            if (lane >= o) s += y;
+        }
+        if (lane < nw) warp_sums[lane] = s;
+    }
+    __syncthreads();
+    const u32 before = w ? warp_sums[w - 1] : 0u;
+    *total = warp_sums[nw - 1];
+    __syncthreads();
+    return before + x - v;
+}
+
+extern "C" __global__ void codebook_scan(const u32* __restrict__ starts, const u32* __restrict__ ids,
+                                         const unsigned char* __restrict__ codes, u32 subspaces,
+                                         const u32* __restrict__ cells, u32 probes,
+                                         const unsigned char* __restrict__ picks, u32 entries, u32 weighted,
+                                         u32 nq, u32 width, u32* scratch_ids, u32* scratch_counts, u32 bins,
+                                         u32 cand, u32* out_ids, u32* out_counts, u32* out_n) {
+    extern __shared__ u32 smem[];
+    u32* hist = smem;
+    unsigned short* lut = (unsigned short*)(smem + bins);
+    __shared__ u32 warp_sums[32];
+    __shared__ u32 s_threshold, s_need;
+    const u32 tid = threadIdx.x, bd = blockDim.x;
+    u32* sc_ids = scratch_ids + (u64)blockIdx.x * width;
+    u32* sc_counts = scratch_counts + (u64)blockIdx.x * width;
+    for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
+        for (u32 i = tid; i < bins; i += bd) hist[i] = 0u;
+        __syncthreads();
+        u32 pos = 0;
+        for (u32 p = 0; p < probes; ++p) {
+            const u32 cell = cells[(u64)q * probes + p];
+            if (cell == 0xffffffffu) break;
+            for (u32 i = tid; i < subspaces * 256u; i += bd) lut[i] = 0;
+            __syncthreads();
+            const unsigned char* pk = picks + ((u64)q * probes + p) * subspaces * entries;
+            for (u32 i = tid; i < subspaces * entries; i += bd) {
+                const u32 s = i / entries, r = i - s * entries;
+                lut[s * 256u + pk[i]] = (unsigned short)(weighted ? entries - r : 1u);
+            }
+            __syncthreads();
+            const u32 lo = starts[cell], hi = starts[cell + 1];
+            for (u32 i = lo + tid; i < hi; i += bd) {
+                const unsigned char* c = codes + (u64)i * subspaces;
+                u32 cnt = 0;
+                for (u32 s = 0; s < subspaces; ++s) cnt += lut[s * 256u + c[s]];
+                sc_ids[pos + (i - lo)] = ids[i];
+                sc_counts[pos + (i - lo)] = cnt;
+                if (cnt) atomicAdd(&hist[min(cnt, bins - 1u)], 1u);
+            }
+            pos += hi - lo;
+            __syncthreads();
+        }
+        if (tid == 0) {
+            u32 above = 0, t = 1;
+            for (u32 c = bins - 1; c >= 1u; --c) {
+                if (above + hist[c] >= cand) {
+                    t = c;
+                    break;
+                }
+                above += hist[c];
+                if (c == 1u) above -= hist[1];
+            }
+            s_threshold = t;
+            s_need = min(cand - min(above, cand), hist[t]);
+        }
+        __syncthreads();
+        const u32 t = s_threshold, need = s_need;
+        u32 taken = 0, ties = 0;
+        for (u32 base = 0; base < pos; base += bd) {
+            const u32 i = base + tid;
+            const u32 cnt = i < pos ? sc_counts[i] : 0u;
+            const u32 tie = cnt == t ? 1u : 0u;
+            u32 tie_total;
+            const u32 tie_rank = ties + block_excl_scan(tie, warp_sums, &tie_total);
+            const u32 sel = (cnt > t || (tie && tie_rank < need)) ? 1u : 0u;
+            u32 sel_total;
+            const u32 at = taken + block_excl_scan(sel, warp_sums, &sel_total);
+            if (sel) {
+                out_ids[(u64)q * cand + at] = sc_ids[i];
+                out_counts[(u64)q * cand + at] = cnt;
+            }
+            ties += tie_total;
+            taken += sel_total;
+        }
+        for (u32 j = taken + tid; j < cand; j += bd) {
+            out_ids[(u64)q * cand + j] = 0xffffffffu;
+            out_counts[(u64)q * cand + j] = 0u;
+        }
+        if (tid == 0) out_n[q] = taken;
+        __syncthreads();
+    }
+}
+
+// ---- top k of re-ranked candidates: (distance ascending by its total order, count descending,
+// id ascending), genie-core's `rank_verified`. One block per query, k rounds of a block minimum
+// over the keys after the last one taken.
+
+struct RankKey {
+    u64 d;
+    u32 count;
+    u32 id;
+};
+
+__device__ __forceinline__ u64 total_order(double x) {
+    const i64 i = __double_as_longlong(x);
+    return (u64)(i ^ (i64)(((u64)(i >> 63)) >> 1)) ^ 0x8000000000000000ull;
+}
+
+__device__ __forceinline__ bool key_less(const RankKey& a, const RankKey& b) {
+    if (a.d != b.d) return a.d < b.d;
+    if (a.count != b.count) return a.count > b.count;
+    return a.id < b.id;
+}
+
+extern "C" __global__ void rank_top_k(const double* __restrict__ dist, const u32* __restrict__ cand_ids,
+                                      const u32* __restrict__ cand_counts, const u32* __restrict__ n_cand,
+                                      u32 cand, u32 nq, u32 k, u32* top_ids, u32* top_counts, double* top_dist,
+                                      u32* top_n) {
+    __shared__ RankKey warp_best[32];
+    __shared__ RankKey s_last;
+    const u32 tid = threadIdx.x, lane = tid & 31u, w = tid >> 5, nw = (blockDim.x + 31u) >> 5;
+    const RankKey none = {0xffffffffffffffffull, 0u, 0xffffffffu};
+    for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
+        const u32 n = min(n_cand[q], cand), rounds = min(n, k);
+        bool first = true;
+        RankKey last = none;
+        for (u32 r = 0; r < rounds; ++r) {
+            RankKey best = none;
+            for (u32 j = tid; j < n; j += blockDim.x) {
+                const u64 at = (u64)q * cand + j;
+                const RankKey key = {total_order(dist[at]), cand_counts[at], cand_ids[at]};
+                if ((first || key_less(last, key)) && key_less(key, best)) best = key;
+            }
+#pragma unroll
+            for (u32 o = 16; o > 0; o >>= 1) {
+                RankKey other;
+                other.d = __shfl_down_sync(0xffffffffu, best.d, o);
+                other.count = __shfl_down_sync(0xffffffffu, best.count, o);
+                other.id = __shfl_down_sync(0xffffffffu, best.id, o);
+                if (key_less(other, best)) best = other;
+            }
+            if (lane == 0) warp_best[w] = best;
+            __syncthreads();
+            if (tid == 0) {
+                RankKey b = warp_best[0];
+                for (u32 i = 1; i < nw; ++i)
+                    if (key_less(warp_best[i], b)) b = warp_best[i];
+                s_last = b;
+                const u64 o = (u64)q * k + r;
+                top_ids[o] = b.id;
+                top_counts[o] = b.count;
+                const i64 bits = (i64)(b.d ^ 0x8000000000000000ull);
+                top_dist[o] = __longlong_as_double(bits ^ (i64)(((u64)(bits >> 63)) >> 1));
+            }
+            __syncthreads();
+            last = s_last;
+            first = false;
+            __syncthreads();
+        }
+        if (tid == 0) top_n[q] = rounds;
+    }
+}

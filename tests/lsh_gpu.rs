@@ -171,3 +171,94 @@ fn gpu_reranking_equals_cpu_for_every_metric() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The codebook scan on the GPU (hit counts, candidates, exact distances and the top `k` on the
+/// device) gives the CPU's answers: the same candidates in the same order, the same re-ranked hits
+/// bit for bit, for probes weighted or not, one codeword to all 256, few candidates (ties cut in
+/// scan order) to more than the probed cells hold, and a batch of mixed `k` and candidates equal
+/// to its queries searched alone.
+#[test]
+fn gpu_codebook_scan_equals_cpu() {
+    use genie::core::DeviceChoice;
+    use genie::lsh::codebook::index::Counting;
+    use genie::lsh::{CodebookIndex, CodebookParams, Probe};
+    if let Err(reason) = genie::core::backend::cuda_probe() {
+        skip(reason);
+        return;
+    }
+    let (name, vectors) = datasets(6000).swap_remove(0);
+    let d = vectors.dim();
+    let queries = VectorSet::new(d, vectors.as_slice()[..300 * d].to_vec()).unwrap();
+    let params = CodebookParams::for_data(vectors.len(), d, 5);
+    let cpu = CodebookIndex::build(
+        vectors.clone(),
+        params,
+        Probe::default(),
+        DeviceChoice::Cpu,
+        None,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cb.genie");
+    cpu.save(&path).unwrap();
+    let gpu = CodebookIndex::load(&path, DeviceChoice::Gpu).unwrap();
+    assert!(gpu.scans_on_gpu(), "{name}: the cells are not on the GPU");
+    assert!(!cpu.scans_on_gpu());
+    let mut failures = Vec::new();
+    for (probes, entries, weighted, candidates) in [
+        (8, 4, true, 100),
+        (3, 1, false, 10),
+        (16, 8, true, 100_000),
+        (2, 256, true, 50),
+        (1, 2, false, 1),
+    ] {
+        let probe = Probe {
+            probes,
+            entries,
+            candidates,
+            weighted,
+        };
+        let (g, c) = (
+            gpu.search_counts(&queries, candidates as usize, &probe, Counting::Scan)
+                .unwrap(),
+            cpu.search_counts(&queries, candidates as usize, &probe, Counting::Scan)
+                .unwrap(),
+        );
+        if g != c {
+            let differ = g.iter().zip(&c).filter(|(a, b)| a != b).count();
+            failures.push(format!("{probe:?}: candidates of {differ} of 300 queries differ"));
+        }
+        let (g, c) = (
+            gpu.search(&queries, 10, &probe).unwrap(),
+            cpu.search(&queries, 10, &probe).unwrap(),
+        );
+        if g != c {
+            let differ = g.iter().zip(&c).filter(|(a, b)| a != b).count();
+            failures.push(format!("{probe:?}: answers of {differ} of 300 queries differ"));
+        }
+    }
+    // a served batch: each query its own k and candidates, as if alone
+    let probe = Probe::default();
+    let ks: Vec<usize> = (0..queries.len()).map(|i| [1, 10, 25][i % 3]).collect();
+    let cands: Vec<usize> = (0..queries.len()).map(|i| [20, 100][i % 2]).collect();
+    let batch = gpu
+        .search_each(&queries, &ks, &cands, &probe, Counting::Scan)
+        .unwrap();
+    for (i, got) in batch.iter().enumerate() {
+        let one = queries.select(&[i]).unwrap();
+        let alone = cpu
+            .search(
+                &one,
+                ks[i],
+                &Probe {
+                    candidates: cands[i] as u32,
+                    ..probe
+                },
+            )
+            .unwrap();
+        if got != &alone[0] {
+            failures.push(format!("batch query {i} differs from its lone search"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -14,6 +14,7 @@ use crate::data_error::DataError;
 use genie_core::{Backend, DeviceChoice, InvertedIndex, Method};
 use genie_lsh::codebook::index::codebook_path;
 use genie_lsh::codebook::tune::{self, DEFAULT_TARGET};
+use genie_lsh::codebook::index::Counting;
 use genie_lsh::{io, CodebookIndex, CodebookParams, Probe, VectorSet};
 use serde_json::Value;
 use std::any::Any;
@@ -119,6 +120,7 @@ pub struct OpenCodebook {
 struct CodebookQuery {
     vector: Vec<f32>,
     probe: Probe,
+    counting: Counting,
 }
 
 impl KindIndex for OpenCodebook {
@@ -151,7 +153,21 @@ impl KindIndex for OpenCodebook {
             name: "probes".into(),
             message: e.to_string(),
         })?;
-        Ok(Box::new(CodebookQuery { vector, probe }))
+        let counting = match options.str("counting")? {
+            None | Some("scan") => Counting::Scan,
+            Some("lists") => Counting::Lists(self.method),
+            Some(other) => {
+                return Err(DataError::BadOption {
+                    name: "counting".into(),
+                    message: format!("expected scan or lists, got {other:?}"),
+                })
+            }
+        };
+        Ok(Box::new(CodebookQuery {
+            vector,
+            probe,
+            counting,
+        }))
     }
 
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
@@ -167,11 +183,11 @@ impl KindIndex for OpenCodebook {
             .map(|r| prepared::<CodebookQuery>(r.query))
             .collect::<Result<Vec<_>, _>>()?;
         // one search per probe (cells and entries) among the batch's queries
-        let mut groups: BTreeMap<(u32, u32, bool), Vec<usize>> = BTreeMap::new();
+        let mut groups: BTreeMap<(u32, u32, bool, bool), Vec<usize>> = BTreeMap::new();
         for (i, q) in queries.iter().enumerate() {
             let p = q.probe;
             groups
-                .entry((p.probes, p.entries, p.weighted))
+                .entry((p.probes, p.entries, p.weighted, q.counting == Counting::Scan))
                 .or_default()
                 .push(i);
         }
@@ -187,10 +203,10 @@ impl KindIndex for OpenCodebook {
                 .iter()
                 .map(|&i| queries[i].probe.candidates as usize)
                 .collect();
-            let probe = queries[members[0]].probe;
+            let (probe, counting) = (queries[members[0]].probe, queries[members[0]].counting);
             let hits = self
                 .index
-                .search_each(&set, &ks, &candidates, &probe, self.method)?;
+                .search_each(&set, &ks, &candidates, &probe, counting)?;
             for (h, &i) in hits.iter().zip(members) {
                 answers[i] = verified_answer(h, batch[i].min_count);
             }

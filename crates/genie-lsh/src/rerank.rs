@@ -8,7 +8,7 @@ use crate::metric::Metric;
 use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::vectors::VectorSet;
 use crate::verify::VectorVerifier;
-use genie_core::backend::{GpuVectors, VectorDistance};
+use genie_core::backend::{CellCodesRef, GpuVectors, VectorDistance};
 use genie_core::{rank_verified, rerank, Hit, VerifiedHit};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -60,6 +60,30 @@ impl Reranker {
     /// Whether distances are computed on the GPU.
     pub fn on_gpu(&self) -> bool {
         self.gpu.is_some()
+    }
+
+    /// The vectors on the GPU, when they are there.
+    pub fn gpu(&self) -> Option<&GpuVectors> {
+        self.gpu.as_ref()
+    }
+
+    /// Keeps a codebook index's cells on the GPU beside the vectors (a failure is logged, and
+    /// the scan stays on the CPU).
+    pub fn attach_cells(&mut self, cells: CellCodesRef<'_>) {
+        if let Some(gpu) = self.gpu.as_mut() {
+            if let Err(e) = gpu.attach_cells(cells) {
+                log::warn!("the codebook scan stays on the CPU: the cells did not go to the GPU ({e})");
+            }
+        }
+    }
+
+    /// The metric, as the GPU computes it.
+    pub fn device_metric(&self) -> VectorDistance {
+        match self.metric {
+            Metric::L2 => VectorDistance::L2,
+            Metric::L1 => VectorDistance::L1,
+            Metric::Cosine => VectorDistance::Cosine,
+        }
     }
 
     /// Each query's `hits` re-ranked by the exact distance (distance ascending, count descending,
@@ -132,11 +156,7 @@ impl Reranker {
                 *c = hit.id;
             }
         }
-        let metric = match self.metric {
-            Metric::L2 => VectorDistance::L2,
-            Metric::L1 => VectorDistance::L1,
-            Metric::Cosine => VectorDistance::Cosine,
-        };
+        let metric = self.device_metric();
         let distances = gpu.distances(queries.as_slice(), &candidates, per_query, metric)?;
         Ok(hits
             .par_iter()

@@ -277,6 +277,12 @@ pub struct SearchArgs {
     #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub entries: Option<u32>,
 
+    /// Codebook vectors: how the hits of the probed cells are counted: `scan` reads the codes of
+    /// their objects (on the GPU when searching there), `lists` the inverted lists of the query's
+    /// keywords through the engine [default: scan].
+    #[arg(long, value_name = "HOW", value_parser = ["scan", "lists"])]
+    pub counting: Option<String>,
+
     /// Sequences: queries not proven exact are searched again with K doubled, up to this K
     /// (no repetition when not above --candidates).
     #[arg(long, value_name = "K", default_value_t = genie::sa::seq_search::DEFAULT_MAX_CANDIDATES, help_heading = "Sequences")]

@@ -7,7 +7,9 @@ pub mod cuda;
 mod device;
 
 pub use cpu::CpuBackend;
-pub use cuda::{cuda_probe, kernels, CudaBackend, GpuVectors, VectorDistance};
+pub use cuda::{
+    cuda_probe, kernels, CellCodesRef, CudaBackend, GpuVectors, ScanJob, ScanTimes, VectorDistance,
+};
 pub use device::{select_backend, DeviceChoice};
 
 use crate::error::Result;

@@ -4,6 +4,7 @@
 //! the tuning measured), the vectors `INDEX.vectors` and the centres and codewords
 //! `INDEX.codebook` (both in the raw vector format, checksummed).
 
+use super::scan::{CellCodes, Plan};
 use super::{Codebook, CodebookParams, Probe};
 use crate::error::{LshError, Result};
 use crate::index::{load_vectors, vectors_info, vectors_path, VectorsInfo};
@@ -12,6 +13,8 @@ use crate::metric::Metric;
 use crate::rerank::Reranker;
 use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::vectors::VectorSet;
+use genie_core::backend::{CellCodesRef, ScanJob};
+use rayon::prelude::*;
 use genie_core::{
     select_backend, Backend, DeviceChoice, Engine, Hit, IndexBuilder, InvertedIndex, Method,
     SearchParams, VerifiedHit,
@@ -82,9 +85,21 @@ pub fn codebook_path(index: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// How a search counts the hits of its probed cells.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Counting {
+    /// The codes of the probed cells' objects, one lookup per object and slice (on the GPU when
+    /// the index is there): [`super::scan`].
+    #[default]
+    Scan,
+    /// The inverted lists of the query's keywords, through the engine's method.
+    Lists(Method),
+}
+
 /// Vectors with a codebook match-count index over them, searched with re-ranking.
 pub struct CodebookIndex {
     codebook: Codebook,
+    cells: CellCodes,
     engine: Engine,
     metadata: CodebookMetadata,
     reranker: Reranker,
@@ -129,6 +144,11 @@ impl CodebookIndex {
             "codebook: vectors encoded in {:.2} s",
             t.elapsed().as_secs_f64()
         );
+        let cells = CellCodes::from_keywords(
+            &keywords,
+            metadata.params.subspaces as usize,
+            metadata.params.cells as usize,
+        )?;
         let t = Instant::now();
         let index = Self::core_index(&codebook, &metadata, keywords)?;
         let engine = Engine::new(Arc::new(index), device)?;
@@ -138,6 +158,7 @@ impl CodebookIndex {
         );
         Ok(Self::assemble(
             codebook,
+            cells,
             Arc::new(vectors),
             engine,
             metadata,
@@ -161,13 +182,21 @@ impl CodebookIndex {
 
     fn assemble(
         codebook: Codebook,
+        cells: CellCodes,
         vectors: Arc<VectorSet>,
         engine: Engine,
         metadata: CodebookMetadata,
     ) -> Self {
-        let reranker = Reranker::new(vectors, Metric::L2, engine.gpu_ordinal());
+        let mut reranker = Reranker::new(vectors, Metric::L2, engine.gpu_ordinal());
+        reranker.attach_cells(CellCodesRef {
+            starts: &cells.starts,
+            ids: &cells.ids,
+            codes: &cells.codes,
+            subspaces: cells.subspaces,
+        });
         Self {
             codebook,
+            cells,
             engine,
             metadata,
             reranker,
@@ -220,9 +249,13 @@ impl CodebookIndex {
                 "the keyword space does not match the codebook's cells and subspaces",
             ));
         }
+        let p = &metadata.params;
+        let cells = CellCodes::from_index(&index, p.subspaces as usize, p.cells as usize)
+            .map_err(|e| LshError::format(path, e.to_string()))?;
         let engine = Engine::with_backend(index, backend)?;
         Ok(Self::assemble(
             codebook,
+            cells,
             Arc::new(vectors),
             engine,
             metadata,
@@ -264,6 +297,16 @@ impl CodebookIndex {
         self.stages.take()
     }
 
+    /// The objects by cell with their codes.
+    pub fn cells(&self) -> &CellCodes {
+        &self.cells
+    }
+
+    /// Whether the scan runs on the GPU.
+    pub fn scans_on_gpu(&self) -> bool {
+        self.reranker.gpu().is_some_and(|g| g.has_cells())
+    }
+
     /// Per query, the top `probe.candidates` (at least `k`) by hit count, re-ranked by the exact
     /// L2 distance and cut to `k`.
     pub fn search(
@@ -278,53 +321,136 @@ impl CodebookIndex {
             &vec![k; n],
             &vec![probe.candidates as usize; n],
             probe,
-            Method::Cpq,
+            Counting::Scan,
         )
     }
 
-    /// Per query, the top `k` objects by hit count (count descending, id ascending), no re-rank.
+    /// Per query, the top `k` objects by hit count, no re-rank: count descending, then scan order
+    /// ([`Counting::Scan`]) or id ([`Counting::Lists`]).
     pub fn search_counts(
         &self,
         queries: &VectorSet,
         k: usize,
         probe: &Probe,
-        method: Method,
+        counting: Counting,
     ) -> Result<Vec<Vec<Hit>>> {
-        self.counts_timed(queries, k, probe, method, &mut SearchStages::default())
+        let t = Instant::now();
+        let plan = self.codebook.plan(queries, probe)?;
+        let mut stages = SearchStages {
+            hash_ms: ms_since(t),
+            ..SearchStages::default()
+        };
+        self.counts_of(queries, &plan, k, counting, &mut stages)
     }
 
-    fn counts_timed(
+    fn counts_of(
         &self,
         queries: &VectorSet,
+        plan: &Plan,
         k: usize,
-        probe: &Probe,
-        method: Method,
+        counting: Counting,
         stages: &mut SearchStages,
     ) -> Result<Vec<Vec<Hit>>> {
         let t = Instant::now();
-        let qs = self.codebook.queries_of_all(queries, probe)?;
-        stages.hash_ms += ms_since(t);
-        let k = u32::try_from(k.min(self.vectors().len())).unwrap_or(u32::MAX);
-        let params = SearchParams::top_k(k).with_method(method);
-        let t = Instant::now();
-        let hits = self.engine.search(&qs, &params)?;
+        let hits = match counting {
+            Counting::Lists(method) => {
+                let qs = self.codebook.queries_of_plan(plan);
+                stages.hash_ms += ms_since(t);
+                let t = Instant::now();
+                let k = u32::try_from(k.min(self.vectors().len())).unwrap_or(u32::MAX);
+                let params = SearchParams::top_k(k).with_method(method);
+                let hits = self.engine.search(&qs, &params)?;
+                stages.count_ms += ms_since(t);
+                return Ok(hits);
+            }
+            Counting::Scan => match self.reranker.gpu().filter(|g| g.has_cells()) {
+                Some(gpu) => {
+                    let mut hits = gpu.scan_candidates(&self.job(queries, plan, k))?;
+                    // the device writes them in scan order; the CPU's order is by count first
+                    hits.par_iter_mut()
+                        .for_each(|h| h.sort_by_key(|x| std::cmp::Reverse(x.count)));
+                    hits
+                }
+                None => self.cells.candidates(plan, k),
+            },
+        };
         stages.count_ms += ms_since(t);
         Ok(hits)
     }
 
+    fn job<'a>(&self, queries: &'a VectorSet, plan: &'a Plan, candidates: usize) -> ScanJob<'a> {
+        ScanJob {
+            queries: queries.as_slice(),
+            cells: &plan.cells,
+            probes: plan.probes,
+            picks: &plan.picks,
+            entries: plan.entries,
+            weighted: plan.weighted,
+            candidates,
+        }
+    }
+
     /// As [`CodebookIndex::search`] with each query's own `k` and candidates (a server's batch):
-    /// one count search at the largest serves all, each query's candidates a prefix of it.
+    /// each query's candidates are its own top by count, as if searched alone.
     pub fn search_each(
         &self,
         queries: &VectorSet,
         ks: &[usize],
         candidates: &[usize],
         probe: &Probe,
-        method: Method,
+        counting: Counting,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
-        self.reranker
-            .search_each(queries, ks, candidates, &self.stages, |most, stages| {
-                self.counts_timed(queries, most, probe, method, stages)
-            })
+        let gpu = self.reranker.gpu().filter(|g| g.has_cells());
+        let (Counting::Scan, Some(gpu)) = (counting, gpu) else {
+            let t = Instant::now();
+            let plan = self.codebook.plan(queries, probe)?;
+            let hash_ms = ms_since(t);
+            return self
+                .reranker
+                .search_each(queries, ks, candidates, &self.stages, |most, stages| {
+                    stages.hash_ms += hash_ms;
+                    self.counts_of(queries, &plan, most, counting, stages)
+                });
+        };
+        if ks.len() != queries.len() || candidates.len() != queries.len() {
+            return Err(LshError::InvalidParameter(
+                "one k and one number of candidates per query".into(),
+            ));
+        }
+        let mut stages = SearchStages {
+            queries: queries.len() as u64,
+            ..SearchStages::default()
+        };
+        let t = Instant::now();
+        let plan = self.codebook.plan(queries, probe)?;
+        stages.hash_ms += ms_since(t);
+        // one device pass per number of candidates wanted (usually one for the whole batch)
+        let wanted: Vec<usize> = (0..ks.len()).map(|i| candidates[i].max(ks[i])).collect();
+        let mut groups: Vec<usize> = wanted.clone();
+        groups.sort_unstable();
+        groups.dedup();
+        let mut out = vec![Vec::new(); queries.len()];
+        for c in groups {
+            let rows: Vec<usize> = (0..ks.len()).filter(|&i| wanted[i] == c).collect();
+            let k = rows.iter().map(|&i| ks[i]).max().unwrap_or(0);
+            let (sub_q, sub_p);
+            let (q, p) = if rows.len() == queries.len() {
+                (queries, &plan)
+            } else {
+                sub_q = queries.select(&rows)?;
+                sub_p = plan.select(&rows);
+                (&sub_q, &sub_p)
+            };
+            let (hits, times) =
+                gpu.scan_top_k(&self.job(q, p, c), k, self.reranker.device_metric())?;
+            stages.count_ms += times.upload_ms + times.scan_ms;
+            stages.rerank_ms += times.rerank_ms;
+            for (&i, mut h) in rows.iter().zip(hits) {
+                h.truncate(ks[i]);
+                out[i] = h;
+            }
+        }
+        self.stages.record(&stages);
+        Ok(out)
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod index;
 pub mod kmeans;
+pub mod scan;
 pub mod tune;
 
 use crate::error::{LshError, Result};
@@ -23,6 +24,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use index::{CodebookIndex, CodebookMetadata};
+pub use scan::{CellCodes, Plan};
 
 /// Codewords per slice (one byte of code).
 pub const CODES: usize = 256;
@@ -268,12 +270,11 @@ impl Codebook {
         Ok(out)
     }
 
-    /// The query of one vector.
-    fn query_of(&self, q: &[f32], probe: &Probe, scratch: &mut Scratch) -> Query {
-        let m = self.params.subspaces as usize;
-        let entries = (probe.entries as usize).min(CODES);
+    /// The probes of one vector: its `probes` nearest cells into `cells` and, per cell and
+    /// slice, its `entries` nearest codewords into `picks`.
+    fn plan_one(&self, q: &[f32], probes: usize, entries: usize, scratch: &mut Scratch) {
         self.cells.scores(q, &mut scratch.scores);
-        smallest(&scratch.scores, probe.probes as usize, &mut scratch.cells);
+        smallest(&scratch.scores, probes, &mut scratch.cells);
         // q_s . w_j once per query; per probed cell, |w_j|^2 - 2 (q_s - c_s) . w_j
         scratch.qw.clear();
         for (s, book) in self.codes.iter().enumerate() {
@@ -282,7 +283,8 @@ impl Codebook {
                 .qw
                 .extend((0..CODES).map(|j| kmeans::dot(part, book.row(j))));
         }
-        let mut items = Vec::with_capacity(scratch.cells.len() * m * entries);
+        let m = self.params.subspaces as usize;
+        scratch.picks.clear();
         for &cell in &scratch.cells {
             let cross = &self.cross[cell as usize * m * CODES..(cell as usize + 1) * m * CODES];
             for s in 0..m {
@@ -299,33 +301,71 @@ impl Codebook {
                         .map(|(&n, (&a, &b))| n - 2.0 * (a - b)),
                 );
                 smallest(&scratch.scores, entries, &mut scratch.picked);
-                for (rank, &code) in scratch.picked.iter().enumerate() {
-                    let weight = if probe.weighted {
-                        (entries - rank) as u32
-                    } else {
-                        1
-                    };
-                    let kw = self.keyword(cell as usize, s, code as usize);
-                    items.push(Item {
-                        lo: kw,
-                        hi: kw,
-                        weight,
-                    });
-                }
+                scratch
+                    .picks
+                    .extend(scratch.picked.iter().map(|&code| code as u8));
             }
         }
-        Query { items }
     }
 
-    /// The queries of every vector (all cores).
-    pub fn queries_of_all(&self, vectors: &VectorSet, probe: &Probe) -> Result<Vec<Query>> {
+    /// The probes of every vector (all cores).
+    pub fn plan(&self, vectors: &VectorSet, probe: &Probe) -> Result<Plan> {
         check_dim(self.params.dim, vectors.dim())?;
         probe.validate()?;
-        Ok(vectors
-            .as_slice()
-            .par_chunks_exact(vectors.dim())
-            .map_init(Scratch::default, |s, q| self.query_of(q, probe, s))
-            .collect())
+        let m = self.params.subspaces as usize;
+        let probes = (probe.probes as usize).min(self.cells.len()).max(1);
+        let entries = (probe.entries as usize).min(CODES);
+        let per = probes * m * entries;
+        let mut cells = vec![u32::MAX; vectors.len() * probes];
+        let mut picks = vec![0u8; vectors.len() * per];
+        cells
+            .par_chunks_mut(probes)
+            .zip(picks.par_chunks_mut(per.max(1)))
+            .zip(vectors.as_slice().par_chunks_exact(vectors.dim()))
+            .for_each_init(Scratch::default, |scratch, ((c, p), q)| {
+                self.plan_one(q, probes, entries, scratch);
+                c[..scratch.cells.len()].copy_from_slice(&scratch.cells);
+                p[..scratch.picks.len()].copy_from_slice(&scratch.picks);
+            });
+        Ok(Plan {
+            probes,
+            subspaces: m,
+            entries,
+            weighted: probe.weighted,
+            cells,
+            picks,
+        })
+    }
+
+    /// The queries of a plan as keyword items (for the inverted lists): item `(cell, s, code)`
+    /// weighted as the plan weighs it.
+    pub fn queries_of_plan(&self, plan: &Plan) -> Vec<Query> {
+        (0..plan.len())
+            .into_par_iter()
+            .map(|q| {
+                let mut items = Vec::with_capacity(plan.probes * plan.subspaces * plan.entries);
+                for p in 0..plan.probes {
+                    let cell = plan.cells[q * plan.probes + p];
+                    if cell == u32::MAX {
+                        break;
+                    }
+                    for (i, &code) in plan.picks_of(q, p).iter().enumerate() {
+                        let kw = self.keyword(cell as usize, i / plan.entries, code as usize);
+                        items.push(Item {
+                            lo: kw,
+                            hi: kw,
+                            weight: plan.weight(i % plan.entries),
+                        });
+                    }
+                }
+                Query { items }
+            })
+            .collect()
+    }
+
+    /// The queries of every vector as keyword items (all cores).
+    pub fn queries_of_all(&self, vectors: &VectorSet, probe: &Probe) -> Result<Vec<Query>> {
+        Ok(self.queries_of_plan(&self.plan(vectors, probe)?))
     }
 
     /// The centres then the codewords as rows of `dim` floats (`cells + 256` rows; row `cells + j`
@@ -397,6 +437,7 @@ struct Scratch {
     cells: Vec<u32>,
     picked: Vec<u32>,
     qw: Vec<f32>,
+    picks: Vec<u8>,
 }
 
 fn check_dim(want: u32, found: usize) -> Result<()> {

@@ -6,12 +6,12 @@
 //! smaller number of candidates too (a prefix of the same contract order). The cost of a probe is
 //! the measured time of the pair's search with the re-rank scaled to its candidates.
 
-use super::index::{CodebookIndex, Tuned};
+use super::index::{CodebookIndex, Counting, Tuned};
 use super::Probe;
 use crate::error::Result;
 use crate::metric::squared_l2;
 use crate::vectors::VectorSet;
-use genie_core::{rank_verified, Method, VerifiedHit};
+use genie_core::{rank_verified, VerifiedHit};
 use rayon::prelude::*;
 
 /// Recall@10 a build aims at when none is given.
@@ -121,7 +121,7 @@ pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<T
             }
             // one more candidate: a sample row finds itself, which is left out
             let t = std::time::Instant::now();
-            let counted = index.search_counts(&queries, most as usize + 1, &probe, Method::Cpq)?;
+            let counted = index.search_counts(&queries, most as usize + 1, &probe, Counting::Scan)?;
             let count_ms = t.elapsed().as_secs_f64() * 1e3 / per;
             let rerank_ms = match rerank_ms {
                 Some(ms) => ms,

@@ -68,6 +68,8 @@ impl Kernel {
                 "sign_hash",
                 "binning_hash",
                 "rerank_distance",
+                "codebook_scan",
+                "rank_top_k",
             ],
         }
     }

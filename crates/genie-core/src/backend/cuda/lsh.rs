@@ -16,6 +16,16 @@ pub(super) fn open(
     ordinal: usize,
     entry: &str,
 ) -> Result<(Arc<CudaContext>, CudaFunction, Arc<CudaStream>)> {
+    let (ctx, mut f, s) = open_all(ordinal, &[entry])?;
+    let f = f.pop().ok_or_else(|| GenieError::Cuda(format!("no entry {entry}")))?;
+    Ok((ctx, f, s))
+}
+
+/// A context on device `ordinal`, entries `entries` of kernels/lsh.cu (one module) and a stream.
+pub(super) fn open_all(
+    ordinal: usize,
+    entries: &[&str],
+) -> Result<(Arc<CudaContext>, Vec<CudaFunction>, Arc<CudaStream>)> {
     let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
     let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
     let module = ctx
@@ -24,7 +34,10 @@ pub(super) fn open(
             &format!("sm_{major}{minor}"),
         )?))
         .map_err(cuda_err)?;
-    let f = module.load_function(entry).map_err(cuda_err)?;
+    let f = entries
+        .iter()
+        .map(|e| module.load_function(e).map_err(cuda_err))
+        .collect::<Result<Vec<_>>>()?;
     let s = ctx.new_stream().map_err(cuda_err)?;
     Ok((ctx, f, s))
 }

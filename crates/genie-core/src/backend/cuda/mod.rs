@@ -35,6 +35,87 @@ pub enum VectorDistance {
     Cosine = 2,
 }
 
+/// The objects of a codebook index grouped by coarse cell, for [`GpuVectors::attach_cells`]: the
+/// objects of cell `c` are `ids[starts[c]..starts[c + 1]]` (ascending), their codes the rows
+/// `codes[i * subspaces..(i + 1) * subspaces]` of the same positions.
+#[derive(Clone, Copy, Debug)]
+pub struct CellCodesRef<'a> {
+    /// `cells + 1` offsets into `ids`.
+    pub starts: &'a [u32],
+    /// Object ids by cell.
+    pub ids: &'a [u32],
+    /// One code per slice of each object, in the order of `ids`.
+    pub codes: &'a [u8],
+    /// Slices per object.
+    pub subspaces: usize,
+}
+
+impl CellCodesRef<'_> {
+    /// Checks that the arrays agree.
+    pub fn check(&self) -> Result<()> {
+        let bad = |m: String| Err(GenieError::InvalidParameter(format!("cell codes: {m}")));
+        if self.subspaces == 0 || self.subspaces > 64 * 1024 {
+            return bad(format!("{} slices", self.subspaces));
+        }
+        if self.starts.first() != Some(&0)
+            || self.starts.last().map(|&e| e as usize) != Some(self.ids.len())
+            || self.starts.windows(2).any(|w| w[0] > w[1])
+        {
+            return bad("offsets do not cover the ids in order".into());
+        }
+        if self.codes.len() != self.ids.len() * self.subspaces {
+            return bad(format!(
+                "{} codes for {} objects of {} slices",
+                self.codes.len(),
+                self.ids.len(),
+                self.subspaces
+            ));
+        }
+        Ok(())
+    }
+
+    /// The most objects of one cell.
+    pub fn max_cell(&self) -> usize {
+        self.starts
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as usize)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// A batch of codebook probes for [`GpuVectors::scan_top_k`]: per query its probed cells and, per
+/// (probed cell, slice), the codewords within its radius, nearest first (genie-lsh's codebook
+/// `Plan`).
+#[derive(Clone, Copy, Debug)]
+pub struct ScanJob<'a> {
+    /// `nq x dim` query vectors (for the re-rank).
+    pub queries: &'a [f32],
+    /// `nq x probes` cells, nearest first (`u32::MAX` where a query has fewer).
+    pub cells: &'a [u32],
+    /// Cells probed per query.
+    pub probes: usize,
+    /// `nq x probes x subspaces x entries` codewords.
+    pub picks: &'a [u8],
+    /// Codewords per (cell, slice).
+    pub entries: usize,
+    /// Whether the `r`-th nearest codeword weighs `entries - r` (else 1).
+    pub weighted: bool,
+    /// Candidates per query for the re-rank.
+    pub candidates: usize,
+}
+
+/// Milliseconds of the device stages of a codebook scan.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ScanTimes {
+    /// Queries and probes to the device.
+    pub upload_ms: f64,
+    /// Hit counts and candidates.
+    pub scan_ms: f64,
+    /// Exact distances, the top `k` and the copy back.
+    pub rerank_ms: f64,
+}
+
 /// Without the `cuda` feature there are no vectors on a GPU: [`GpuVectors::new`] fails.
 #[cfg(not(feature = "cuda"))]
 #[derive(Debug)]
@@ -59,6 +140,40 @@ impl GpuVectors {
         metric: VectorDistance,
     ) -> Result<Vec<f64>> {
         let _ = (queries, candidates, per_query, metric);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn attach_cells(&mut self, cells: CellCodesRef<'_>) -> Result<()> {
+        let _ = cells;
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn has_cells(&self) -> bool {
+        false
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn scan_top_k(
+        &self,
+        job: &ScanJob<'_>,
+        k: usize,
+        metric: VectorDistance,
+    ) -> Result<(Vec<Vec<crate::VerifiedHit>>, ScanTimes)> {
+        let _ = (job, k, metric);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn scan_candidates(&self, job: &ScanJob<'_>) -> Result<Vec<Vec<crate::Hit>>> {
+        let _ = job;
         Err(GenieError::GpuUnavailable(
             "built without the `cuda` feature".into(),
         ))

@@ -3,21 +3,49 @@
 //! the CPU's bit for bit.
 
 use super::cuda_err;
-use super::VectorDistance;
+use super::{CellCodesRef, ScanJob, ScanTimes, VectorDistance};
 use crate::error::{GenieError, Result};
+use crate::{Hit, VerifiedHit};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use std::sync::Arc;
+use std::time::Instant;
+
+/// Most scratch of one scan launch (ids and counts of the scanned objects of resident blocks).
+const SCAN_SCRATCH_BYTES: usize = 512 << 20;
+/// Most blocks of a scan launch.
+const SCAN_BLOCKS: usize = 4096;
+
+/// A codebook index's objects by cell, resident beside the vectors.
+struct Cells {
+    starts: CudaSlice<u32>,
+    ids: CudaSlice<u32>,
+    codes: CudaSlice<u8>,
+    subspaces: u32,
+    max_cell: usize,
+}
+
+/// The candidates of a scan on the device.
+struct Scanned {
+    queries: CudaSlice<f32>,
+    ids: CudaSlice<u32>,
+    counts: CudaSlice<u32>,
+    n: CudaSlice<u32>,
+    nq: usize,
+}
 
 /// Vectors resident on a GPU, for exact distances to candidates.
 pub struct GpuVectors {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     func: CudaFunction,
+    scan: CudaFunction,
+    top_k: CudaFunction,
     vecs: CudaSlice<f32>,
     n: u32,
     dim: u32,
+    cells: Option<Cells>,
 }
 
 impl std::fmt::Debug for GpuVectors {
@@ -44,7 +72,11 @@ impl GpuVectors {
         })?;
         let dim32 = u32::try_from(dim)
             .map_err(|_| GenieError::InvalidParameter(format!("dimension {dim} too large")))?;
-        let (ctx, func, stream) = super::lsh::open(ordinal, "rerank_distance")?;
+        let (ctx, funcs, stream) =
+            super::lsh::open_all(ordinal, &["rerank_distance", "codebook_scan", "rank_top_k"])?;
+        let [func, scan, top_k]: [CudaFunction; 3] = funcs
+            .try_into()
+            .map_err(|_| GenieError::Cuda("the re-rank kernels did not load".into()))?;
         let vecs = stream
             .clone_htod(if vectors.is_empty() {
                 &[0.0f32][..]
@@ -57,10 +89,275 @@ impl GpuVectors {
             ctx,
             stream,
             func,
+            scan,
+            top_k,
             vecs,
             n,
             dim: dim32,
+            cells: None,
         })
+    }
+
+    /// Keeps a codebook index's objects by cell on the device, for [`GpuVectors::scan_top_k`].
+    pub fn attach_cells(&mut self, cells: CellCodesRef<'_>) -> Result<()> {
+        cells.check()?;
+        if let Some(&bad) = cells.ids.iter().find(|&&id| id >= self.n) {
+            return Err(GenieError::InvalidParameter(format!(
+                "cell codes: object {bad} of {} vectors",
+                self.n
+            )));
+        }
+        let s = &self.stream;
+        let up32 = |v: &[u32]| s.clone_htod(if v.is_empty() { &[0u32][..] } else { v });
+        let codes = s
+            .clone_htod(if cells.codes.is_empty() {
+                &[0u8][..]
+            } else {
+                cells.codes
+            })
+            .map_err(cuda_err)?;
+        self.cells = Some(Cells {
+            starts: up32(cells.starts).map_err(cuda_err)?,
+            ids: up32(cells.ids).map_err(cuda_err)?,
+            codes,
+            subspaces: cells.subspaces as u32,
+            max_cell: cells.max_cell(),
+        });
+        s.synchronize().map_err(cuda_err)?;
+        Ok(())
+    }
+
+    /// Whether a codebook index's cells are attached.
+    pub fn has_cells(&self) -> bool {
+        self.cells.is_some()
+    }
+
+    fn scan(&self, job: &ScanJob<'_>, times: &mut ScanTimes) -> Result<Scanned> {
+        let cells = self.cells.as_ref().ok_or_else(|| {
+            GenieError::InvalidParameter("no codebook cells on the GPU to scan".into())
+        })?;
+        let (dim, m) = (self.dim as usize, cells.subspaces as usize);
+        let nq = job.queries.len() / dim;
+        let bad = |what: &str| {
+            Err(GenieError::InvalidParameter(format!(
+                "codebook scan: {what} do not fit {nq} queries"
+            )))
+        };
+        if job.queries.len() % dim != 0 {
+            return bad("the query floats");
+        }
+        if job.cells.len() != nq * job.probes {
+            return bad("the probed cells");
+        }
+        if job.entries == 0 || job.entries > 256 || job.picks.len() != job.cells.len() * m * job.entries
+        {
+            return bad("the codewords");
+        }
+        let n32 = |v: usize, what: &str| {
+            u32::try_from(v).map_err(|_| GenieError::InvalidParameter(format!("too many {what}")))
+        };
+        let (nq32, probes32, entries32, cand32) = (
+            n32(nq, "queries")?,
+            n32(job.probes, "probes")?,
+            n32(job.entries, "entries")?,
+            n32(job.candidates, "candidates")?,
+        );
+        let t = Instant::now();
+        let s = &self.stream;
+        let queries = s.clone_htod(job.queries).map_err(cuda_err)?;
+        let probed = s.clone_htod(job.cells).map_err(cuda_err)?;
+        let picks = s.clone_htod(job.picks).map_err(cuda_err)?;
+        s.synchronize().map_err(cuda_err)?;
+        times.upload_ms += t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        let width = (job.probes * cells.max_cell).max(1);
+        let blocks = nq
+            .min(SCAN_BLOCKS)
+            .min((SCAN_SCRATCH_BYTES / (8 * width)).max(1))
+            .max(1);
+        let most = m * if job.weighted { job.entries } else { 1 };
+        let bins = most + 1;
+        let shared = bins * 4 + m * 256 * 2;
+        let (width32, bins32, shared32) = (
+            n32(width, "scanned objects")?,
+            n32(bins, "counts")?,
+            n32(shared, "bytes of shared memory")?,
+        );
+        self.scan
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+            .map_err(cuda_err)?;
+        let mut sc_ids = s.alloc_zeros::<u32>(blocks * width).map_err(cuda_err)?;
+        let mut sc_counts = s.alloc_zeros::<u32>(blocks * width).map_err(cuda_err)?;
+        let out_len = (nq * job.candidates).max(1);
+        let mut ids = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
+        let mut counts = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
+        let mut n = s.alloc_zeros::<u32>(nq.max(1)).map_err(cuda_err)?;
+        let weighted = u32::from(job.weighted);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: shared32,
+        };
+        // SAFETY: argument types and order match kernels/lsh.cu `codebook_scan`; the sizes were
+        // checked above and the scratch holds `blocks x width` entries.
+        unsafe {
+            s.launch_builder(&self.scan)
+                .arg(&cells.starts)
+                .arg(&cells.ids)
+                .arg(&cells.codes)
+                .arg(&cells.subspaces)
+                .arg(&probed)
+                .arg(&probes32)
+                .arg(&picks)
+                .arg(&entries32)
+                .arg(&weighted)
+                .arg(&nq32)
+                .arg(&width32)
+                .arg(&mut sc_ids)
+                .arg(&mut sc_counts)
+                .arg(&bins32)
+                .arg(&cand32)
+                .arg(&mut ids)
+                .arg(&mut counts)
+                .arg(&mut n)
+                .launch(cfg)
+                .map_err(cuda_err)?;
+        }
+        s.synchronize().map_err(cuda_err)?;
+        self.ctx.check_err().map_err(cuda_err)?;
+        times.scan_ms += t.elapsed().as_secs_f64() * 1e3;
+        Ok(Scanned {
+            queries,
+            ids,
+            counts,
+            n,
+            nq,
+        })
+    }
+
+    /// Each query's candidates by hit count (the objects of its probed cells, the top
+    /// `job.candidates` by count, ties in scan order), in scan order.
+    pub fn scan_candidates(&self, job: &ScanJob<'_>) -> Result<Vec<Vec<Hit>>> {
+        if job.queries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let got = self.scan(job, &mut ScanTimes::default())?;
+        let s = &self.stream;
+        let (ids, counts, n) = (
+            s.clone_dtoh(&got.ids).map_err(cuda_err)?,
+            s.clone_dtoh(&got.counts).map_err(cuda_err)?,
+            s.clone_dtoh(&got.n).map_err(cuda_err)?,
+        );
+        s.synchronize().map_err(cuda_err)?;
+        let c = job.candidates;
+        Ok((0..got.nq)
+            .map(|q| {
+                (0..n[q] as usize)
+                    .map(|j| Hit {
+                        id: ids[q * c + j],
+                        count: counts[q * c + j],
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Per query, its candidates by hit count re-ranked by the exact distance (`metric`) and cut
+    /// to `k` (distance ascending, count descending, id ascending): scan, distances and order all
+    /// on the device, only the `k` hits copied back.
+    pub fn scan_top_k(
+        &self,
+        job: &ScanJob<'_>,
+        k: usize,
+        metric: VectorDistance,
+    ) -> Result<(Vec<Vec<VerifiedHit>>, ScanTimes)> {
+        let mut times = ScanTimes::default();
+        if job.queries.is_empty() {
+            return Ok((Vec::new(), times));
+        }
+        let got = self.scan(job, &mut times)?;
+        let t = Instant::now();
+        let s = &self.stream;
+        let nq = got.nq;
+        let (c, k) = (job.candidates, k.min(job.candidates));
+        let (nq32, c32, k32) = (nq as u32, c as u32, k as u32);
+        let mut dist = s.alloc_zeros::<f64>((nq * c).max(1)).map_err(cuda_err)?;
+        let m = metric as u32;
+        if nq * c > 0 {
+            let cfg = LaunchConfig {
+                grid_dim: ((nq * c).div_ceil(128).min(1 << 20) as u32, 1, 1),
+                block_dim: (128, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: argument types and order match kernels/lsh.cu `rerank_distance`; ids beyond
+            // the vectors (the padding) give NaN.
+            unsafe {
+                s.launch_builder(&self.func)
+                    .arg(&self.vecs)
+                    .arg(&self.n)
+                    .arg(&self.dim)
+                    .arg(&got.queries)
+                    .arg(&got.ids)
+                    .arg(&c32)
+                    .arg(&nq32)
+                    .arg(&m)
+                    .arg(&mut dist)
+                    .launch(cfg)
+                    .map_err(cuda_err)?;
+            }
+        }
+        let out_len = (nq * k).max(1);
+        let mut top_ids = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
+        let mut top_counts = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
+        let mut top_dist = s.alloc_zeros::<f64>(out_len).map_err(cuda_err)?;
+        let mut top_n = s.alloc_zeros::<u32>(nq.max(1)).map_err(cuda_err)?;
+        let cfg = LaunchConfig {
+            grid_dim: (nq.min(1 << 16) as u32, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: argument types and order match kernels/lsh.cu `rank_top_k`; every buffer holds
+        // `nq x c` or `nq x k` entries.
+        unsafe {
+            s.launch_builder(&self.top_k)
+                .arg(&dist)
+                .arg(&got.ids)
+                .arg(&got.counts)
+                .arg(&got.n)
+                .arg(&c32)
+                .arg(&nq32)
+                .arg(&k32)
+                .arg(&mut top_ids)
+                .arg(&mut top_counts)
+                .arg(&mut top_dist)
+                .arg(&mut top_n)
+                .launch(cfg)
+                .map_err(cuda_err)?;
+        }
+        let (ids, counts, dists, n) = (
+            s.clone_dtoh(&top_ids).map_err(cuda_err)?,
+            s.clone_dtoh(&top_counts).map_err(cuda_err)?,
+            s.clone_dtoh(&top_dist).map_err(cuda_err)?,
+            s.clone_dtoh(&top_n).map_err(cuda_err)?,
+        );
+        s.synchronize().map_err(cuda_err)?;
+        self.ctx.check_err().map_err(cuda_err)?;
+        let hits = (0..nq)
+            .map(|q| {
+                (0..n[q] as usize)
+                    .map(|j| VerifiedHit {
+                        id: ids[q * k + j],
+                        count: counts[q * k + j],
+                        distance: dists[q * k + j],
+                    })
+                    .collect()
+            })
+            .collect();
+        times.rerank_ms += t.elapsed().as_secs_f64() * 1e3;
+        Ok((hits, times))
     }
 
     /// Distances from each query (rows of `queries`) to its `per_query` candidates (`candidates`,
