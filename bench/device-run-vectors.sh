@@ -9,15 +9,16 @@
 # N(0, 3^2), 10,000 queries from the same mixture; generated here, seed 13).
 # Run from the repo root after ../shared/gpu/stage. Prints a table at the end.
 set -uo pipefail
-out=${OUT:-/tmp/genie-out}
-mkdir -p "$out"
+res=${OUT:-/tmp/genie-out}
+mkdir -p "$res"
 d=/tmp/genie-vec; mkdir -p "$d"
+out=$d/logs; mkdir -p "$out"
 now() { python3 -c 'import time; print(f"{time.time():.3f}")'; }
 since() { python3 -c "import time; print(f'{time.time() - $1:.2f}')"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 nproc
 echo "== GPU tests"
-.gpu/run tests 2>&1 | grep -E "^test |test result|skipped|panicked|differ" | tee "$out/tests.log"
+.gpu/run tests 2>&1 | grep -E "^test |test result|skipped|panicked|differ" | tee "$res/tests.log"
 python3 - "$d" .gpu/fm <<'PY'
 import gzip, sys, numpy as np
 d = sys.argv[1]
@@ -40,7 +41,7 @@ def mix(n):
 fvecs(f"{d}/cl-base.fvecs", mix(1_000_000))
 fvecs(f"{d}/cl-query.fvecs", mix(10_000))
 PY
-summary="$out/summary.txt"; : > "$summary"
+summary="$res/summary.txt"; : > "$summary"
 stage() { grep -oE "search [0-9.]+ ms \(hash [0-9.]+ ms, count [0-9.]+ ms, rerank [0-9.]+ ms\)" "$1" | tail -1; }
 recall() {
   python3 - "$1" "$2" <<'PY'
@@ -80,7 +81,7 @@ for set in fm cl; do
       --output "$d/$set-lists.jsonl" > "$out/$set-search-lists.log" 2>&1
     echo "$set lists gpu: recall $(recall "$truth" "$d/$set-lists.jsonl"), $(stage "$out/$set-search-lists.log")" | tee -a "$summary"
   fi
-  for p in "1 4 50" "2 4 100" "4 4 100" "4 8 200" "8 8 200" "16 8 500" "32 16 1000"; do
+  for p in "1 4 100" "1 8 500" "2 8 500" "4 8 200" "4 8 1000" "8 2 1000" "16 8 500" "32 16 1000"; do
     set -- $p
     .gpu/run bin genie -v search --device gpu --probes $1 --entries $2 --candidates $3 --index "$d/$set.genie" \
       --queries "$query" --k 10 --output "$d/$set-sweep.jsonl" > "$out/$set-sweep.log" 2>&1
@@ -88,5 +89,7 @@ for set in fm cl; do
   done
   tail -3 "$out/$set-peers.csv" | tee -a "$summary"
 done
+cat "$out"/*-build.log > "$res/build.log"
+cat "$out"/*-peers.csv > "$res/peers.csv"
 echo "== summary"
 cat "$summary"

@@ -406,3 +406,128 @@ extern "C" __global__ void rank_top_k(const double* __restrict__ dist, const u32
         if (tid == 0) top_n[q] = rounds;
     }
 }
+
+// ---- codebook probes on the device (crates/genie-lsh/src/codebook/mod.rs `plan_one`) -----------
+// The CPU's arithmetic exactly: `kmeans::dot` in eight lanes with a tail, scores
+// `|c|^2 - 2 x.c` and `|w|^2 - 2 (q_s.w - c_s.w)`, and `smallest` ordering by (score by its total
+// order, index), so the probes and codewords equal the CPU's.
+
+__device__ __forceinline__ float dot8(const float* __restrict__ a, const float* __restrict__ b, u32 n) {
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    const u32 full = n / 8u * 8u;
+    for (u32 j = 0; j < full; j += 8u) {
+#pragma unroll
+        for (u32 l = 0; l < 8u; ++l) acc[l] = __fadd_rn(acc[l], __fmul_rn(a[j + l], b[j + l]));
+    }
+    float tail = -0.0f;
+    for (u32 j = full; j < n; ++j) tail = __fadd_rn(tail, __fmul_rn(a[j], b[j]));
+    const float lo = __fadd_rn(__fadd_rn(acc[0], acc[1]), __fadd_rn(acc[2], acc[3]));
+    const float hi = __fadd_rn(__fadd_rn(acc[4], acc[5]), __fadd_rn(acc[6], acc[7]));
+    return __fadd_rn(__fadd_rn(lo, hi), tail);
+}
+
+// f32 bits as a u32 that orders as Rust's `total_cmp`
+__device__ __forceinline__ u32 f32_order(float x) {
+    const u32 b = __float_as_uint(x);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+__device__ __forceinline__ u64 warp_min_u64(u64 v) {
+#pragma unroll
+    for (u32 o = 16; o > 0; o >>= 1) {
+        const u64 y = __shfl_xor_sync(0xffffffffu, v, o);
+        v = y < v ? y : v;
+    }
+    return v;
+}
+
+// One block per query: the `probes` nearest cells, nearest first. Keys (score order, cell) in
+// dynamic shared memory (`ncells` u32), the query in the same memory after them.
+extern "C" __global__ void codebook_cells(const float* __restrict__ centres, const float* __restrict__ cnorms,
+                                          u32 ncells, u32 dim, const float* __restrict__ queries, u32 nq,
+                                          u32 probes, u32* out_cells) {
+    extern __shared__ u32 keys[];
+    float* x = (float*)(keys + ncells);
+    __shared__ u64 warp_best[32];
+    __shared__ u64 s_last;
+    const u32 tid = threadIdx.x, lane = tid & 31u, w = tid >> 5, nw = (blockDim.x + 31u) >> 5;
+    for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
+        for (u32 j = tid; j < dim; j += blockDim.x) x[j] = queries[(u64)q * dim + j];
+        __syncthreads();
+        for (u32 c = tid; c < ncells; c += blockDim.x) {
+            const float d = dot8(x, centres + (u64)c * dim, dim);
+            keys[c] = f32_order(__fsub_rn(cnorms[c], __fmul_rn(2.0f, d)));
+        }
+        __syncthreads();
+        const u32 rounds = min(probes, ncells);
+        u64 last = 0;
+        for (u32 r = 0; r < rounds; ++r) {
+            u64 best = 0xffffffffffffffffull;
+            for (u32 c = tid; c < ncells; c += blockDim.x) {
+                const u64 k = ((u64)keys[c] << 32) | c;
+                if ((r == 0 || k > last) && k < best) best = k;
+            }
+            best = warp_min_u64(best);
+            if (lane == 0) warp_best[w] = best;
+            __syncthreads();
+            if (tid == 0) {
+                u64 b = warp_best[0];
+                for (u32 i = 1; i < nw; ++i) b = warp_best[i] < b ? warp_best[i] : b;
+                s_last = b;
+                out_cells[(u64)q * probes + r] = (u32)(b & 0xffffffffull);
+            }
+            __syncthreads();
+            last = s_last;
+            __syncthreads();
+        }
+        for (u32 r = rounds + tid; r < probes; r += blockDim.x) out_cells[(u64)q * probes + r] = 0xffffffffu;
+        __syncthreads();
+    }
+}
+
+// One warp per (query, slice): the query slice's dot with each of the 256 codewords (8 per lane),
+// then per probed cell the `entries` codewords of smallest score, nearest first.
+extern "C" __global__ void codebook_picks(const float* __restrict__ books, const float* __restrict__ bnorms,
+                                          const float* __restrict__ cross, const u32* __restrict__ bounds,
+                                          u32 m, u32 dim, const float* __restrict__ queries, u32 nq,
+                                          const u32* __restrict__ cells, u32 probes, u32 entries,
+                                          unsigned char* picks) {
+    const u32 lane = threadIdx.x & 31u;
+    const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+    for (u64 wi = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; wi < (u64)nq * m; wi += warps) {
+        const u32 q = (u32)(wi / m), s = (u32)(wi % m);
+        const u32 lo = bounds[s], width = bounds[s + 1] - lo;
+        const float* x = queries + (u64)q * dim + lo;
+        const float* book = books + (u64)256u * lo;
+        float qw[8], nrm[8];
+#pragma unroll
+        for (u32 t = 0; t < 8u; ++t) {
+            const u32 j = lane + 32u * t;
+            qw[t] = dot8(x, book + (u64)j * width, width);
+            nrm[t] = bnorms[s * 256u + j];
+        }
+        for (u32 p = 0; p < probes; ++p) {
+            const u32 cell = cells[(u64)q * probes + p];
+            if (cell == 0xffffffffu) break;
+            const float* cw = cross + ((u64)cell * m + s) * 256u;
+            u64 key[8];
+#pragma unroll
+            for (u32 t = 0; t < 8u; ++t) {
+                const u32 j = lane + 32u * t;
+                const float sc = __fsub_rn(nrm[t], __fmul_rn(2.0f, __fsub_rn(qw[t], cw[j])));
+                key[t] = ((u64)f32_order(sc) << 32) | j;
+            }
+            unsigned char* out = picks + (((u64)q * probes + p) * m + s) * entries;
+            u64 last = 0;
+            for (u32 r = 0; r < entries; ++r) {
+                u64 best = 0xffffffffffffffffull;
+#pragma unroll
+                for (u32 t = 0; t < 8u; ++t)
+                    if ((r == 0 || key[t] > last) && key[t] < best) best = key[t];
+                best = warp_min_u64(best);
+                if (lane == 0) out[r] = (unsigned char)(best & 0xffu);
+                last = best;
+            }
+        }
+    }
+}

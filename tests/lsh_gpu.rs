@@ -203,8 +203,33 @@ fn gpu_codebook_scan_equals_cpu() {
     cpu.save(&path).unwrap();
     let gpu = CodebookIndex::load(&path, DeviceChoice::Gpu).unwrap();
     assert!(gpu.scans_on_gpu(), "{name}: the cells are not on the GPU");
+    assert!(gpu.plans_on_gpu(), "{name}: the codebook is not on the GPU");
     assert!(!cpu.scans_on_gpu());
     let mut failures = Vec::new();
+    // the device's probes are the CPU's, cell for cell and codeword for codeword
+    for (probes, entries) in [(1, 1), (8, 4), (16, 256), (500, 3)] {
+        let probe = Probe {
+            probes,
+            entries,
+            ..Probe::default()
+        };
+        let want = cpu.codebook().plan(&queries, &probe).unwrap();
+        let got = gpu.gpu_plan(&queries, &probe).unwrap().unwrap();
+        if got.cells != want.cells {
+            failures.push(format!("{probe:?}: the device's cells differ"));
+        }
+        if got.picks != want.picks {
+            let differ = got
+                .picks
+                .iter()
+                .zip(&want.picks)
+                .filter(|(a, b)| a != b)
+                .count();
+            failures.push(format!(
+                "{probe:?}: {differ} of the device's codewords differ"
+            ));
+        }
+    }
     for (probes, entries, weighted, candidates) in [
         (8, 4, true, 100),
         (3, 1, false, 10),
@@ -226,7 +251,9 @@ fn gpu_codebook_scan_equals_cpu() {
         );
         if g != c {
             let differ = g.iter().zip(&c).filter(|(a, b)| a != b).count();
-            failures.push(format!("{probe:?}: candidates of {differ} of 300 queries differ"));
+            failures.push(format!(
+                "{probe:?}: candidates of {differ} of 300 queries differ"
+            ));
         }
         let (g, c) = (
             gpu.search(&queries, 10, &probe).unwrap(),
@@ -234,7 +261,9 @@ fn gpu_codebook_scan_equals_cpu() {
         );
         if g != c {
             let differ = g.iter().zip(&c).filter(|(a, b)| a != b).count();
-            failures.push(format!("{probe:?}: answers of {differ} of 300 queries differ"));
+            failures.push(format!(
+                "{probe:?}: answers of {differ} of 300 queries differ"
+            ));
         }
     }
     // a served batch: each query its own k and candidates, as if alone

@@ -13,8 +13,8 @@ use super::{
 use crate::data_error::DataError;
 use genie_core::{Backend, DeviceChoice, InvertedIndex, Method};
 use genie_lsh::codebook::index::codebook_path;
-use genie_lsh::codebook::tune::{self, DEFAULT_TARGET};
 use genie_lsh::codebook::index::Counting;
+use genie_lsh::codebook::tune::{self, DEFAULT_TARGET};
 use genie_lsh::{io, CodebookIndex, CodebookParams, Probe, VectorSet};
 use serde_json::Value;
 use std::any::Any;
@@ -187,7 +187,12 @@ impl KindIndex for OpenCodebook {
         for (i, q) in queries.iter().enumerate() {
             let p = q.probe;
             groups
-                .entry((p.probes, p.entries, p.weighted, q.counting == Counting::Scan))
+                .entry((
+                    p.probes,
+                    p.entries,
+                    p.weighted,
+                    q.counting == Counting::Scan,
+                ))
                 .or_default()
                 .push(i);
         }

@@ -8,7 +8,7 @@ use crate::metric::Metric;
 use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::vectors::VectorSet;
 use crate::verify::VectorVerifier;
-use genie_core::backend::{CellCodesRef, GpuVectors, VectorDistance};
+use genie_core::backend::{CellCodesRef, CodebookRef, GpuVectors, VectorDistance};
 use genie_core::{rank_verified, rerank, Hit, VerifiedHit};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -72,7 +72,19 @@ impl Reranker {
     pub fn attach_cells(&mut self, cells: CellCodesRef<'_>) {
         if let Some(gpu) = self.gpu.as_mut() {
             if let Err(e) = gpu.attach_cells(cells) {
-                log::warn!("the codebook scan stays on the CPU: the cells did not go to the GPU ({e})");
+                log::warn!(
+                    "the codebook scan stays on the CPU: the cells did not go to the GPU ({e})"
+                );
+            }
+        }
+    }
+
+    /// Keeps a codebook's centres and codewords on the GPU, so that probes are chosen there (a
+    /// failure is logged, and the host chooses them).
+    pub fn attach_codebook(&mut self, book: CodebookRef<'_>) {
+        if let Some(gpu) = self.gpu.as_mut() {
+            if let Err(e) = gpu.attach_codebook(book) {
+                log::warn!("codebook probes are chosen on the host: {e}");
             }
         }
     }

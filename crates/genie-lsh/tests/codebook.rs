@@ -138,11 +138,17 @@ fn the_scan_counts_what_the_lists_count() {
     let base = clusters(3000, 1);
     let queries = clusters(60, 2);
     let params = CodebookParams::for_data(base.len(), base.dim(), 5);
-    let index =
-        CodebookIndex::build(base.clone(), params, Probe::default(), DeviceChoice::Cpu, None)
-            .unwrap();
+    let index = CodebookIndex::build(
+        base.clone(),
+        params,
+        Probe::default(),
+        DeviceChoice::Cpu,
+        None,
+    )
+    .unwrap();
     let n = base.len();
-    for (probes, entries, weighted) in [(4, 3, true), (2, 1, false), (8, 256, true), (1, 16, false)] {
+    for (probes, entries, weighted) in [(4, 3, true), (2, 1, false), (8, 256, true), (1, 16, false)]
+    {
         let probe = Probe {
             probes,
             entries,
@@ -153,7 +159,9 @@ fn the_scan_counts_what_the_lists_count() {
             h.sort_by_key(|x| x.id);
             h
         };
-        let scan = index.search_counts(&queries, n, &probe, Counting::Scan).unwrap();
+        let scan = index
+            .search_counts(&queries, n, &probe, Counting::Scan)
+            .unwrap();
         for method in [Method::Cpq, Method::CountTable] {
             let lists = index
                 .search_counts(&queries, n, &probe, Counting::Lists(method))
@@ -161,14 +169,20 @@ fn the_scan_counts_what_the_lists_count() {
             let total: usize = scan.iter().map(Vec::len).sum();
             assert!(total > queries.len(), "{probe:?}: {total} found");
             for (q, (s, l)) in scan.iter().zip(&lists).enumerate() {
-                assert_eq!(by_id(s.clone()), by_id(l.clone()), "{probe:?} {method:?} query {q}");
+                assert_eq!(
+                    by_id(s.clone()),
+                    by_id(l.clone()),
+                    "{probe:?} {method:?} query {q}"
+                );
             }
         }
         // count descending, the first `c` a prefix of the whole
         for s in &scan {
             assert!(s.windows(2).all(|w| w[0].count >= w[1].count));
         }
-        let few = index.search_counts(&queries, 7, &probe, Counting::Scan).unwrap();
+        let few = index
+            .search_counts(&queries, 7, &probe, Counting::Scan)
+            .unwrap();
         for (f, s) in few.iter().zip(&scan) {
             assert_eq!(f[..], s[..s.len().min(7)]);
         }

@@ -8,7 +8,8 @@ mod device;
 
 pub use cpu::CpuBackend;
 pub use cuda::{
-    cuda_probe, kernels, CellCodesRef, CudaBackend, GpuVectors, ScanJob, ScanTimes, VectorDistance,
+    cuda_probe, kernels, CellCodesRef, CodebookRef, CudaBackend, GpuVectors, ScanJob, ScanTimes,
+    VectorDistance,
 };
 pub use device::{select_backend, DeviceChoice};
 

@@ -13,12 +13,12 @@ use crate::metric::Metric;
 use crate::rerank::Reranker;
 use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::vectors::VectorSet;
-use genie_core::backend::{CellCodesRef, ScanJob};
-use rayon::prelude::*;
+use genie_core::backend::{CellCodesRef, CodebookRef, ScanJob};
 use genie_core::{
     select_backend, Backend, DeviceChoice, Engine, Hit, IndexBuilder, InvertedIndex, Method,
     SearchParams, VerifiedHit,
 };
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -194,6 +194,17 @@ impl CodebookIndex {
             codes: &cells.codes,
             subspaces: cells.subspaces,
         });
+        if reranker.on_gpu() {
+            let a = codebook.device_arrays();
+            reranker.attach_codebook(CodebookRef {
+                centres: a.centres,
+                centre_norms: a.centre_norms,
+                books: &a.books,
+                book_norms: &a.book_norms,
+                cross: a.cross,
+                bounds: &a.bounds,
+            });
+        }
         Self {
             codebook,
             cells,
@@ -387,7 +398,34 @@ impl CodebookIndex {
             entries: plan.entries,
             weighted: plan.weighted,
             candidates,
+            plan_on_device: false,
         }
+    }
+
+    /// The probes of `queries` as the GPU chooses them, when it does (for checks against
+    /// [`Codebook::plan`]).
+    pub fn gpu_plan(&self, queries: &VectorSet, probe: &Probe) -> Result<Option<Plan>> {
+        let Some(gpu) = self.reranker.gpu().filter(|g| g.has_codebook()) else {
+            return Ok(None);
+        };
+        probe.validate()?;
+        let p = self.codebook.params();
+        let probes = (probe.probes as usize).min(p.cells as usize).max(1);
+        let entries = (probe.entries as usize).min(super::CODES);
+        let (cells, picks) = gpu.device_plan(queries.as_slice(), probes, entries)?;
+        Ok(Some(Plan {
+            probes,
+            subspaces: p.subspaces as usize,
+            entries,
+            weighted: probe.weighted,
+            cells,
+            picks,
+        }))
+    }
+
+    /// Whether the probes are chosen on the GPU.
+    pub fn plans_on_gpu(&self) -> bool {
+        self.reranker.gpu().is_some_and(|g| g.has_codebook())
     }
 
     /// As [`CodebookIndex::search`] with each query's own `k` and candidates (a server's batch):
@@ -405,12 +443,16 @@ impl CodebookIndex {
             let t = Instant::now();
             let plan = self.codebook.plan(queries, probe)?;
             let hash_ms = ms_since(t);
-            return self
-                .reranker
-                .search_each(queries, ks, candidates, &self.stages, |most, stages| {
+            return self.reranker.search_each(
+                queries,
+                ks,
+                candidates,
+                &self.stages,
+                |most, stages| {
                     stages.hash_ms += hash_ms;
                     self.counts_of(queries, &plan, most, counting, stages)
-                });
+                },
+            );
         };
         if ks.len() != queries.len() || candidates.len() != queries.len() {
             return Err(LshError::InvalidParameter(
@@ -421,9 +463,34 @@ impl CodebookIndex {
             queries: queries.len() as u64,
             ..SearchStages::default()
         };
-        let t = Instant::now();
-        let plan = self.codebook.plan(queries, probe)?;
-        stages.hash_ms += ms_since(t);
+        let on_device = gpu.has_codebook();
+        let plan = if on_device {
+            // the device needs the shape only
+            probe.validate()?;
+            let m = self.codebook.params().subspaces as usize;
+            let probes = (probe.probes as usize)
+                .min(self.codebook.params().cells as usize)
+                .max(1);
+            Plan {
+                probes,
+                subspaces: m,
+                entries: (probe.entries as usize).min(super::CODES),
+                weighted: probe.weighted,
+                cells: Vec::new(),
+                picks: Vec::new(),
+            }
+        } else {
+            let t = Instant::now();
+            let plan = self.codebook.plan(queries, probe)?;
+            stages.hash_ms += ms_since(t);
+            plan
+        };
+        if queries.dim() != self.vectors().dim() {
+            return Err(LshError::Dimension {
+                expected: self.vectors().dim(),
+                found: queries.dim(),
+            });
+        }
         // one device pass per number of candidates wanted (usually one for the whole batch)
         let wanted: Vec<usize> = (0..ks.len()).map(|i| candidates[i].max(ks[i])).collect();
         let mut groups: Vec<usize> = wanted.clone();
@@ -438,11 +505,19 @@ impl CodebookIndex {
                 (queries, &plan)
             } else {
                 sub_q = queries.select(&rows)?;
-                sub_p = plan.select(&rows);
+                sub_p = if on_device {
+                    plan.clone()
+                } else {
+                    plan.select(&rows)
+                };
                 (&sub_q, &sub_p)
             };
-            let (hits, times) =
-                gpu.scan_top_k(&self.job(q, p, c), k, self.reranker.device_metric())?;
+            let job = ScanJob {
+                plan_on_device: on_device,
+                ..self.job(q, p, c)
+            };
+            let (hits, times) = gpu.scan_top_k(&job, k, self.reranker.device_metric())?;
+            stages.hash_ms += times.plan_ms;
             stages.count_ms += times.upload_ms + times.scan_ms;
             stages.rerank_ms += times.rerank_ms;
             for (&i, mut h) in rows.iter().zip(hits) {

@@ -368,6 +368,28 @@ impl Codebook {
         Ok(self.queries_of_plan(&self.plan(vectors, probe)?))
     }
 
+    /// The arrays the GPU chooses probes with ([`genie_core::backend::CodebookRef`]): centres and
+    /// their norms, the codewords slice after slice and their norms, the cross table and the
+    /// slice bounds.
+    pub fn device_arrays(&self) -> DeviceArrays<'_> {
+        DeviceArrays {
+            centres: &self.cells.data,
+            centre_norms: &self.cells.norms,
+            books: self
+                .codes
+                .iter()
+                .flat_map(|c| c.data.iter().copied())
+                .collect(),
+            book_norms: self
+                .codes
+                .iter()
+                .flat_map(|c| c.norms.iter().copied())
+                .collect(),
+            cross: &self.cross,
+            bounds: self.bounds.iter().map(|&b| b as u32).collect(),
+        }
+    }
+
     /// The centres then the codewords as rows of `dim` floats (`cells + 256` rows; row `cells + j`
     /// holds codeword `j` of every slice side by side), for saving.
     pub fn to_rows(&self) -> Result<VectorSet> {
@@ -415,6 +437,23 @@ impl Codebook {
         let cells = Centres::new(flat[..cells * dim].to_vec(), dim);
         Ok(Self::assemble(params, cells, codes, bounds))
     }
+}
+
+/// A codebook's arrays as the GPU takes them (see [`Codebook::device_arrays`]).
+#[derive(Debug)]
+pub struct DeviceArrays<'a> {
+    /// `cells x dim` centres.
+    pub centres: &'a [f32],
+    /// Their squared norms.
+    pub centre_norms: &'a [f32],
+    /// The 256 codewords of each slice, slice after slice (`256 x dim`).
+    pub books: Vec<f32>,
+    /// `subspaces x 256` squared norms.
+    pub book_norms: Vec<f32>,
+    /// `cells x subspaces x 256` cross products.
+    pub cross: &'a [f32],
+    /// `subspaces + 1` slice bounds.
+    pub bounds: Vec<u32>,
 }
 
 /// 256 codewords: fewer training rows than that leave copies of the last one (a copy is never

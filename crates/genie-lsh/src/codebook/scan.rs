@@ -63,7 +63,11 @@ impl Plan {
         Self {
             cells: rows
                 .iter()
-                .flat_map(|&q| self.cells[q * self.probes..(q + 1) * self.probes].iter().copied())
+                .flat_map(|&q| {
+                    self.cells[q * self.probes..(q + 1) * self.probes]
+                        .iter()
+                        .copied()
+                })
                 .collect(),
             picks: rows
                 .iter()

@@ -121,7 +121,8 @@ pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<T
             }
             // one more candidate: a sample row finds itself, which is left out
             let t = std::time::Instant::now();
-            let counted = index.search_counts(&queries, most as usize + 1, &probe, Counting::Scan)?;
+            let counted =
+                index.search_counts(&queries, most as usize + 1, &probe, Counting::Scan)?;
             let count_ms = t.elapsed().as_secs_f64() * 1e3 / per;
             let rerank_ms = match rerank_ms {
                 Some(ms) => ms,

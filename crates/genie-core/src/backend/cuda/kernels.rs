@@ -70,6 +70,8 @@ impl Kernel {
                 "rerank_distance",
                 "codebook_scan",
                 "rank_top_k",
+                "codebook_cells",
+                "codebook_picks",
             ],
         }
     }

@@ -17,7 +17,9 @@ pub(super) fn open(
     entry: &str,
 ) -> Result<(Arc<CudaContext>, CudaFunction, Arc<CudaStream>)> {
     let (ctx, mut f, s) = open_all(ordinal, &[entry])?;
-    let f = f.pop().ok_or_else(|| GenieError::Cuda(format!("no entry {entry}")))?;
+    let f = f
+        .pop()
+        .ok_or_else(|| GenieError::Cuda(format!("no entry {entry}")))?;
     Ok((ctx, f, s))
 }
 

@@ -84,6 +84,25 @@ impl CellCodesRef<'_> {
     }
 }
 
+/// A codebook's centres and codewords for [`GpuVectors::attach_codebook`], so that the probes of
+/// a batch are chosen on the device (genie-lsh's codebook `plan`, identical to the CPU's).
+#[derive(Clone, Copy, Debug)]
+pub struct CodebookRef<'a> {
+    /// `cells x dim` centres.
+    pub centres: &'a [f32],
+    /// `|c|^2` of each centre.
+    pub centre_norms: &'a [f32],
+    /// Per slice `s`, its 256 codewords of `bounds[s + 1] - bounds[s]` floats, the slices one
+    /// after the other (`256 x dim` floats).
+    pub books: &'a [f32],
+    /// `subspaces x 256` squared norms of the codewords.
+    pub book_norms: &'a [f32],
+    /// `cells x subspaces x 256`: centre slice . codeword.
+    pub cross: &'a [f32],
+    /// `subspaces + 1` first dimensions of the slices (the last is `dim`).
+    pub bounds: &'a [u32],
+}
+
 /// A batch of codebook probes for [`GpuVectors::scan_top_k`]: per query its probed cells and, per
 /// (probed cell, slice), the codewords within its radius, nearest first (genie-lsh's codebook
 /// `Plan`).
@@ -103,11 +122,16 @@ pub struct ScanJob<'a> {
     pub weighted: bool,
     /// Candidates per query for the re-rank.
     pub candidates: usize,
+    /// Whether the device chooses the cells and codewords itself (an attached codebook), leaving
+    /// `cells` and `picks` unread.
+    pub plan_on_device: bool,
 }
 
 /// Milliseconds of the device stages of a codebook scan.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ScanTimes {
+    /// The cells and codewords chosen on the device.
+    pub plan_ms: f64,
     /// Queries and probes to the device.
     pub upload_ms: f64,
     /// Hit counts and candidates.
@@ -156,6 +180,32 @@ impl GpuVectors {
     /// Never reached: no value exists without the `cuda` feature.
     pub fn has_cells(&self) -> bool {
         false
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn attach_codebook(&mut self, book: CodebookRef<'_>) -> Result<()> {
+        let _ = book;
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn has_codebook(&self) -> bool {
+        false
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn device_plan(
+        &self,
+        queries: &[f32],
+        probes: usize,
+        entries: usize,
+    ) -> Result<(Vec<u32>, Vec<u8>)> {
+        let _ = (queries, probes, entries);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
     }
 
     /// Never reached: no value exists without the `cuda` feature.

@@ -3,7 +3,7 @@
 //! the CPU's bit for bit.
 
 use super::cuda_err;
-use super::{CellCodesRef, ScanJob, ScanTimes, VectorDistance};
+use super::{CellCodesRef, CodebookRef, ScanJob, ScanTimes, VectorDistance};
 use crate::error::{GenieError, Result};
 use crate::{Hit, VerifiedHit};
 use cudarc::driver::{
@@ -26,6 +26,21 @@ struct Cells {
     max_cell: usize,
 }
 
+/// A codebook's centres and codewords on the device.
+struct Book {
+    centres: CudaSlice<f32>,
+    cnorms: CudaSlice<f32>,
+    books: CudaSlice<f32>,
+    bnorms: CudaSlice<f32>,
+    cross: CudaSlice<f32>,
+    bounds: CudaSlice<u32>,
+    ncells: u32,
+    subspaces: u32,
+}
+
+/// Most dynamic shared memory of `codebook_cells` (keys of the cells and the query).
+const CELLS_SHARED_BYTES: usize = 160 << 10;
+
 /// The candidates of a scan on the device.
 struct Scanned {
     queries: CudaSlice<f32>,
@@ -42,6 +57,9 @@ pub struct GpuVectors {
     func: CudaFunction,
     scan: CudaFunction,
     top_k: CudaFunction,
+    plan_cells: CudaFunction,
+    plan_picks: CudaFunction,
+    book: Option<Book>,
     vecs: CudaSlice<f32>,
     n: u32,
     dim: u32,
@@ -72,9 +90,17 @@ impl GpuVectors {
         })?;
         let dim32 = u32::try_from(dim)
             .map_err(|_| GenieError::InvalidParameter(format!("dimension {dim} too large")))?;
-        let (ctx, funcs, stream) =
-            super::lsh::open_all(ordinal, &["rerank_distance", "codebook_scan", "rank_top_k"])?;
-        let [func, scan, top_k]: [CudaFunction; 3] = funcs
+        let (ctx, funcs, stream) = super::lsh::open_all(
+            ordinal,
+            &[
+                "rerank_distance",
+                "codebook_scan",
+                "rank_top_k",
+                "codebook_cells",
+                "codebook_picks",
+            ],
+        )?;
+        let [func, scan, top_k, plan_cells, plan_picks]: [CudaFunction; 5] = funcs
             .try_into()
             .map_err(|_| GenieError::Cuda("the re-rank kernels did not load".into()))?;
         let vecs = stream
@@ -91,6 +117,9 @@ impl GpuVectors {
             func,
             scan,
             top_k,
+            plan_cells,
+            plan_picks,
+            book: None,
             vecs,
             n,
             dim: dim32,
@@ -132,6 +161,159 @@ impl GpuVectors {
         self.cells.is_some()
     }
 
+    /// Keeps a codebook's centres and codewords on the device, so that [`ScanJob::plan_on_device`]
+    /// jobs choose their cells and codewords there. Refused when the cells' keys and a query do not
+    /// fit in shared memory (the host plans then).
+    pub fn attach_codebook(&mut self, book: CodebookRef<'_>) -> Result<()> {
+        let dim = self.dim as usize;
+        let m = book.bounds.len().saturating_sub(1);
+        let ncells = book.centre_norms.len();
+        let bad = |what: &str| {
+            Err(GenieError::InvalidParameter(format!(
+                "codebook on the GPU: {what}"
+            )))
+        };
+        if m == 0
+            || book.bounds[0] != 0
+            || book.bounds[m] as usize != dim
+            || book.bounds.windows(2).any(|w| w[0] >= w[1])
+        {
+            return bad("slice bounds do not cut the dimension");
+        }
+        if book.centres.len() != ncells * dim
+            || book.books.len() != 256 * dim
+            || book.book_norms.len() != m * 256
+            || book.cross.len() != ncells * m * 256
+            || ncells == 0
+        {
+            return bad("array sizes do not agree");
+        }
+        if (ncells + dim) * 4 > CELLS_SHARED_BYTES {
+            return bad("too many cells to rank in shared memory");
+        }
+        let s = &self.stream;
+        let up = |v: &[f32]| s.clone_htod(v).map_err(cuda_err);
+        self.book = Some(Book {
+            centres: up(book.centres)?,
+            cnorms: up(book.centre_norms)?,
+            books: up(book.books)?,
+            bnorms: up(book.book_norms)?,
+            cross: up(book.cross)?,
+            bounds: s.clone_htod(book.bounds).map_err(cuda_err)?,
+            ncells: ncells as u32,
+            subspaces: m as u32,
+        });
+        s.synchronize().map_err(cuda_err)?;
+        Ok(())
+    }
+
+    /// Whether a codebook is attached.
+    pub fn has_codebook(&self) -> bool {
+        self.book.is_some()
+    }
+
+    /// Chooses, on the device, each query's `probes` cells and per (cell, slice) its `entries`
+    /// codewords: `queries` already there, `nq` of them.
+    fn plan_on_device(
+        &self,
+        queries: &CudaSlice<f32>,
+        nq: usize,
+        probes: usize,
+        entries: usize,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<u8>)> {
+        let book = self.book.as_ref().ok_or_else(|| {
+            GenieError::InvalidParameter("no codebook on the GPU to plan with".into())
+        })?;
+        let s = &self.stream;
+        let m = book.subspaces as usize;
+        let mut cells = s
+            .alloc_zeros::<u32>((nq * probes).max(1))
+            .map_err(cuda_err)?;
+        let mut picks = s
+            .alloc_zeros::<u8>((nq * probes * m * entries).max(1))
+            .map_err(cuda_err)?;
+        let (nq32, p32, e32) = (nq as u32, probes as u32, entries as u32);
+        let shared = (book.ncells as usize + self.dim as usize) * 4;
+        self.plan_cells
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+            .map_err(cuda_err)?;
+        let cfg = LaunchConfig {
+            grid_dim: (nq.clamp(1, 1 << 16) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: shared as u32,
+        };
+        // SAFETY: argument types and order match kernels/lsh.cu `codebook_cells`; `cells` holds
+        // `nq x probes` entries and the shared memory the keys and one query.
+        unsafe {
+            s.launch_builder(&self.plan_cells)
+                .arg(&book.centres)
+                .arg(&book.cnorms)
+                .arg(&book.ncells)
+                .arg(&self.dim)
+                .arg(queries)
+                .arg(&nq32)
+                .arg(&p32)
+                .arg(&mut cells)
+                .launch(cfg)
+                .map_err(cuda_err)?;
+        }
+        let warps = nq * m;
+        let cfg = LaunchConfig {
+            grid_dim: (warps.div_ceil(8).clamp(1, 1 << 20) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: argument types and order match kernels/lsh.cu `codebook_picks`; `picks` holds
+        // `nq x probes x subspaces x entries` bytes and entries are at most 256.
+        unsafe {
+            s.launch_builder(&self.plan_picks)
+                .arg(&book.books)
+                .arg(&book.bnorms)
+                .arg(&book.cross)
+                .arg(&book.bounds)
+                .arg(&book.subspaces)
+                .arg(&self.dim)
+                .arg(queries)
+                .arg(&nq32)
+                .arg(&cells)
+                .arg(&p32)
+                .arg(&e32)
+                .arg(&mut picks)
+                .launch(cfg)
+                .map_err(cuda_err)?;
+        }
+        Ok((cells, picks))
+    }
+
+    /// The cells and codewords the device chooses for `queries` (for checks against the CPU's
+    /// plan): `nq x probes` cells and `nq x probes x subspaces x entries` codewords.
+    pub fn device_plan(
+        &self,
+        queries: &[f32],
+        probes: usize,
+        entries: usize,
+    ) -> Result<(Vec<u32>, Vec<u8>)> {
+        let nq = queries.len() / self.dim as usize;
+        if nq == 0 || entries == 0 || entries > 256 || probes == 0 {
+            return Err(GenieError::InvalidParameter(
+                "device plan: queries, probes and 1 to 256 entries needed".into(),
+            ));
+        }
+        let s = &self.stream;
+        let q = s.clone_htod(queries).map_err(cuda_err)?;
+        let (cells, picks) = self.plan_on_device(&q, nq, probes, entries)?;
+        let (c, p) = (
+            s.clone_dtoh(&cells).map_err(cuda_err)?,
+            s.clone_dtoh(&picks).map_err(cuda_err)?,
+        );
+        s.synchronize().map_err(cuda_err)?;
+        self.ctx.check_err().map_err(cuda_err)?;
+        Ok((c, p))
+    }
+
     fn scan(&self, job: &ScanJob<'_>, times: &mut ScanTimes) -> Result<Scanned> {
         let cells = self.cells.as_ref().ok_or_else(|| {
             GenieError::InvalidParameter("no codebook cells on the GPU to scan".into())
@@ -146,12 +328,14 @@ impl GpuVectors {
         if job.queries.len() % dim != 0 {
             return bad("the query floats");
         }
-        if job.cells.len() != nq * job.probes {
-            return bad("the probed cells");
+        if job.entries == 0 || job.entries > 256 || job.probes == 0 {
+            return bad("the probes");
         }
-        if job.entries == 0 || job.entries > 256 || job.picks.len() != job.cells.len() * m * job.entries
+        if !job.plan_on_device
+            && (job.cells.len() != nq * job.probes
+                || job.picks.len() != job.cells.len() * m * job.entries)
         {
-            return bad("the codewords");
+            return bad("the probed cells and codewords");
         }
         let n32 = |v: usize, what: &str| {
             u32::try_from(v).map_err(|_| GenieError::InvalidParameter(format!("too many {what}")))
@@ -165,10 +349,23 @@ impl GpuVectors {
         let t = Instant::now();
         let s = &self.stream;
         let queries = s.clone_htod(job.queries).map_err(cuda_err)?;
-        let probed = s.clone_htod(job.cells).map_err(cuda_err)?;
-        let picks = s.clone_htod(job.picks).map_err(cuda_err)?;
-        s.synchronize().map_err(cuda_err)?;
-        times.upload_ms += t.elapsed().as_secs_f64() * 1e3;
+        let (probed, picks) = if job.plan_on_device {
+            s.synchronize().map_err(cuda_err)?;
+            times.upload_ms += t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let plan = self.plan_on_device(&queries, nq, job.probes, job.entries)?;
+            s.synchronize().map_err(cuda_err)?;
+            times.plan_ms += t.elapsed().as_secs_f64() * 1e3;
+            plan
+        } else {
+            let plan = (
+                s.clone_htod(job.cells).map_err(cuda_err)?,
+                s.clone_htod(job.picks).map_err(cuda_err)?,
+            );
+            s.synchronize().map_err(cuda_err)?;
+            times.upload_ms += t.elapsed().as_secs_f64() * 1e3;
+            plan
+        };
         let t = Instant::now();
         let width = (job.probes * cells.max_cell).max(1);
         let blocks = nq
