@@ -81,7 +81,7 @@ for set in fm cl; do
       --output "$d/$set-lists.jsonl" > "$out/$set-search-lists.log" 2>&1
     echo "$set lists gpu: recall $(recall "$truth" "$d/$set-lists.jsonl"), $(stage "$out/$set-search-lists.log")" | tee -a "$summary"
   fi
-  for p in "1 4 100" "1 8 500" "2 8 500" "4 8 200" "4 8 1000" "8 2 1000" "16 8 500" "32 16 1000"; do
+  for p in "1 4 100" "1 8 500" "2 8 1000" "4 8 1000" "8 2 1000" "4 8 2000" "16 8 500" "32 16 1000"; do
     set -- $p
     .gpu/run bin genie -v search --device gpu --probes $1 --entries $2 --candidates $3 --index "$d/$set.genie" \
       --queries "$query" --k 10 --output "$d/$set-sweep.jsonl" > "$out/$set-sweep.log" 2>&1
