@@ -408,18 +408,12 @@ impl CodebookIndex {
         let Some(gpu) = self.reranker.gpu().filter(|g| g.has_codebook()) else {
             return Ok(None);
         };
-        probe.validate()?;
-        let p = self.codebook.params();
-        let probes = (probe.probes as usize).min(p.cells as usize).max(1);
-        let entries = (probe.entries as usize).min(super::CODES);
-        let (cells, picks) = gpu.device_plan(queries.as_slice(), probes, entries)?;
+        let shape = self.codebook.plan_shape(probe)?;
+        let (cells, picks) = gpu.device_plan(queries.as_slice(), shape.probes, shape.entries)?;
         Ok(Some(Plan {
-            probes,
-            subspaces: p.subspaces as usize,
-            entries,
-            weighted: probe.weighted,
             cells,
             picks,
+            ..shape
         }))
     }
 
@@ -466,19 +460,7 @@ impl CodebookIndex {
         let on_device = gpu.has_codebook();
         let plan = if on_device {
             // the device needs the shape only
-            probe.validate()?;
-            let m = self.codebook.params().subspaces as usize;
-            let probes = (probe.probes as usize)
-                .min(self.codebook.params().cells as usize)
-                .max(1);
-            Plan {
-                probes,
-                subspaces: m,
-                entries: (probe.entries as usize).min(super::CODES),
-                weighted: probe.weighted,
-                cells: Vec::new(),
-                picks: Vec::new(),
-            }
+            self.codebook.plan_shape(probe)?
         } else {
             let t = Instant::now();
             let plan = self.codebook.plan(queries, probe)?;

@@ -311,11 +311,9 @@ impl Codebook {
     /// The probes of every vector (all cores).
     pub fn plan(&self, vectors: &VectorSet, probe: &Probe) -> Result<Plan> {
         check_dim(self.params.dim, vectors.dim())?;
-        probe.validate()?;
-        let m = self.params.subspaces as usize;
-        let probes = (probe.probes as usize).min(self.cells.len()).max(1);
-        let entries = (probe.entries as usize).min(CODES);
-        let per = probes * m * entries;
+        let shape = self.plan_shape(probe)?;
+        let (probes, entries) = (shape.probes, shape.entries);
+        let per = probes * shape.subspaces * entries;
         let mut cells = vec![u32::MAX; vectors.len() * probes];
         let mut picks = vec![0u8; vectors.len() * per];
         cells
@@ -328,12 +326,23 @@ impl Codebook {
                 p[..scratch.picks.len()].copy_from_slice(&scratch.picks);
             });
         Ok(Plan {
-            probes,
-            subspaces: m,
-            entries,
-            weighted: probe.weighted,
             cells,
             picks,
+            ..shape
+        })
+    }
+
+    /// The shape of a plan for `probe`, no query in it: at most one probe per cell, at most
+    /// [`CODES`] entries.
+    pub fn plan_shape(&self, probe: &Probe) -> Result<Plan> {
+        probe.validate()?;
+        Ok(Plan {
+            probes: (probe.probes as usize).min(self.cells.len()).max(1),
+            subspaces: self.params.subspaces as usize,
+            entries: (probe.entries as usize).min(CODES),
+            weighted: probe.weighted,
+            cells: Vec::new(),
+            picks: Vec::new(),
         })
     }
 

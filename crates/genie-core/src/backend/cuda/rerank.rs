@@ -482,29 +482,8 @@ impl GpuVectors {
         let (c, k) = (job.candidates, k.min(job.candidates));
         let (nq32, c32, k32) = (nq as u32, c as u32, k as u32);
         let mut dist = s.alloc_zeros::<f64>((nq * c).max(1)).map_err(cuda_err)?;
-        let m = metric as u32;
         if nq * c > 0 {
-            let cfg = LaunchConfig {
-                grid_dim: ((nq * c).div_ceil(128).min(1 << 20) as u32, 1, 1),
-                block_dim: (128, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: argument types and order match kernels/lsh.cu `rerank_distance`; ids beyond
-            // the vectors (the padding) give NaN.
-            unsafe {
-                s.launch_builder(&self.func)
-                    .arg(&self.vecs)
-                    .arg(&self.n)
-                    .arg(&self.dim)
-                    .arg(&got.queries)
-                    .arg(&got.ids)
-                    .arg(&c32)
-                    .arg(&nq32)
-                    .arg(&m)
-                    .arg(&mut dist)
-                    .launch(cfg)
-                    .map_err(cuda_err)?;
-            }
+            self.launch_distances(&got.queries, &got.ids, c32, nq32, metric, &mut dist)?;
         }
         let out_len = (nq * k).max(1);
         let mut top_ids = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
@@ -557,6 +536,44 @@ impl GpuVectors {
         Ok((hits, times))
     }
 
+    /// Launches `rerank_distance`: `out[t]` = the distance from query `t / per_query` (rows of
+    /// `queries`, `nq` of them) to vector `candidates[t]` (NaN for ids beyond the vectors).
+    fn launch_distances(
+        &self,
+        queries: &CudaSlice<f32>,
+        candidates: &CudaSlice<u32>,
+        per_query: u32,
+        nq: u32,
+        metric: VectorDistance,
+        out: &mut CudaSlice<f64>,
+    ) -> Result<()> {
+        let total = nq as usize * per_query as usize;
+        let m = metric as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (total.div_ceil(128).min(1 << 20) as u32, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: argument types and order match kernels/lsh.cu `rerank_distance`; the callers
+        // hold `nq x per_query` candidates and outputs and `nq` queries of `dim` floats.
+        unsafe {
+            self.stream
+                .launch_builder(&self.func)
+                .arg(&self.vecs)
+                .arg(&self.n)
+                .arg(&self.dim)
+                .arg(queries)
+                .arg(candidates)
+                .arg(&per_query)
+                .arg(&nq)
+                .arg(&m)
+                .arg(out)
+                .launch(cfg)
+                .map_err(cuda_err)?;
+        }
+        Ok(())
+    }
+
     /// Distances from each query (rows of `queries`) to its `per_query` candidates (`candidates`,
     /// query-major; ids at or beyond the vectors give NaN): `queries x per_query` values.
     pub fn distances(
@@ -588,27 +605,7 @@ impl GpuVectors {
         let q = s.clone_htod(queries).map_err(cuda_err)?;
         let c = s.clone_htod(candidates).map_err(cuda_err)?;
         let mut out = s.alloc_zeros::<f64>(candidates.len()).map_err(cuda_err)?;
-        let m = metric as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (candidates.len().div_ceil(128).min(1 << 20) as u32, 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: argument types and order match kernels/lsh.cu; sizes were checked above.
-        unsafe {
-            s.launch_builder(&self.func)
-                .arg(&self.vecs)
-                .arg(&self.n)
-                .arg(&self.dim)
-                .arg(&q)
-                .arg(&c)
-                .arg(&kc32)
-                .arg(&nq32)
-                .arg(&m)
-                .arg(&mut out)
-                .launch(cfg)
-                .map_err(cuda_err)?;
-        }
+        self.launch_distances(&q, &c, kc32, nq32, metric, &mut out)?;
         let d = s.clone_dtoh(&out).map_err(cuda_err)?;
         s.synchronize().map_err(cuda_err)?;
         self.ctx.check_err().map_err(cuda_err)?;
