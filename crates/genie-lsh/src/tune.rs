@@ -22,7 +22,8 @@
 //! - *Candidates*: the data are then hashed at the chosen width (the keywords of the index, built
 //!   from them), and the ranks of the sample's neighbours counted exactly, so the recall printed
 //!   and stored is the sample's on the index itself: the fewest candidates whose recall@10 reaches
-//!   the target plus the one-sided 95% margin of [`crate::tuning::goal`] (else the target itself,
+//!   the goal of [`crate::tuning::goal`] (the target with allowances for sampling and for queries
+//!   from outside the data; else the target itself,
 //!   else the most tried, [`MAX_CANDIDATES`]).
 //!
 //! A width or candidates given at build are kept and not tuned. The choice depends on the data,

@@ -1,7 +1,7 @@
 //! What every build-time tuner shares (the codebook's [`crate::codebook::tune`] and the LSH
 //! families' [`crate::tune`]): the target recall and its check, the held-out sample's size, the
-//! exact neighbours of the sample (each one's own row left out), and the one-sided 95% margin a
-//! sample's recall must clear so that held-out queries reach the target too.
+//! exact neighbours of the sample (each one's own row left out), and the goal a sample's recall
+//! must reach so that other queries reach the target too.
 
 use crate::error::{LshError, Result};
 use crate::metric::{cosine_distance, l1, squared_l2, Metric};
@@ -32,12 +32,17 @@ pub fn sample_size(rows: usize, dim: usize) -> usize {
         .min(rows / 2)
 }
 
-/// The recall a sample of `queries` queries must reach for recall@`k` `target`: the sample's
-/// recall estimates the queries' with a standard error of `sqrt(t (1 - t) / (queries k))`, so
-/// aim one-sided 95% above the target (at most 1).
+/// The recall a sample of `queries` queries must reach for recall@`k` `target`. Two allowances,
+/// the larger taken (at most 1):
+/// - sampling: the sample's recall estimates the queries' with a standard error of
+///   `sqrt(t (1 - t) / (queries k))`, so aim one-sided 95% above the target;
+/// - queries from outside the data: held-out rows sit where the data is dense, and real queries
+///   need not (100,000 word vectors tuned on 500 of their rows to 0.960 gave 0.923 on 500 other,
+///   rarer words), so aim to halve the sample's misses: `target + (1 - target) / 2`.
 pub fn goal(target: f64, queries: usize, k: usize) -> f64 {
     let margin = 1.645 * (target * (1.0 - target) / (queries.max(1) * k.max(1)) as f64).sqrt();
-    (target + margin).min(1.0)
+    let shift = target + (1.0 - target) / 2.0;
+    (target + margin).max(shift).min(1.0)
 }
 
 /// The exact `k` nearest rows of `vectors` to each sample row by squared L2, its own row left
@@ -98,8 +103,13 @@ mod tests {
         }
         check_target(1.0).unwrap();
         check_target(0.5).unwrap();
-        // 500 queries, k = 10: margin 1.645 sqrt(0.95 0.05 / 5000) = 0.00507
-        assert!((goal(0.95, 500, 10) - 0.95507).abs() < 1e-5);
+        // 500 queries, k = 10: sampling margin 1.645 sqrt(0.95 0.05 / 5000) = 0.00507, below
+        // the half of the misses, 0.025
+        assert!((goal(0.95, 500, 10) - 0.975).abs() < 1e-12);
+        // one query, k = 1: the sampling margin 1.645 sqrt(0.5 0.5) = 0.82 caps at 1
+        assert_eq!(goal(0.5, 1, 1), 1.0);
+        // 10 queries, k = 1: 0.6 + 1.645 sqrt(0.24 / 10) = 0.855 above 0.6 + 0.2
+        assert!((goal(0.6, 10, 1) - (0.6 + 1.645 * 0.024f64.sqrt())).abs() < 1e-12);
         assert_eq!(goal(1.0, 10, 10), 1.0);
         assert!(goal(0.99, 1, 1) <= 1.0);
     }

@@ -1,8 +1,9 @@
 //! Defaults tuned on the data: a sample of the indexed vectors is held out as queries, their exact
 //! neighbours found by brute force (each one's own row left out), and the cheapest probe whose
-//! recall@k on the sample reaches the target with a one-sided 95% margin for the sample's size
-//! (else the cheapest that reaches the target itself) is chosen. The sample, its exact neighbours
-//! and the margin are [`crate::tuning`]'s, shared with the LSH families' tuner.
+//! recall@k on the sample reaches the goal (the target with allowances for the sample's size and
+//! for queries from outside the data) is chosen, else the cheapest that reaches the target itself.
+//! The sample, its exact neighbours and the goal are [`crate::tuning`]'s, shared with the LSH
+//! families' tuner.
 //!
 //! Each number of probes is tried with closeness weights ([`super::weights`]) and with the nearest
 //! codewords weighted by rank, fewest first.
@@ -70,7 +71,7 @@ pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<T
         .max()
         .unwrap_or(k as u32)
         .min(vectors.len() as u32);
-    // aim one-sided 95% above the target, so that held-out queries reach it too
+    // aim above the target, so that other queries reach it too
     let goal = goal(target, n, k);
     let mut tried = Vec::new();
     let mut best: Option<(Probe, f64, f64)> = None;
