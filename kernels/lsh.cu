@@ -288,11 +288,13 @@ __device__ __forceinline__ float closeness_score(float b, float cw) {
 
 // Per slice of `m`, the products of each query's slice with the slice's 256 codewords
 // (`kmeans::dot`), `nq x m x 256` into `qw`: one block per PRODUCT_ROWS queries and slice, a thread
-// per codeword, the queries' slices in shared memory.
-#define PRODUCT_ROWS 16u
+// per codeword, the queries' slices in shared memory; with `staged`, the slice's codewords too
+// (rows of an odd stride, so that the threads' rows fall in different banks), read coalesced once
+// per block instead of a row per thread.
+#define PRODUCT_ROWS 32u
 extern "C" __global__ void codeword_products(const float* __restrict__ books, const u32* __restrict__ bounds,
                                              u32 m, u32 dim, const float* __restrict__ queries, u32 nq,
-                                             float* __restrict__ qw) {
+                                             float* __restrict__ qw, u32 staged) {
     extern __shared__ float xs[];
     const u32 s = blockIdx.y, lo = bounds[s], w = bounds[s + 1] - lo;
     const u32 q0 = blockIdx.x * PRODUCT_ROWS, nr = min(PRODUCT_ROWS, nq - q0);
@@ -300,11 +302,45 @@ extern "C" __global__ void codeword_products(const float* __restrict__ books, co
         const u32 r = i / w;
         xs[i] = r < nr ? queries[(u64)(q0 + r) * dim + lo + (i - r * w)] : 0.0f;
     }
-    __syncthreads();
     const float* book = books + (u64)256u * lo;
+    u32 stride = w;
+    if (staged) {
+        float* sb = xs + PRODUCT_ROWS * w;
+        stride = w | 1u;
+        for (u32 i = threadIdx.x; i < 256u * w; i += blockDim.x) {
+            const u32 j = i / w;
+            sb[j * stride + (i - j * w)] = book[i];
+        }
+        book = sb;
+    }
+    __syncthreads();
     for (u32 j = threadIdx.x; j < 256u; j += blockDim.x)
         for (u32 r = 0; r < nr; ++r)
-            qw[((u64)(q0 + r) * m + s) * 256u + j] = dot8(xs + r * w, book + (u64)j * w, w);
+            qw[((u64)(q0 + r) * m + s) * 256u + j] = dot8(xs + r * w, book + (u64)j * stride, w);
+}
+
+// Per object, in cell order, its slices' cross products with its codes' codewords in its cell,
+// `terms[i x m + s] = cross[(cell x m + s) x 256 + codes[i x m + s]]`: what the closeness scan
+// reads per slice, contiguous per object instead of a gather from the cell's table.
+extern "C" __global__ void object_terms(const u32* __restrict__ starts, u32 ncells,
+                                        const unsigned char* __restrict__ codes, u32 m,
+                                        const float* __restrict__ cross, float* __restrict__ terms) {
+    for (u32 cell = blockIdx.x; cell < ncells; cell += gridDim.x) {
+        const u64 lo = (u64)starts[cell] * m, hi = (u64)starts[cell + 1] * m;
+        const float* cw = cross + (u64)cell * m * 256u;
+        for (u64 i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+            const u32 s = (u32)(i % m);
+            terms[i] = cw[s * 256u + codes[i]];
+        }
+    }
+}
+
+// The weight of slice `s` of an object of code `code` whose cross product with it is `cw`, in a
+// probed cell of offset `d`.
+__device__ __forceinline__ u32 closeness_one(const float* qw, const float* lo_s, u32 s, u32 code, float cw,
+                                             float d, float scale, u32 levels) {
+    const float u = __fadd_rn(closeness_score(qw[s * 256u + code], cw), d);
+    return closeness_weight(__fmul_rn(__fsub_rn(u, lo_s[s]), scale), levels);
 }
 
 // Query `q`'s closeness state: its codeword products (from `qw_all`) into shared memory, per slice
@@ -357,8 +393,8 @@ __device__ void closeness_begin(u32 q, u32 m, const u32* __restrict__ cells, u32
 __device__ u32 closeness_scan(u32 q, const u32* __restrict__ starts, const u32* __restrict__ ids,
                               const unsigned char* __restrict__ codes, u32 m, const u32* __restrict__ cells,
                               u32 probes, const float* __restrict__ cell_scores,
-                              const float* __restrict__ cross, const float* qw, const float* lo_s, float scale,
-                              u32 levels, u32* sc_ids, u32* sc_counts, u32* hist, u32 bins) {
+                              const float* __restrict__ cross, const float* __restrict__ terms, const float* qw,
+                              const float* lo_s, float scale, u32 levels, u32* sc_ids, u32* sc_counts, u32* hist, u32 bins) {
     __shared__ u32 s_first[65], s_probes;
     const u32 tid = threadIdx.x, bd = blockDim.x;
     const float inv_m = __fdiv_rn(1.0f, (float)m);
@@ -390,12 +426,28 @@ __device__ u32 closeness_scan(u32 q, const u32* __restrict__ starts, const u32* 
                 const u32 i = starts[cell] + (at - s_first[p]);
                 const float d =
                     __fmul_rn(__fsub_rn(cell_scores[(u64)q * probes + p0 + p], first), inv_m);
-                const float* cw = cross + (u64)cell * m * 256u;
                 const unsigned char* c = codes + (u64)i * m;
-                for (u32 s = part; s < m; s += 4u) {
-                    const u32 k = s * 256u + c[s];
-                    const float u = __fadd_rn(closeness_score(qw[k], cw[k]), d);
-                    cnt += closeness_weight(__fmul_rn(__fsub_rn(u, lo_s[s]), scale), levels);
+                if (terms && (m & 3u) == 0) {
+                    // four slices a load: the object's codes and terms, contiguous
+                    const uchar4* c4 = (const uchar4*)c;
+                    const float4* t4 = (const float4*)(terms + (u64)i * m);
+                    for (u32 v = part; v < (m >> 2); v += 4u) {
+                        const uchar4 cc = c4[v];
+                        const float4 tt = t4[v];
+                        const u32 s = v << 2;
+                        cnt += closeness_one(qw, lo_s, s, cc.x, tt.x, d, scale, levels);
+                        cnt += closeness_one(qw, lo_s, s + 1u, cc.y, tt.y, d, scale, levels);
+                        cnt += closeness_one(qw, lo_s, s + 2u, cc.z, tt.z, d, scale, levels);
+                        cnt += closeness_one(qw, lo_s, s + 3u, cc.w, tt.w, d, scale, levels);
+                    }
+                } else if (terms) {
+                    const float* t = terms + (u64)i * m;
+                    for (u32 s = part; s < m; s += 4u)
+                        cnt += closeness_one(qw, lo_s, s, c[s], t[s], d, scale, levels);
+                } else {
+                    const float* cw = cross + (u64)cell * m * 256u;
+                    for (u32 s = part; s < m; s += 4u)
+                        cnt += closeness_one(qw, lo_s, s, c[s], cw[s * 256u + c[s]], d, scale, levels);
                 }
                 id = ids[i];
             }
@@ -457,7 +509,8 @@ extern "C" __global__ void codebook_scan(const u32* __restrict__ starts, const u
                                          const unsigned char* __restrict__ picks, u32 entries, u32 weighted,
                                          u32 levels, const float* __restrict__ cell_scores,
                                          const float* __restrict__ qw_all, const float* __restrict__ bnorms,
-                                         const float* __restrict__ cross, u32 nq, u32 width, u32* scratch_ids, u32* scratch_counts, u32 bins,
+                                         const float* __restrict__ cross, const float* __restrict__ terms, u32 use_terms,
+                                         u32 nq, u32 width, u32* scratch_ids, u32* scratch_counts, u32 bins,
                                          u32 cand, u32* out_ids, u32* out_counts, u32* out_n) {
     extern __shared__ u32 smem[];
     u32* hist = smem;
@@ -479,7 +532,8 @@ extern "C" __global__ void codebook_scan(const u32* __restrict__ starts, const u
         __syncthreads();
         u32 pos = 0;
         if (levels) {
-            pos = closeness_scan(q, starts, ids, codes, subspaces, cells, probes, cell_scores, cross, qw, lo_s,
+            pos = closeness_scan(q, starts, ids, codes, subspaces, cells, probes, cell_scores, cross,
+                                 use_terms ? terms : nullptr, qw, lo_s,
                                  s_scale, levels, sc_ids, sc_counts, hist, bins);
         } else {
             for (u32 p = 0; p < probes; ++p) {

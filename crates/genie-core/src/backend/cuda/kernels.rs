@@ -74,6 +74,7 @@ impl Kernel {
                 "smallest_rows",
                 "codebook_picks",
                 "codeword_products",
+                "object_terms",
             ],
         }
     }

@@ -26,6 +26,9 @@ struct Cells {
     codes: CudaSlice<u8>,
     subspaces: u32,
     max_cell: usize,
+    /// Per object in cell order, its slices' cross products with its codewords (kernels/lsh.cu
+    /// `object_terms`), once a codebook is attached too; none where they did not fit.
+    terms: Option<CudaSlice<f32>>,
 }
 
 /// A codebook's centres and codewords on the device.
@@ -51,7 +54,7 @@ const PINNED_FLOATS: usize = 1 << 20;
 /// Rows per block of `nearest_scores` (kernels/lsh.cu `NEAREST_ROWS`).
 const NEAREST_ROWS: usize = 16;
 /// Queries per block of `codeword_products` (kernels/lsh.cu `PRODUCT_ROWS`).
-const PRODUCT_ROWS: usize = 16;
+const PRODUCT_ROWS: usize = 32;
 /// Most dynamic shared memory of a block (the rows of `nearest_scores`, the tables of
 /// `codebook_scan`).
 const MAX_SHARED_BYTES: usize = 200 << 10;
@@ -90,6 +93,7 @@ pub struct GpuVectors {
     smallest: CudaFunction,
     plan_picks: CudaFunction,
     products: CudaFunction,
+    terms: CudaFunction,
     book: Option<Book>,
     /// Page-locked host memory that large query batches go up through.
     staging: std::sync::Mutex<Option<PinnedHostSlice<f32>>>,
@@ -133,11 +137,13 @@ impl GpuVectors {
                 "smallest_rows",
                 "codebook_picks",
                 "codeword_products",
+                "object_terms",
             ],
         )?;
-        let [func, scan, top_k, nearest, smallest, plan_picks, products]: [CudaFunction; 7] = funcs
-            .try_into()
-            .map_err(|_| GenieError::Cuda("the re-rank kernels did not load".into()))?;
+        let [func, scan, top_k, nearest, smallest, plan_picks, products, terms]: [CudaFunction; 8] =
+            funcs
+                .try_into()
+                .map_err(|_| GenieError::Cuda("the re-rank kernels did not load".into()))?;
         let vecs = stream
             .clone_htod(if vectors.is_empty() {
                 &[0.0f32][..]
@@ -156,6 +162,7 @@ impl GpuVectors {
             smallest,
             plan_picks,
             products,
+            terms,
             book: None,
             staging: std::sync::Mutex::new(None),
             vecs,
@@ -189,8 +196,50 @@ impl GpuVectors {
             codes,
             subspaces: cells.subspaces as u32,
             max_cell: cells.max_cell(),
+            terms: None,
         });
         s.synchronize().map_err(cuda_err)?;
+        self.object_terms()
+    }
+
+    /// With both the cells and the codebook attached, each object's cross products with its
+    /// codewords (`object_terms`), so that the closeness scan reads them contiguously. Skipped
+    /// (the scan gathers from the cells' tables) when the memory is not there.
+    fn object_terms(&mut self) -> Result<()> {
+        let (Some(cells), Some(book)) = (self.cells.as_mut(), self.book.as_ref()) else {
+            return Ok(());
+        };
+        // a codebook of another index (its own checks refuse the scan): nothing to derive
+        if cells.subspaces != book.subspaces || cells.starts.len() != book.ncells as usize + 1 {
+            return Ok(());
+        }
+        let s = &self.stream;
+        let len = (cells.ids.len() * cells.subspaces as usize).max(1);
+        // SAFETY: object_terms writes every entry
+        let Ok(mut terms) = (unsafe { s.alloc::<f32>(len) }) else {
+            log::info!("GPU codebook: no memory for the objects' cross terms, gathering instead");
+            return Ok(());
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (book.ncells.clamp(1, 65_535), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: argument types and order match kernels/lsh.cu `object_terms`; `terms` holds an
+        // entry per object and slice, `cross` `ncells x m x 256` and `starts` `ncells + 1`.
+        unsafe {
+            s.launch_builder(&self.terms)
+                .arg(&cells.starts)
+                .arg(&book.ncells)
+                .arg(&cells.codes)
+                .arg(&cells.subspaces)
+                .arg(&book.cross)
+                .arg(&mut terms)
+                .launch(cfg)
+                .map_err(cuda_err)?;
+        }
+        s.synchronize().map_err(cuda_err)?;
+        cells.terms = Some(terms);
         Ok(())
     }
 
@@ -248,7 +297,7 @@ impl GpuVectors {
                 .unwrap_or(dim),
         });
         s.synchronize().map_err(cuda_err)?;
-        Ok(())
+        self.object_terms()
     }
 
     /// Whether a codebook is attached.
@@ -486,7 +535,11 @@ impl GpuVectors {
         let book = self.book.as_ref().ok_or_else(|| {
             GenieError::InvalidParameter("no codebook on the GPU for closeness weights".into())
         })?;
-        let shared = PRODUCT_ROWS * book.widest * 4;
+        // the queries' slices, then the slice's codewords at an odd stride where they fit
+        let rows = PRODUCT_ROWS * book.widest * 4;
+        let staged_bytes = rows + 256 * (book.widest | 1) * 4;
+        let staged = u32::from(staged_bytes <= MAX_SHARED_BYTES);
+        let shared = if staged == 1 { staged_bytes } else { rows };
         self.products
             .set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -500,7 +553,8 @@ impl GpuVectors {
         };
         let nq32 = nq as u32;
         // SAFETY: argument types and order match kernels/lsh.cu `codeword_products`; `out` holds
-        // `nq x subspaces x 256` floats and the shared memory PRODUCT_ROWS of the widest slice.
+        // `nq x subspaces x 256` floats and the shared memory PRODUCT_ROWS of the widest slice
+        // (and its 256 codewords when staged).
         unsafe {
             self.stream
                 .launch_builder(&self.products)
@@ -511,6 +565,7 @@ impl GpuVectors {
                 .arg(queries)
                 .arg(&nq32)
                 .arg(out)
+                .arg(&staged)
                 .launch(cfg)
                 .map_err(cuda_err)?;
         }
@@ -539,11 +594,25 @@ impl GpuVectors {
             .as_mut()
             .ok_or_else(|| GenieError::Cuda("no staging memory".into()))?;
         let area = &mut pinned.as_mut_slice().map_err(cuda_err)?[..host.len()];
-        area.par_chunks_mut(1 << 16)
-            .zip(host.par_chunks(1 << 16))
-            .for_each(|(d, h)| d.copy_from_slice(h));
-        let d = s.clone_htod(&*area).map_err(cuda_err)?;
-        // the staging memory is free again only once the copy is done
+        // SAFETY: every float is copied in below before the stream's next work reads it
+        let mut d = unsafe { s.alloc::<f32>(host.len()) }.map_err(cuda_err)?;
+        // a piece at a time: the cores fill the next piece while the last one crosses the link
+        // (a copy from page-locked memory does not wait for the host)
+        let mut at = 0;
+        for (piece, from) in area
+            .chunks_mut(PINNED_FLOATS)
+            .zip(host.chunks(PINNED_FLOATS))
+        {
+            piece
+                .par_chunks_mut(1 << 16)
+                .zip(from.par_chunks(1 << 16))
+                .for_each(|(d, h)| d.copy_from_slice(h));
+            let len = piece.len();
+            s.memcpy_htod(&*piece, &mut d.slice_mut(at..at + len))
+                .map_err(cuda_err)?;
+            at += len;
+        }
+        // the staging memory is free again only once the copies are done
         s.synchronize().map_err(cuda_err)?;
         Ok(d)
     }
@@ -660,6 +729,11 @@ impl GpuVectors {
             Some(b) => (&b.bnorms, &b.cross),
             None => (&queries, &queries),
         };
+        // each object's cross terms where they are resident (any buffer stands in otherwise)
+        let (terms, use_terms) = match &cells.terms {
+            Some(t) => (t, 1u32),
+            None => (cross, 0u32),
+        };
         // closeness weights: the codeword products of a slice of the queries at a time, under
         // QW_FLOATS floats
         let per = if closeness {
@@ -715,6 +789,8 @@ impl GpuVectors {
                     .arg(&qw)
                     .arg(bnorms)
                     .arg(cross)
+                    .arg(terms)
+                    .arg(&use_terms)
                     .arg(&len32)
                     .arg(&width32)
                     .arg(&mut sc_ids)
