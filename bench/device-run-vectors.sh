@@ -10,6 +10,7 @@
 #   cl   Gaussian clusters 1M x 96: 2,000 centres ~ N(0, 10^2), points = centre + N(0, 3^2), 10,000
 #        queries from the same mixture (seed 13)
 #   big  the same mixture at 10M x 96 (10,000 centres, seed 17); no CPU backend rows
+# SWEEP_<set> replaces a set's sweep (probes:entries:candidates:levels, comma-separated).
 # Exact neighbours: bench/peers/knn_truth.py (float64 on the GPU). NO_TESTS=1 skips the tests.
 # Run from the repo root after ../shared/gpu/stage. Prints a summary at the end.
 set -uo pipefail
@@ -22,6 +23,10 @@ since() { python3 -c "import time; print(f'{time.time() - $1:.2f}')"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 nproc
 sets=${SETS:-fm cl}
+# faiss-cpu beside torch where the machine has it (issue 13's CPU peer, on this machine's cores)
+peers=torch
+python3 -c "import faiss" 2>/dev/null && peers=torch,faiss-flat,faiss-ivfpq
+echo "peers: $peers"
 echo "== GPU tests"
 [ -n "${NO_TESTS:-}" ] || .gpu/run tests 2>&1 | grep -E "^test |test result|skipped|panicked|differ" | tee "$res/tests.log"
 python3 - "$d" .gpu/fm "$sets" <<'PY'
@@ -63,16 +68,18 @@ for set in $sets; do
   once=; [ $set = big ] && once=--once
   python3 bench/peers/knn_truth.py $once "$base" "$query" 10 "$truth" | tee "$out/$set-truth.log"
   python3 bench/peers/ann_peers.py --data $set --base "$base" --queries "$query" \
-    --truth "$truth" --k 10 --peers torch --csv "$csv" 2>&1 | tail -2
+    --truth "$truth" --k 10 --peers $peers --csv "$csv" 2>&1 | tail -4
   t0=$(now)
   .gpu/run bin genie -v build --kind vectors --lsh codebook --input "$base" --output "$d/$set.genie" \
     2>&1 | grep -v DEBUG | tail -8 | tee "$out/$set-build.log"
   echo "$set build_s=$(since $t0)" | tee -a "$out/$set-build.log"
   case $set in
-    fm)  sweep="8:2:1000:0,4:256:200:31,8:256:100:31,8:256:200:31,16:256:100:31,16:256:200:31,32:256:200:31" ;;
+    fm)  sweep="8:2:1000:0,4:256:200:31,6:256:150:31,8:256:100:31,8:256:150:31,8:256:200:31,16:256:100:31,16:256:200:31,32:256:200:31" ;;
     cl)  sweep="1:8:500:0,2:16:1000:0,1:256:100:31,2:256:100:31,2:256:200:31,4:256:200:31,8:256:200:31" ;;
     big) sweep="1:256:200:31,2:256:200:31,4:256:200:31,4:256:400:31,8:256:400:31,16:256:400:31" ;;
   esac
+  # SWEEP_fm, SWEEP_cl, SWEEP_big: another sweep for that set
+  over="SWEEP_$set"; sweep=${!over:-$sweep}
   bench=(.gpu/run bin genie-bench --mode vectors --index "$d/$set.genie" --queries "$query" --truth "$truth" --data $set --k 10 --csv "$csv")
   "${bench[@]}" --device gpu 2>&1 | grep -v "^\[" | tee "$out/$set-bench-gpu.log"
   "${bench[@]}" --device gpu --sweep "$sweep" 2>&1 | grep -v "^\[" | tee -a "$out/$set-bench-gpu.log"
