@@ -387,6 +387,14 @@ fn gpu_training_equals_cpu() {
         }
         let assigner = Assigner::new(DeviceChoice::Gpu, d).unwrap();
         assert!(assigner.on_gpu());
+        // the GPU encoding in blocks of 700 rows, the last one partial
+        let book = cpu.codebook();
+        let want = book.encode_all(&vectors, &Assigner::cpu(d)).unwrap();
+        let got = book.encode_blocks(&vectors, &assigner, 700 * d).unwrap();
+        if got != want {
+            let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+            failures.push(format!("{name}: {differ} codes encoded in blocks differ"));
+        }
         let centres =
             genie::lsh::codebook::kmeans::Centres::new(vectors.as_slice()[..300 * d].to_vec(), d);
         let want = Assigner::cpu(d)

@@ -1,5 +1,5 @@
 //! Where the nearest-centre searches of training and encoding run: every row's nearest coarse
-//! cell, on the GPU when one is chosen (kernels/lsh.cu `nearest_scores` and `smallest_rows`, the
+//! cell and every residual slice's nearest codeword, on the GPU when one is chosen (kernels/lsh.cu `nearest_scores` and `smallest_rows`, the
 //! CPU's arithmetic and ties), else on all cores. Either way the same centre for every row, so a
 //! codebook trained and encoded on the GPU is the one the CPU would build, bit for bit.
 
@@ -45,6 +45,21 @@ impl Assigner {
             (Err(why), _) => {
                 log::info!("codebook: training on the CPU ({why})");
                 Ok(Self::cpu(dim))
+            }
+        }
+    }
+
+    /// An assigner for rows of `dim` floats where this one runs (the slices of product
+    /// quantization); the CPU when the GPU refuses.
+    pub fn for_dim(&self, dim: usize) -> Self {
+        if self.gpu.is_none() {
+            return Self::cpu(dim);
+        }
+        match GpuVectors::new(0, &[], dim) {
+            Ok(g) => Self { dim, gpu: Some(g) },
+            Err(why) => {
+                log::info!("codebook: slices of {dim} on the CPU ({why})");
+                Self::cpu(dim)
             }
         }
     }

@@ -22,7 +22,7 @@ use crate::error::{LshError, Result};
 use crate::vectors::VectorSet;
 use assign::Assigner;
 use genie_core::{Item, Keyword, Query};
-use kmeans::{kmeans, kmeans_by, smallest, Centres};
+use kmeans::{kmeans_by, smallest, Centres};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -206,25 +206,35 @@ impl Codebook {
             })
             .collect();
         let bounds = params.bounds();
-        let codes = bounds
-            .par_windows(2)
-            .enumerate()
-            .map(|(s, w)| {
-                let width = w[1] - w[0];
-                let slice: Vec<f32> = residuals
-                    .chunks_exact(dim)
-                    .flat_map(|r| r[w[0]..w[1]].iter().copied())
-                    .collect();
-                let c = kmeans(
-                    &slice,
-                    width,
-                    CODES,
-                    params.iterations,
-                    params.seed.wrapping_add(1 + s as u64),
-                );
-                pad_codes(c, width)
-            })
-            .collect();
+        // per slice, k-means of the residuals' slice, its nearest codewords found where the
+        // coarse ones were (one GPU assigner per slice width; the slices in turn there, at once
+        // on the cores)
+        let train_slice = |s: usize, w: &[usize], on: &Assigner| -> Result<Centres> {
+            let width = w[1] - w[0];
+            let slice: Vec<f32> = residuals
+                .chunks_exact(dim)
+                .flat_map(|r| r[w[0]..w[1]].iter().copied())
+                .collect();
+            let seed = params.seed.wrapping_add(1 + s as u64);
+            let c = kmeans_by(&slice, width, CODES, params.iterations, seed, &|c, rows| {
+                on.nearest(c, rows)
+            })?;
+            Ok(pad_codes(c, width))
+        };
+        let codes = if assigner.on_gpu() {
+            let slicers = Slicers::new(assigner, &bounds);
+            bounds
+                .windows(2)
+                .enumerate()
+                .map(|(s, w)| train_slice(s, w, slicers.of(w[1] - w[0])))
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            bounds
+                .par_windows(2)
+                .enumerate()
+                .map(|(s, w)| train_slice(s, w, &Assigner::cpu(w[1] - w[0])))
+                .collect::<Result<Vec<_>>>()?
+        };
         let mut params = params;
         params.cells = cells.len() as u32;
         Ok(Self::assemble(params, cells, codes, bounds))
@@ -279,18 +289,62 @@ impl Codebook {
     }
 
     /// The keywords of every vector, `rows x subspaces`, row-major: the nearest cells found by
-    /// `assigner`, the codes on all cores.
+    /// `assigner`, the codes on all cores or, when `assigner` is on a GPU, there too (a block of
+    /// rows at a time, one slice of their residuals after another). The same codes either way.
     pub fn encode_all(&self, vectors: &VectorSet, assigner: &Assigner) -> Result<Vec<Keyword>> {
+        self.encode_blocks(vectors, assigner, ENCODE_FLOATS)
+    }
+
+    /// [`Codebook::encode_all`] with GPU blocks of at most `block_floats` residual floats (at
+    /// least one row).
+    pub fn encode_blocks(
+        &self,
+        vectors: &VectorSet,
+        assigner: &Assigner,
+        block_floats: usize,
+    ) -> Result<Vec<Keyword>> {
         check_dim(self.params.dim, vectors.dim())?;
         let m = self.params.subspaces as usize;
         let near = assigner.nearest(&self.cells, vectors.as_slice())?;
         let mut out = vec![0; vectors.len() * m];
-        out.par_chunks_mut(m)
-            .zip(vectors.as_slice().par_chunks_exact(vectors.dim()))
-            .zip(near.par_iter())
-            .for_each_init(Vec::new, |buf, ((slot, x), &c)| {
-                self.encode_into(x, c as usize, buf, slot)
+        if !assigner.on_gpu() {
+            out.par_chunks_mut(m)
+                .zip(vectors.as_slice().par_chunks_exact(vectors.dim()))
+                .zip(near.par_iter())
+                .for_each_init(Vec::new, |buf, ((slot, x), &c)| {
+                    self.encode_into(x, c as usize, buf, slot)
+                });
+            return Ok(out);
+        }
+        let dim = vectors.dim();
+        let slicers = Slicers::new(assigner, &self.bounds);
+        let rows = (block_floats / dim.max(1)).max(1);
+        let mut slices: Vec<Vec<f32>> = vec![Vec::new(); m];
+        for (block, (xs, cells)) in vectors
+            .as_slice()
+            .chunks(rows * dim)
+            .zip(near.chunks(rows))
+            .enumerate()
+        {
+            // the block's residuals, slice by slice
+            slices.par_iter_mut().enumerate().for_each(|(s, slice)| {
+                let (lo, hi) = (self.bounds[s], self.bounds[s + 1]);
+                slice.clear();
+                for (x, &c) in xs.chunks_exact(dim).zip(cells) {
+                    let centre = self.cells.row(c as usize);
+                    slice.extend(x[lo..hi].iter().zip(&centre[lo..hi]).map(|(a, b)| a - b));
+                }
             });
+            let base = block * rows;
+            for (s, slice) in slices.iter().enumerate() {
+                let codes = slicers
+                    .of(self.bounds[s + 1] - self.bounds[s])
+                    .nearest(&self.codes[s], slice)?;
+                for (i, (&code, &c)) in codes.iter().zip(cells).enumerate() {
+                    out[(base + i) * m + s] = self.keyword(c as usize, s, code as usize);
+                }
+            }
+        }
         Ok(out)
     }
 
@@ -566,6 +620,35 @@ pub struct DeviceArrays<'a> {
 
 /// 256 codewords: fewer training rows than that leave copies of the last one (a copy is never
 /// nearer than its original, which comes first).
+/// Floats of residual slices a GPU encoding block holds (256 MiB).
+const ENCODE_FLOATS: usize = 1 << 26;
+
+/// One assigner per distinct slice width, where the coarse assigner runs.
+struct Slicers {
+    by_width: Vec<(usize, Assigner)>,
+    cpu: Assigner,
+}
+
+impl Slicers {
+    fn new(coarse: &Assigner, bounds: &[usize]) -> Self {
+        let mut widths: Vec<usize> = bounds.windows(2).map(|w| w[1] - w[0]).collect();
+        widths.sort_unstable();
+        widths.dedup();
+        Self {
+            by_width: widths.into_iter().map(|w| (w, coarse.for_dim(w))).collect(),
+            cpu: Assigner::cpu(0),
+        }
+    }
+
+    /// The assigner of slices `width` wide (the CPU's for a width not seen, which answers the same).
+    fn of(&self, width: usize) -> &Assigner {
+        self.by_width
+            .iter()
+            .find(|(w, _)| *w == width)
+            .map_or(&self.cpu, |(_, a)| a)
+    }
+}
+
 fn pad_codes(c: Centres, width: usize) -> Centres {
     if c.len() >= CODES || c.is_empty() {
         return c;
