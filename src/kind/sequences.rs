@@ -19,12 +19,13 @@ use genie_core::{Engine, IndexBuilder, InvertedIndex, Transform};
 use genie_sa::seq_search::{DEFAULT_CANDIDATES, DEFAULT_MAX_CANDIDATES};
 use genie_sa::sequence::SequenceQuery;
 use genie_sa::{
-    Alphabet, NGramConfig, SequenceMetadata, SequenceSearchParams, SequenceSearcher, SequenceStore,
-    SequenceTransform, StringTable,
+    Alphabet, DeviceSequences, NGramConfig, SequenceMetadata, SequenceSearchParams,
+    SequenceSearcher, SequenceStages, SequenceStore, SequenceTransform, StringTable,
 };
 use serde_json::Value;
 use std::any::Any;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 /// The extension of the sequences side file.
 pub const SIDE_EXT: &str = "seqs";
@@ -151,6 +152,8 @@ impl Kind for Sequences {
             engine,
             transform,
             store,
+            stages: Mutex::default(),
+            device: OnceLock::new(),
         }))
     }
 }
@@ -160,6 +163,26 @@ pub struct SequenceIndex {
     engine: Engine,
     transform: SequenceTransform,
     store: SequenceStore,
+    stages: Mutex<SequenceStages>,
+    /// The sequences on the engine's GPU, uploaded for the first exhaustive search (none on the
+    /// CPU, or where they do not go).
+    device: OnceLock<Option<DeviceSequences>>,
+}
+
+impl SequenceIndex {
+    /// The sequences on the engine's GPU, uploaded on first use.
+    fn device(&self) -> Option<&DeviceSequences> {
+        self.device
+            .get_or_init(|| {
+                let ordinal = self.engine.gpu_ordinal()?;
+                DeviceSequences::new(&self.store, ordinal)
+                    .map_err(|e| {
+                        log::info!("sequences: the exhaustive pass stays on the CPU ({e})")
+                    })
+                    .ok()
+            })
+            .as_ref()
+    }
 }
 
 /// A parsed sequence query and its search settings.
@@ -207,6 +230,10 @@ impl KindIndex for SequenceIndex {
     /// depend on them).
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
         let searcher = SequenceSearcher::new(&self.engine, &self.transform, &self.store)?;
+        let exhaustive = batch
+            .iter()
+            .any(|r| prepared::<SeqQuery>(r.query).is_ok_and(|q| q.exhaustive));
+        let searcher = searcher.with_device(if exhaustive { self.device() } else { None });
         let queries = batch
             .iter()
             .map(|r| prepared::<SeqQuery>(r.query))
@@ -233,7 +260,11 @@ impl KindIndex for SequenceIndex {
             params.exhaustive = q0.exhaustive;
             let seqs: Vec<SequenceQuery> =
                 group.iter().map(|&i| queries[i].query.clone()).collect();
-            let results = searcher.search_prepared(&seqs, &params)?;
+            let mut stages = SequenceStages::default();
+            let results = searcher.search_staged(&seqs, &params, &mut stages)?;
+            if let Ok(mut all) = self.stages.lock() {
+                all.add(&stages);
+            }
             for (&i, r) in group.iter().zip(results) {
                 let mut a = Answer {
                     hits: r
@@ -258,6 +289,25 @@ impl KindIndex for SequenceIndex {
 
     fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
         self.engine.take_stage_times()
+    }
+
+    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
+        let s = self
+            .stages
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
+        log::info!(
+            "sequences: {} rounds at most, {} query searches, {} edit distances",
+            s.rounds,
+            s.query_rounds,
+            s.verified
+        );
+        vec![
+            ("count", s.count_ms),
+            ("verify", s.verify_ms),
+            ("exhaustive", s.exhaustive_ms),
+        ]
     }
 
     fn gpu_ordinal(&self) -> Option<usize> {

@@ -27,6 +27,7 @@ pub mod error;
 pub mod gram_dict;
 pub mod ngram;
 pub mod schema;
+pub mod seq_device;
 pub mod seq_search;
 pub mod seq_store;
 pub mod sequence;
@@ -43,8 +44,9 @@ pub use document::{DocumentMetadata, DocumentTransform};
 pub use error::{Result, SaError};
 pub use ngram::{Alphabet, NGramConfig};
 pub use schema::{InferOptions, Schema};
+pub use seq_device::DeviceSequences;
 pub use seq_search::{
-    build_sequence_index, SequenceResult, SequenceSearchParams, SequenceSearcher,
+    build_sequence_index, SequenceResult, SequenceSearchParams, SequenceSearcher, SequenceStages,
 };
 pub use seq_store::SequenceStore;
 pub use sequence::{SequenceMetadata, SequenceQuery, SequenceTransform};

@@ -8,12 +8,14 @@
 //! construction, and its count and length filters keep the scan short.
 
 use crate::error::{Result, SaError};
+use crate::seq_device::DeviceSequences;
 use crate::seq_store::SequenceStore;
 use crate::sequence::{SequenceQuery, SequenceTransform};
 use crate::store::StringTable;
 use crate::verify::{verify, zero_count_tail, Outside, SequenceHit};
 use genie_core::{Engine, InvertedIndex, Method, SearchParams, Transform};
 use rayon::prelude::*;
+use std::time::Instant;
 
 /// The default number of candidates K taken from the index per query (the paper's setting).
 pub const DEFAULT_CANDIDATES: u32 = 32;
@@ -89,12 +91,42 @@ pub struct SequenceResult {
     pub verified: usize,
 }
 
+/// Where the time of sequence searches went (milliseconds, summed over searches).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SequenceStages {
+    /// The match counts and the top-K candidates by count (the engine, every round).
+    pub count_ms: f64,
+    /// Edit distances of the candidates, Algorithm 2 and the certificate (every round).
+    pub verify_ms: f64,
+    /// The exhaustive last round (count table and verification), where asked.
+    pub exhaustive_ms: f64,
+    /// Rounds of K-doubling (the most of any search).
+    pub rounds: u32,
+    /// Query searches over all rounds (a query repeated counts again).
+    pub query_rounds: u64,
+    /// Edit distances computed.
+    pub verified: u64,
+}
+
+impl SequenceStages {
+    /// Adds `other` to these.
+    pub fn add(&mut self, other: &Self) {
+        self.count_ms += other.count_ms;
+        self.verify_ms += other.verify_ms;
+        self.exhaustive_ms += other.exhaustive_ms;
+        self.rounds = self.rounds.max(other.rounds);
+        self.query_rounds += other.query_rounds;
+        self.verified += other.verified;
+    }
+}
+
 /// An index of sequences, its transform and the sequences, searched through `&self`.
 #[derive(Debug)]
 pub struct SequenceSearcher<'a> {
     engine: &'a Engine,
     transform: &'a SequenceTransform,
     store: &'a SequenceStore,
+    device: Option<&'a DeviceSequences>,
 }
 
 /// Builds the transform and the inverted index of `sequences` (ids in table order).
@@ -137,7 +169,16 @@ impl<'a> SequenceSearcher<'a> {
             engine,
             transform,
             store,
+            device: None,
         })
+    }
+
+    /// Runs the exhaustive pass on `device` (the same sequences on a GPU): every unproven
+    /// query's objects within its exact k-th distance are found there, ranked by the same order,
+    /// so the answers are the CPU pass's. Queries the device cannot answer stay on the CPU.
+    pub fn with_device(mut self, device: Option<&'a DeviceSequences>) -> Self {
+        self.device = device;
+        self
     }
 
     /// Prepares query sequences (see [`SequenceTransform::prepare`]).
@@ -163,6 +204,16 @@ impl<'a> SequenceSearcher<'a> {
         queries: &[SequenceQuery],
         params: &SequenceSearchParams,
     ) -> Result<Vec<SequenceResult>> {
+        self.search_staged(queries, params, &mut SequenceStages::default())
+    }
+
+    /// [`SequenceSearcher::search_prepared`], adding where the time went to `stages`.
+    pub fn search_staged(
+        &self,
+        queries: &[SequenceQuery],
+        params: &SequenceSearchParams,
+        stages: &mut SequenceStages,
+    ) -> Result<Vec<SequenceResult>> {
         let k = params.k as usize;
         let cap = params.max_candidates.max(params.candidates).max(params.k);
         let mut big_k = params.candidates.max(params.k);
@@ -170,8 +221,13 @@ impl<'a> SequenceSearcher<'a> {
         let mut pending: Vec<usize> = (0..queries.len()).collect();
         let mut round = 1;
         while !pending.is_empty() {
+            let t = Instant::now();
             let batch: Vec<_> = pending.iter().map(|&q| queries[q].query.clone()).collect();
             let hits = self.engine.search(&batch, &SearchParams::top_k(big_k))?;
+            stages.count_ms += ms_since(t);
+            stages.query_rounds += pending.len() as u64;
+            stages.rounds = stages.rounds.max(round);
+            let t = Instant::now();
             let num_objects = self.engine.index().num_objects();
             let verified = pending
                 .par_iter()
@@ -191,8 +247,10 @@ impl<'a> SequenceSearcher<'a> {
                     Ok((q, done, v))
                 })
                 .collect::<Result<Vec<_>>>()?;
+            stages.verify_ms += ms_since(t);
             pending.clear();
             for (q, done, v) in verified {
+                stages.verified += v.computed as u64;
                 results[q] = Some(SequenceResult {
                     hits: v.hits,
                     exact: v.exact,
@@ -209,9 +267,78 @@ impl<'a> SequenceSearcher<'a> {
         }
         let mut results: Vec<SequenceResult> = results.into_iter().flatten().collect();
         if params.exhaustive {
+            let t = Instant::now();
             self.finish_exhaustively(queries, k, &mut results)?;
+            stages.exhaustive_ms += ms_since(t);
         }
         Ok(results)
+    }
+
+    /// The exhaustive pass of `unproven` on the device: each query's objects within its exact
+    /// k-th distance, their counts from their keywords, ranked by (distance, count descending,
+    /// id), the first k kept: the top-k of Algorithm 2 over all objects. Returns the queries the
+    /// device could not answer.
+    fn finish_on_device(
+        &self,
+        device: &DeviceSequences,
+        queries: &[SequenceQuery],
+        k: usize,
+        results: &mut [SequenceResult],
+        unproven: &[usize],
+    ) -> Result<Vec<usize>> {
+        let jobs: Vec<(Vec<u16>, u32)> = unproven
+            .iter()
+            .map(|&q| {
+                let bound = results[q]
+                    .hits
+                    .get(k.saturating_sub(1))
+                    .filter(|_| results[q].hits.len() >= k)
+                    .map_or(u32::MAX, |h| h.distance);
+                (device.pattern(&queries[q].symbols), bound)
+            })
+            .collect();
+        let found = device.nearest(&jobs, k)?;
+        let n = self.engine.index().num_objects();
+        let ranked = unproven
+            .par_iter()
+            .zip(found.into_par_iter())
+            .filter_map(|(&q, within)| within.map(|w| (q, w)))
+            .map(|(q, within)| {
+                let mut keywords = Vec::new();
+                let mut hits = within
+                    .iter()
+                    .map(|&(id, distance)| {
+                        keywords.clear();
+                        self.transform
+                            .keywords(self.store.bytes(id), &mut keywords)?;
+                        let count = genie_core::oracle::match_count(&queries[q].query, &keywords);
+                        Ok(SequenceHit {
+                            id,
+                            count: u32::try_from(count).unwrap_or(u32::MAX),
+                            distance,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                hits.sort_unstable_by(|a, b| {
+                    a.distance
+                        .cmp(&b.distance)
+                        .then(b.count.cmp(&a.count))
+                        .then(a.id.cmp(&b.id))
+                });
+                let verified = hits.len();
+                hits.truncate(k);
+                Ok((q, hits, verified))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut answered = vec![false; results.len()];
+        for (q, hits, verified) in ranked {
+            let r = &mut results[q];
+            (r.hits, r.exact, r.verified) = (hits, true, verified);
+            r.candidates = n;
+            r.rounds += 1;
+            answered[q] = true;
+        }
+        Ok(unproven.iter().copied().filter(|&q| !answered[q]).collect())
     }
 
     /// Reruns every unproven query over all objects in the contract order.
@@ -221,11 +348,17 @@ impl<'a> SequenceSearcher<'a> {
         k: usize,
         results: &mut [SequenceResult],
     ) -> Result<()> {
-        let unproven: Vec<usize> = (0..queries.len()).filter(|&q| !results[q].exact).collect();
+        let mut unproven: Vec<usize> = (0..queries.len()).filter(|&q| !results[q].exact).collect();
         if unproven.is_empty() {
             return Ok(());
         }
         let n = self.engine.index().num_objects();
+        if let Some(device) = self.device {
+            unproven = self.finish_on_device(device, queries, k, results, &unproven)?;
+            if unproven.is_empty() {
+                return Ok(());
+            }
+        }
         let batch: Vec<_> = unproven.iter().map(|&q| queries[q].query.clone()).collect();
         let all = SearchParams::top_k(n).with_method(Method::CountTable);
         let hits = self.engine.search(&batch, &all)?;
@@ -253,4 +386,8 @@ impl<'a> SequenceSearcher<'a> {
         }
         Ok(())
     }
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }

@@ -69,6 +69,21 @@ impl SequenceStore {
         self.alphabet
     }
 
+    /// Appends the symbols of sequence `id` to `out` (bytes, or the code points of UTF-8 text).
+    pub fn symbols(&self, id: ObjectId, out: &mut Vec<u32>) -> Result<()> {
+        let bytes = self.bytes(id);
+        match self.alphabet {
+            Alphabet::Bytes => out.extend(bytes.iter().map(|&b| u32::from(b))),
+            Alphabet::Chars => {
+                let text = std::str::from_utf8(bytes).map_err(|e| SaError::NotUtf8 {
+                    offset: e.valid_up_to(),
+                })?;
+                out.extend(text.chars().map(u32::from));
+            }
+        }
+        Ok(())
+    }
+
     /// The edit distance between a prepared pattern and sequence `id`.
     pub fn distance_to(&self, pattern: &Pattern, id: ObjectId) -> Result<u32> {
         let bytes = self.bytes(id);

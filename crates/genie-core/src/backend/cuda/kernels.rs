@@ -15,11 +15,13 @@ pub enum Kernel {
     /// `kernels/lsh.cu`: LSH hashing (projections, sign projections, random binning) with
     /// CPU-identical signatures.
     Lsh,
+    /// `kernels/seq.cu`: edit distances of resident sequences (bit-parallel).
+    Seq,
 }
 
 impl Kernel {
     /// Every kernel source.
-    pub const ALL: [Kernel; 3] = [Kernel::Cpq, Kernel::Bench, Kernel::Lsh];
+    pub const ALL: [Kernel; 4] = [Kernel::Cpq, Kernel::Bench, Kernel::Lsh, Kernel::Seq];
 
     /// The file name.
     pub fn name(self) -> &'static str {
@@ -27,6 +29,7 @@ impl Kernel {
             Kernel::Cpq => "cpq.cu",
             Kernel::Bench => "bench.cu",
             Kernel::Lsh => "lsh.cu",
+            Kernel::Seq => "seq.cu",
         }
     }
 
@@ -44,6 +47,10 @@ impl Kernel {
             Kernel::Lsh => concat!(
                 include_str!("../../../../../kernels/common.cuh"),
                 include_str!("../../../../../kernels/lsh.cu")
+            ),
+            Kernel::Seq => concat!(
+                include_str!("../../../../../kernels/common.cuh"),
+                include_str!("../../../../../kernels/seq.cu")
             ),
         }
     }
@@ -76,6 +83,7 @@ impl Kernel {
                 "codeword_products",
                 "object_terms",
             ],
+            Kernel::Seq => &["seq_nearest"],
         }
     }
 }

@@ -28,11 +28,20 @@ pub(super) fn open_all(
     ordinal: usize,
     entries: &[&str],
 ) -> Result<(Arc<CudaContext>, Vec<CudaFunction>, Arc<CudaStream>)> {
+    open_module(ordinal, Kernel::Lsh, entries)
+}
+
+/// A context on device `ordinal`, entries `entries` of `kernel`'s source and a stream.
+pub(super) fn open_module(
+    ordinal: usize,
+    kernel: Kernel,
+    entries: &[&str],
+) -> Result<(Arc<CudaContext>, Vec<CudaFunction>, Arc<CudaStream>)> {
     let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
     let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
     let module = ctx
         .load_module(cudarc::nvrtc::Ptx::from_src(ptx_for(
-            Kernel::Lsh,
+            kernel,
             &format!("sm_{major}{minor}"),
         )?))
         .map_err(cuda_err)?;

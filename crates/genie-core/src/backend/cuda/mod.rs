@@ -23,6 +23,26 @@ pub use lsh::{binning_hash, project_hash, sign_hash};
 mod rerank;
 #[cfg(feature = "cuda")]
 pub use rerank::GpuVectors;
+#[cfg(feature = "cuda")]
+mod sequences;
+#[cfg(feature = "cuda")]
+pub use sequences::GpuSequences;
+
+/// Most 64-symbol words of a pattern [`GpuSequences`] scans (kernels/seq.cu `SEQ_MAX_WORDS`).
+pub const SEQ_MAX_WORDS: usize = 8;
+/// Distances below this are the ones [`GpuSequences`] ranks (kernels/seq.cu `SEQ_BINS`).
+pub const SEQ_BINS: usize = 1024;
+
+/// One query of [`GpuSequences::nearest`]: its symbols as the sequences' dense ids (an id at or
+/// past the alphabet matches nothing) and an upper bound of its k-th smallest distance (the
+/// k-th distance of any k sequences).
+#[derive(Clone, Copy, Debug)]
+pub struct SeqJob<'a> {
+    /// The pattern's symbols.
+    pub pattern: &'a [u16],
+    /// At least the k-th smallest distance.
+    pub bound: u32,
+}
 
 /// The distance [`GpuVectors::distances`] computes, as genie-lsh's CPU metric does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +162,46 @@ pub struct ScanTimes {
     pub scan_ms: f64,
     /// Exact distances, the top `k` and the copy back.
     pub rerank_ms: f64,
+}
+
+/// Without the `cuda` feature there are no sequences on a GPU: [`GpuSequences::new`] fails.
+#[cfg(not(feature = "cuda"))]
+#[derive(Debug)]
+pub struct GpuSequences(());
+
+#[cfg(not(feature = "cuda"))]
+impl GpuSequences {
+    /// Always [`GenieError::GpuUnavailable`] without the `cuda` feature.
+    pub fn new(ordinal: usize, syms: &[u16], starts: &[u32], alphabet: usize) -> Result<Self> {
+        let _ = (ordinal, syms, starts, alphabet);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn len(&self) -> usize {
+        0
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn is_empty(&self) -> bool {
+        true
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn takes(&self, job: &SeqJob<'_>) -> bool {
+        let _ = job;
+        false
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn nearest(&self, jobs: &[SeqJob<'_>], k: usize) -> Result<Vec<Option<Vec<(u32, u32)>>>> {
+        let _ = (jobs, k);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
 }
 
 /// Without the `cuda` feature there are no vectors on a GPU: [`GpuVectors::new`] fails.

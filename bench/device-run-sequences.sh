@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 14 on the GPU machine, one call: the 663,473-word list (Debian wamerican-insane, carried
+# gzipped in .gpu/words/), queries made from random words with 20% of their letters changed
+# (seed 7; 2,000 and 10,000), `genie build --kind sequences`, then per query set, k (1, 10) and
+# mode (the default rounds; `--exhaustive`, every answer exact) `genie -v search` on both backends
+# (stage breakdown, GPU == CPU byte for byte), the GPU search's kernels by Nsight Compute, and
+# RapidFuzz `process.cdist` on all host cores (bench/peers/seq_peers.py, its top-k distances
+# checked against genie's exhaustive answers). RapidFuzz is installed from the
+# wheels carried in .gpu/wheels/ (the machine has no package index). Run from the repo root after
+# ../shared/gpu/stage; writes $OUT/summary.txt, sequences.csv and the logs.
+set -uo pipefail
+res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
+d=/tmp/genie-seq; mkdir -p "$d"
+g=.gpu/bin/genie
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$res/summary.txt"
+echo "host cores: $(nproc)" | tee -a "$res/summary.txt"
+py=$(python3 -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')
+if ls .gpu/wheels/rapidfuzz-*-cp$py-*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --target "$d/py" .gpu/wheels/rapidfuzz-*-cp$py-*.whl
+fi
+export PYTHONPATH="$d/py${PYTHONPATH:+:$PYTHONPATH}"
+gunzip -c .gpu/words/american-english-insane.gz > "$d/words.txt"
+python3 - "$d" <<'PY'
+import random, sys
+d = sys.argv[1]
+words = [w.rstrip("\n") for w in open(f"{d}/words.txt", encoding="utf-8")]
+for n in (2000, 10000):
+    random.seed(7)
+    with open(f"{d}/q{n}.txt", "w", encoding="utf-8") as f:
+        for w in random.sample(words, n):
+            s = list(w)
+            for i in random.sample(range(len(s)), round(0.2 * len(s))):
+                s[i] = random.choice("abcdefghijklmnopqrstuvwxyz")
+            f.write("".join(s) + "\n")
+PY
+$g -v build --kind sequences --input "$d/words.txt" --output "$d/w.genie" 2>&1 | grep -v DEBUG | tail -1 | tee -a "$res/summary.txt"
+for n in 2000 10000; do
+  for k in 1 10; do
+    for mode in default exhaustive; do
+      flag=; [ $mode = exhaustive ] && flag=--exhaustive
+      tag="q=$n k=$k $mode"
+      for dev in gpu cpu; do
+        $g -v search --device $dev --index "$d/w.genie" --queries "$d/q$n.txt" --k $k $flag --output "$d/o$n-$k-$mode-$dev.jsonl" > "$d/s.log" 2>&1
+        echo "$tag $dev: $(grep -oE 'backend: .*' "$d/s.log" | head -1)" | tee -a "$res/summary.txt"
+        grep -E "sequences:|stages: read|searched|exhaustive pass" "$d/s.log" | sed 's/^.*INFO  [a-z:_]*\] /  /' | tee -a "$res/summary.txt"
+      done
+      cmp -s "$d/o$n-$k-$mode-gpu.jsonl" "$d/o$n-$k-$mode-cpu.jsonl" && same=yes || same=NO
+      exact=$(grep -c '"exact":true' "$d/o$n-$k-$mode-gpu.jsonl")
+      echo "$tag: GPU == CPU $same; exact $exact/$n" | tee -a "$res/summary.txt"
+    done
+  done
+done
+for k in 1 10; do
+  echo "== GPU kernels, q=2000 k=$k --exhaustive" | tee -a "$res/summary.txt"
+  ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
+    $g search --device gpu --index "$d/w.genie" --queries "$d/q2000.txt" --k $k --exhaustive --output "$d/ncu.jsonl" 2>&1 \
+    | grep -E "^  [a-z_0-9]+ \(|gpu__time_duration" | tee -a "$res/summary.txt"
+done
+echo "== RapidFuzz cdist" | tee -a "$res/summary.txt"
+for run in "2000 1" "2000 10" "10000 1" "10000 10"; do
+  set -- $run
+  python3 bench/peers/seq_peers.py --data words --base "$d/words.txt" --queries "$d/q$1.txt" --k $2 \
+    --csv "$res/sequences.csv" --genie "$d/o$1-$2-exhaustive-gpu.jsonl" 2>&1 | tee -a "$res/summary.txt"
+done

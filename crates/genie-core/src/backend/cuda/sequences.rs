@@ -1,0 +1,202 @@
+//! Sequences resident on a GPU for exact edit-distance scans (kernels/seq.cu `seq_nearest`): each
+//! query's objects within its exact k-th smallest distance over all the sequences, by the
+//! bit-parallel algorithm the CPU uses (crates/genie-sa/src/edit_distance.rs), so the distances
+//! are the CPU's.
+
+use super::cuda_err;
+use super::{SeqJob, SEQ_BINS, SEQ_MAX_WORDS};
+use crate::backend::cuda::kernels::Kernel;
+use crate::error::{GenieError, Result};
+use cudarc::driver::{
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+use std::sync::Arc;
+
+/// Most objects a query's answer holds on the device (more: the query is left to the host).
+const CAP: usize = 1024;
+/// Most queries of one launch (their answers take `CAP x 8` bytes each).
+const BATCH: usize = 8192;
+/// Most shared memory of a pattern's masks.
+const MAX_MASK_BYTES: usize = 96 << 10;
+
+/// Sequences of dense symbol ids resident on a GPU.
+pub struct GpuSequences {
+    _ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    func: CudaFunction,
+    syms: CudaSlice<u16>,
+    starts: CudaSlice<u32>,
+    n: u32,
+    alphabet: u32,
+}
+
+impl std::fmt::Debug for GpuSequences {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuSequences")
+            .field("n", &self.n)
+            .field("alphabet", &self.alphabet)
+            .finish()
+    }
+}
+
+impl GpuSequences {
+    /// Uploads sequences to device `ordinal`: `syms` their symbols one after the other (each a
+    /// dense id below `alphabet`), `starts` the `n + 1` offsets of the sequences in `syms`.
+    pub fn new(ordinal: usize, syms: &[u16], starts: &[u32], alphabet: usize) -> Result<Self> {
+        super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+        let bad = |m: String| {
+            Err(GenieError::InvalidParameter(format!(
+                "sequences on the GPU: {m}"
+            )))
+        };
+        if starts.first() != Some(&0)
+            || starts.last().map(|&e| e as usize) != Some(syms.len())
+            || starts.windows(2).any(|w| w[0] > w[1])
+        {
+            return bad("offsets do not cover the symbols in order".into());
+        }
+        if alphabet == 0 || alphabet > usize::from(u16::MAX) {
+            return bad(format!("an alphabet of {alphabet} symbols"));
+        }
+        if let Some(&s) = syms.iter().find(|&&s| usize::from(s) >= alphabet) {
+            return bad(format!("symbol {s} outside an alphabet of {alphabet}"));
+        }
+        let n = u32::try_from(starts.len() - 1)
+            .map_err(|_| GenieError::InvalidParameter("more than 2^32 sequences".into()))?;
+        let (ctx, funcs, stream) = super::lsh::open_module(ordinal, Kernel::Seq, &["seq_nearest"])?;
+        let func = funcs
+            .into_iter()
+            .next()
+            .ok_or_else(|| GenieError::Cuda("seq_nearest did not load".into()))?;
+        let syms = stream
+            .clone_htod(if syms.is_empty() { &[0u16][..] } else { syms })
+            .map_err(cuda_err)?;
+        let starts = stream.clone_htod(starts).map_err(cuda_err)?;
+        stream.synchronize().map_err(cuda_err)?;
+        Ok(Self {
+            _ctx: ctx,
+            stream,
+            func,
+            syms,
+            starts,
+            n,
+            alphabet: alphabet as u32,
+        })
+    }
+
+    /// The number of sequences.
+    pub fn len(&self) -> usize {
+        self.n as usize
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Whether the device answers `job`: a pattern of at most `64 x SEQ_MAX_WORDS` symbols whose
+    /// masks fit in shared memory, and a bound below `SEQ_BINS`.
+    pub fn takes(&self, job: &SeqJob<'_>) -> bool {
+        let words = job.pattern.len().div_ceil(64).max(1);
+        words <= SEQ_MAX_WORDS
+            && self.alphabet as usize * words * 8 <= MAX_MASK_BYTES
+            && (job.bound as usize) < SEQ_BINS
+    }
+
+    /// For each job, every sequence within the exact `k`-th smallest edit distance to its
+    /// pattern, as `(id, distance)` in no order; `None` where the device cannot tell (a job it
+    /// does not take, more than its room of answers, or fewer than `k` sequences within the
+    /// job's bound).
+    pub fn nearest(&self, jobs: &[SeqJob<'_>], k: usize) -> Result<Vec<Option<Vec<(u32, u32)>>>> {
+        let mut out: Vec<Option<Vec<(u32, u32)>>> = vec![None; jobs.len()];
+        let taken: Vec<usize> = (0..jobs.len()).filter(|&i| self.takes(&jobs[i])).collect();
+        let k32 = u32::try_from(k.max(1)).unwrap_or(u32::MAX);
+        let want = k.min(self.n as usize);
+        for part in taken.chunks(BATCH) {
+            let mut qsyms: Vec<u16> = Vec::new();
+            let mut qstarts: Vec<u32> = vec![0];
+            let mut taus: Vec<u32> = Vec::with_capacity(part.len());
+            let mut words = 1usize;
+            for &i in part {
+                qsyms.extend_from_slice(jobs[i].pattern);
+                qstarts.push(
+                    u32::try_from(qsyms.len()).map_err(|_| {
+                        GenieError::InvalidParameter("query symbols past 2^32".into())
+                    })?,
+                );
+                taus.push(jobs[i].bound);
+                words = words.max(jobs[i].pattern.len().div_ceil(64));
+            }
+            let s = &self.stream;
+            let nq = part.len();
+            let qs = s
+                .clone_htod(if qsyms.is_empty() {
+                    &[0u16][..]
+                } else {
+                    &qsyms
+                })
+                .map_err(cuda_err)?;
+            let qst = s.clone_htod(&qstarts).map_err(cuda_err)?;
+            let tau = s.clone_htod(&taus).map_err(cuda_err)?;
+            // SAFETY: the kernel writes the answers it counts before they are read
+            let mut ids = unsafe { s.alloc::<u32>(nq * CAP) }.map_err(cuda_err)?;
+            let mut dist = unsafe { s.alloc::<u32>(nq * CAP) }.map_err(cuda_err)?;
+            let mut count = s.alloc_zeros::<u32>(nq).map_err(cuda_err)?;
+            let shared = self.alphabet as usize * words * 8;
+            self.func
+                .set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+                .map_err(cuda_err)?;
+            let cfg = LaunchConfig {
+                grid_dim: (nq as u32, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: shared as u32,
+            };
+            let (nq32, cap32) = (nq as u32, CAP as u32);
+            // SAFETY: argument types and order match kernels/seq.cu `seq_nearest`; `qstarts` has
+            // `nq + 1` offsets into `qsyms`, the answers `nq x CAP` entries, the shared memory the
+            // masks of the widest pattern.
+            unsafe {
+                s.launch_builder(&self.func)
+                    .arg(&self.syms)
+                    .arg(&self.starts)
+                    .arg(&self.n)
+                    .arg(&qs)
+                    .arg(&qst)
+                    .arg(&tau)
+                    .arg(&nq32)
+                    .arg(&k32)
+                    .arg(&self.alphabet)
+                    .arg(&cap32)
+                    .arg(&mut ids)
+                    .arg(&mut dist)
+                    .arg(&mut count)
+                    .launch(cfg)
+                    .map_err(cuda_err)?;
+            }
+            let (ids, dist, count) = (
+                s.clone_dtoh(&ids).map_err(cuda_err)?,
+                s.clone_dtoh(&dist).map_err(cuda_err)?,
+                s.clone_dtoh(&count).map_err(cuda_err)?,
+            );
+            s.synchronize().map_err(cuda_err)?;
+            for (j, &i) in part.iter().enumerate() {
+                let c = count[j] as usize;
+                if c > CAP || c < want {
+                    continue;
+                }
+                let at = j * CAP;
+                out[i] = Some(
+                    ids[at..at + c]
+                        .iter()
+                        .copied()
+                        .zip(dist[at..at + c].iter().copied())
+                        .collect(),
+                );
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,103 @@
+//! The indexed sequences on a GPU, for the exhaustive pass of a sequence search
+//! ([`crate::seq_search`]): each symbol replaced by its rank among the sequences' distinct symbols
+//! (a dense id), so that a query's match masks fit in shared memory, then every query's objects
+//! within its exact k-th smallest edit distance found there by the same bit-parallel algorithm as
+//! the CPU's ([`genie_core::backend::GpuSequences`]).
+
+use crate::error::{Result, SaError};
+use crate::seq_store::SequenceStore;
+use genie_core::backend::{GpuSequences, SeqJob, SEQ_BINS};
+use genie_core::ObjectId;
+
+/// The sequences of a store on a GPU, with their alphabet.
+#[derive(Debug)]
+pub struct DeviceSequences {
+    gpu: GpuSequences,
+    /// The distinct symbols, ascending; a symbol's dense id is its rank here.
+    alphabet: Vec<u32>,
+}
+
+impl DeviceSequences {
+    /// Uploads `store` to GPU `ordinal`. Fails without a GPU, or with more than 65,535 distinct
+    /// symbols.
+    pub fn new(store: &SequenceStore, ordinal: usize) -> Result<Self> {
+        let mut all = Vec::new();
+        let mut starts = Vec::with_capacity(store.len() + 1);
+        starts.push(0u32);
+        for id in 0..store.len() {
+            store.symbols(id as ObjectId, &mut all)?;
+            starts.push(u32::try_from(all.len()).map_err(|_| {
+                SaError::InvalidParameter("sequences of more than 2^32 symbols in all".into())
+            })?);
+        }
+        // the distinct symbols: a table for the first 2^16 code points, a sort for the rest
+        let mut small = vec![false; 1 << 16];
+        let mut large: Vec<u32> = Vec::new();
+        for &s in &all {
+            match small.get_mut(s as usize) {
+                Some(seen) => *seen = true,
+                None => large.push(s),
+            }
+        }
+        large.sort_unstable();
+        large.dedup();
+        let mut alphabet: Vec<u32> = (0..1u32 << 16).filter(|&s| small[s as usize]).collect();
+        alphabet.extend(large);
+        if alphabet.len() >= usize::from(u16::MAX) {
+            return Err(SaError::InvalidParameter(format!(
+                "{} distinct symbols: at most {} on the GPU",
+                alphabet.len(),
+                u16::MAX - 1
+            )));
+        }
+        let mut rank = vec![u16::MAX; 1 << 16];
+        for (i, &s) in alphabet
+            .iter()
+            .enumerate()
+            .take_while(|(_, &s)| s < 1 << 16)
+        {
+            rank[s as usize] = i as u16;
+        }
+        let dense: Vec<u16> = all
+            .iter()
+            .map(|&s| match rank.get(s as usize) {
+                Some(&r) => r,
+                None => alphabet.binary_search(&s).map_or(u16::MAX, |i| i as u16),
+            })
+            .collect();
+        drop(all);
+        let gpu = GpuSequences::new(ordinal, &dense, &starts, alphabet.len().max(1))?;
+        Ok(Self { gpu, alphabet })
+    }
+
+    /// `symbols` as dense ids (`u16::MAX` for a symbol no sequence has: it matches nothing).
+    pub fn pattern(&self, symbols: &[u32]) -> Vec<u16> {
+        symbols
+            .iter()
+            .map(|s| {
+                self.alphabet
+                    .binary_search(s)
+                    .map_or(u16::MAX, |i| i as u16)
+            })
+            .collect()
+    }
+
+    /// For each `(pattern, bound)`, every sequence within the exact `k`-th smallest distance as
+    /// `(id, distance)`, or `None` where the device cannot tell (see
+    /// [`GpuSequences::nearest`]). `bound` is any upper bound of the k-th distance; larger than
+    /// the device ranks, it is lowered to its most, which the device checks.
+    pub fn nearest(
+        &self,
+        jobs: &[(Vec<u16>, u32)],
+        k: usize,
+    ) -> Result<Vec<Option<Vec<(u32, u32)>>>> {
+        let jobs: Vec<SeqJob<'_>> = jobs
+            .iter()
+            .map(|(p, b)| SeqJob {
+                pattern: p,
+                bound: (*b).min(SEQ_BINS as u32 - 1),
+            })
+            .collect();
+        Ok(self.gpu.nearest(&jobs, k)?)
+    }
+}

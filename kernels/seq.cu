@@ -1,0 +1,122 @@
+// Sequences on the device (crates/genie-core/src/backend/cuda/sequences.rs): every query's objects
+// within its exact k-th smallest edit distance, over all the resident sequences, by the
+// bit-parallel algorithm of Myers in Hyyro's global form (crates/genie-sa/src/edit_distance.rs,
+// whose `advance` this is, word for word): a word per 64 pattern symbols, words chained by their
+// horizontal deltas. Symbols are dense ids of the indexed sequences' alphabet; a query symbol
+// outside it (an id >= `alphabet`) matches nothing.
+
+#define SEQ_MAX_WORDS 8u
+#define SEQ_BINS 1024u
+
+typedef unsigned short u16;
+
+__device__ __forceinline__ int seq_advance(u64& pv, u64& mv, u64 eq, int hin, u64 high) {
+    const u64 xv = eq | mv;
+    if (hin < 0) eq |= 1ull;
+    const u64 xh = (((eq & pv) + pv) ^ pv) | eq;
+    u64 ph = mv | ~(xh | pv);
+    u64 mh = pv & xh;
+    const int hout = (ph & high) ? 1 : ((mh & high) ? -1 : 0);
+    ph <<= 1;
+    mh <<= 1;
+    if (hin < 0) {
+        mh |= 1ull;
+    } else if (hin > 0) {
+        ph |= 1ull;
+    }
+    pv = mh | ~(xv | ph);
+    mv = ph & xv;
+    return hout;
+}
+
+// The edit distance between the pattern of `m` symbols (its masks `peq`, `words` per symbol) and
+// `text` of `len` symbols.
+__device__ u32 seq_distance(const u64* peq, u32 words, u32 m, const u16* __restrict__ text, u32 len) {
+    if (m == 0) return len;
+    u32 score = m;
+    if (words == 1) {
+        const u64 high = 1ull << (m - 1);
+        u64 pv = ~0ull, mv = 0ull;
+        for (u32 i = 0; i < len; ++i) score += seq_advance(pv, mv, peq[text[i]], 1, high);
+        return score;
+    }
+    u64 pv[SEQ_MAX_WORDS], mv[SEQ_MAX_WORDS];
+    for (u32 b = 0; b < words; ++b) {
+        pv[b] = ~0ull;
+        mv[b] = 0ull;
+    }
+    const u64 last_high = 1ull << ((m - 1) & 63u);
+    for (u32 i = 0; i < len; ++i) {
+        const u64* eq = peq + (u64)text[i] * words;
+        int h = 1;
+        for (u32 b = 0; b < words; ++b) h = seq_advance(pv[b], mv[b], eq[b], h, b + 1 == words ? last_high : (1ull << 63));
+        score += h;
+    }
+    return score;
+}
+
+// One block per query (grid-stride): the pattern's masks in shared memory; pass 1 histograms the
+// distances of every object within `taus[q]` (an upper bound of the k-th smallest distance, at most
+// SEQ_BINS - 1; objects whose length differs by more are skipped, as the distance is at least the
+// difference); the k-th smallest distance tau follows (taus[q] when fewer than k lie within);
+// pass 2 writes every object within tau, up to `cap` per query, in any order. `out_n[q]` is their
+// number, 0xffffffff when more than `cap`.
+extern "C" __global__ void seq_nearest(const u16* __restrict__ syms, const u32* __restrict__ starts, u32 n,
+                                       const u16* __restrict__ qsyms, const u32* __restrict__ qstarts,
+                                       const u32* __restrict__ taus, u32 nq, u32 k, u32 alphabet, u32 cap,
+                                       u32* __restrict__ out_ids, u32* __restrict__ out_dist,
+                                       u32* __restrict__ out_n) {
+    extern __shared__ u64 peq[];
+    __shared__ u32 hist[SEQ_BINS];
+    __shared__ u32 s_tau, s_count;
+    const u32 tid = threadIdx.x, bd = blockDim.x;
+    for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
+        const u32 q0 = qstarts[q], m = qstarts[q + 1] - q0;
+        const u32 words = m > 64u ? (m + 63u) / 64u : 1u;
+        for (u32 i = tid; i < alphabet * words; i += bd) peq[i] = 0ull;
+        for (u32 i = tid; i < SEQ_BINS; i += bd) hist[i] = 0u;
+        __syncthreads();
+        for (u32 i = tid; i < m; i += bd) {
+            const u32 s = qsyms[q0 + i];
+            if (s < alphabet) atomicOr(&peq[(u64)s * words + i / 64u], 1ull << (i & 63u));
+        }
+        __syncthreads();
+        const u32 bound = min(taus[q], SEQ_BINS - 1u);
+        for (u32 j = tid; j < n; j += bd) {
+            const u32 lo = starts[j], len = starts[j + 1] - lo;
+            if ((len > m ? len - m : m - len) > bound) continue;
+            const u32 d = seq_distance(peq, words, m, syms + lo, len);
+            if (d <= bound) atomicAdd(&hist[d], 1u);
+        }
+        __syncthreads();
+        if (tid == 0) {
+            u32 cum = 0, tau = bound;
+            for (u32 t = 0; t <= bound; ++t) {
+                cum += hist[t];
+                if (cum >= k) {
+                    tau = t;
+                    break;
+                }
+            }
+            s_tau = tau;
+            s_count = 0u;
+        }
+        __syncthreads();
+        const u32 tau = s_tau;
+        for (u32 j = tid; j < n; j += bd) {
+            const u32 lo = starts[j], len = starts[j + 1] - lo;
+            if ((len > m ? len - m : m - len) > tau) continue;
+            const u32 d = seq_distance(peq, words, m, syms + lo, len);
+            if (d <= tau) {
+                const u32 slot = atomicAdd(&s_count, 1u);
+                if (slot < cap) {
+                    out_ids[(u64)q * cap + slot] = j;
+                    out_dist[(u64)q * cap + slot] = d;
+                }
+            }
+        }
+        __syncthreads();
+        if (tid == 0) out_n[q] = s_count > cap ? 0xffffffffu : s_count;
+        __syncthreads();
+    }
+}
