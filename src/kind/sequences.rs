@@ -233,7 +233,9 @@ impl KindIndex for SequenceIndex {
         let exhaustive = batch
             .iter()
             .any(|r| prepared::<SeqQuery>(r.query).is_ok_and(|q| q.exhaustive));
-        let searcher = searcher.with_device(if exhaustive { self.device() } else { None });
+        let searcher = searcher
+            .with_device(if exhaustive { self.device() } else { None })
+            .count_once(self.engine.gpu_ordinal().is_none());
         let queries = batch
             .iter()
             .map(|r| prepared::<SeqQuery>(r.query))

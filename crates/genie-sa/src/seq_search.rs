@@ -13,7 +13,7 @@ use crate::seq_store::SequenceStore;
 use crate::sequence::{SequenceQuery, SequenceTransform};
 use crate::store::StringTable;
 use crate::verify::{verify, zero_count_tail, Outside, SequenceHit};
-use genie_core::{Engine, InvertedIndex, Method, SearchParams, Transform};
+use genie_core::{Engine, Hit, InvertedIndex, Method, SearchParams, Transform};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -127,7 +127,11 @@ pub struct SequenceSearcher<'a> {
     transform: &'a SequenceTransform,
     store: &'a SequenceStore,
     device: Option<&'a DeviceSequences>,
+    count_once: bool,
 }
+
+/// The largest K [`SequenceSearcher::count_once`] fetches at once (beyond it, rounds count again).
+pub const COUNT_ONCE_MAX: u32 = 4096;
 
 /// Builds the transform and the inverted index of `sequences` (ids in table order).
 pub fn build_sequence_index(
@@ -170,7 +174,18 @@ impl<'a> SequenceSearcher<'a> {
             transform,
             store,
             device: None,
+            count_once: false,
         })
+    }
+
+    /// Counts each query once, at the largest K of the rounds (at most [`COUNT_ONCE_MAX`]), and
+    /// takes each round's candidates as a prefix of that list: the contract order (count
+    /// descending, then id) makes a top-K the prefix of every larger top-K', so the answers are
+    /// the rounds' exactly. The better choice where a count costs far more than a larger K (the
+    /// CPU backend); on a GPU a round of the few unproven queries is cheaper.
+    pub fn count_once(mut self, yes: bool) -> Self {
+        self.count_once = yes;
+        self
     }
 
     /// Runs the exhaustive pass on `device` (the same sequences on a GPU): every unproven
@@ -220,12 +235,29 @@ impl<'a> SequenceSearcher<'a> {
         let mut results: Vec<Option<SequenceResult>> = vec![None; queries.len()];
         let mut pending: Vec<usize> = (0..queries.len()).collect();
         let mut round = 1;
+        // every query's top-`cap` at once, when counting once
+        let mut all: Option<Vec<Vec<Hit>>> = None;
+        if self.count_once && cap > big_k && cap <= COUNT_ONCE_MAX && !queries.is_empty() {
+            let t = Instant::now();
+            let batch: Vec<_> = queries.iter().map(|q| q.query.clone()).collect();
+            all = Some(self.engine.search(&batch, &SearchParams::top_k(cap))?);
+            stages.count_ms += ms_since(t);
+            stages.query_rounds += queries.len() as u64;
+        }
         while !pending.is_empty() {
             let t = Instant::now();
-            let batch: Vec<_> = pending.iter().map(|&q| queries[q].query.clone()).collect();
-            let hits = self.engine.search(&batch, &SearchParams::top_k(big_k))?;
+            let hits = match &all {
+                Some(all) => pending
+                    .iter()
+                    .map(|&q| all[q][..all[q].len().min(big_k as usize)].to_vec())
+                    .collect(),
+                None => {
+                    let batch: Vec<_> = pending.iter().map(|&q| queries[q].query.clone()).collect();
+                    stages.query_rounds += pending.len() as u64;
+                    self.engine.search(&batch, &SearchParams::top_k(big_k))?
+                }
+            };
             stages.count_ms += ms_since(t);
-            stages.query_rounds += pending.len() as u64;
             stages.rounds = stages.rounds.max(round);
             let t = Instant::now();
             let num_objects = self.engine.index().num_objects();

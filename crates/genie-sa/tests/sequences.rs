@@ -237,6 +237,16 @@ fn real_words_against_brute_force() {
                 assert_eq!(&r.hits, t, "query {q:?}");
             }
         }
+        // one count at the largest K, rounds by prefixes: the same answers, field for field
+        let once = f
+            .searcher()
+            .count_once(true)
+            .search(&refs, &SequenceSearchParams::top_k(k))
+            .unwrap();
+        assert_eq!(
+            once, results,
+            "k = {k}: counting once differs from the rounds"
+        );
         let params = SequenceSearchParams::top_k(k).exhaustive();
         let full = f.searcher().search(&refs, &params).unwrap();
         for ((q, r), t) in queries.iter().zip(&full).zip(&truth) {
