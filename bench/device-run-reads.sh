@@ -7,6 +7,7 @@
 # insertions and deletions in equal shares), then `genie -v search` for k = 1 and 10 on the GPU
 # (QUERIES, default 1,000) and on the CPU (the first 100), and RapidFuzz `process.cdist` on all
 # host cores for the first 100 (bench/peers/seq_peers.py, distances checked against genie's).
+# KS="1" runs k = 1 only; PEER=0 skips RapidFuzz.
 # Run from the repo root after ../shared/gpu/stage; writes $OUT/reads-summary.txt and reads.csv.
 set -uo pipefail
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
@@ -52,7 +53,7 @@ head -100 "$d/q.txt" > "$d/q100.txt"
 t0=$(date +%s.%N)
 $g -v build --kind sequences --alphabet bytes --ngram 8 --input "$d/reads.txt" --output "$d/r.genie" 2>&1 | grep -v DEBUG | tail -1 | tee -a "$sum"
 echo "build wall $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" | tee -a "$sum"
-for k in 1 10; do
+for k in ${KS:-1 10}; do
   for run in "gpu q" "gpu q100" "cpu q100"; do
     set -- $run
     timeout 300 $g -v search --device $1 --index "$d/r.genie" --queries "$d/$2.txt" --k $k --output "$d/o-$k-$1-$2.jsonl" > "$d/s.log" 2>&1
@@ -62,6 +63,7 @@ for k in 1 10; do
   done
   cmp -s "$d/o-$k-gpu-q100.jsonl" "$d/o-$k-cpu-q100.jsonl" && same=yes || same=NO
   echo "k=$k q100: GPU == CPU $same" | tee -a "$sum"
+  [ "${PEER:-1}" = 0 ] && continue
   timeout 900 python3 bench/peers/seq_peers.py --data reads --base "$d/reads.txt" --queries "$d/q100.txt" --k $k \
     --chunk 10 --csv "$res/reads.csv" --genie "$d/o-$k-gpu-q100.jsonl" 2>&1 | tee -a "$sum"
 done

@@ -120,3 +120,31 @@ extern "C" __global__ void seq_nearest(const u16* __restrict__ syms, const u32* 
         __syncthreads();
     }
 }
+
+// The distance from each query's pattern to each of its candidates: one block per query
+// (grid-stride), its masks in shared memory, a thread per candidate; `cand_starts` has `nq + 1`
+// offsets into `cand_ids`, and `out` a distance per candidate (0xffffffff for an id past the
+// sequences).
+extern "C" __global__ void seq_distances(const u16* __restrict__ syms, const u32* __restrict__ starts, u32 n,
+                                         const u16* __restrict__ qsyms, const u32* __restrict__ qstarts, u32 nq,
+                                         u32 alphabet, const u32* __restrict__ cand_ids,
+                                         const u32* __restrict__ cand_starts, u32* __restrict__ out) {
+    extern __shared__ u64 peq[];
+    const u32 tid = threadIdx.x, bd = blockDim.x;
+    for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
+        const u32 q0 = qstarts[q], m = qstarts[q + 1] - q0;
+        const u32 words = m > 64u ? (m + 63u) / 64u : 1u;
+        for (u32 i = tid; i < alphabet * words; i += bd) peq[i] = 0ull;
+        __syncthreads();
+        for (u32 i = tid; i < m; i += bd) {
+            const u32 s = qsyms[q0 + i];
+            if (s < alphabet) atomicOr(&peq[(u64)s * words + i / 64u], 1ull << (i & 63u));
+        }
+        __syncthreads();
+        for (u32 c = cand_starts[q] + tid; c < cand_starts[q + 1]; c += bd) {
+            const u32 j = cand_ids[c];
+            out[c] = j < n ? seq_distance(peq, words, m, syms + starts[j], starts[j + 1] - starts[j]) : 0xffffffffu;
+        }
+        __syncthreads();
+    }
+}

@@ -1,5 +1,6 @@
-//! Sequences on the GPU: the device's edit distances against the plain dynamic program, and the
-//! exhaustive pass of a sequence search on the GPU against the CPU's, answer for answer. Without a
+//! Sequences on the GPU: the device's edit distances against the plain dynamic program, and a
+//! sequence search with its distances on the GPU (every round's, and the exhaustive pass)
+//! against the CPU's, answer for answer. Without a
 //! usable GPU each test prints why it skipped.
 #![allow(clippy::unwrap_used)]
 
@@ -66,6 +67,21 @@ fn device_distances_equal_the_dynamic_program() {
     // k = all: every sequence within the largest distance, which is below the device's bins
     let found = device.nearest(&jobs, seqs.len()).unwrap();
     let mut failures = Vec::new();
+    // the distances to given candidates, every sequence in reverse order and one twice
+    let ids: Vec<u32> = (0..seqs.len() as u32).rev().chain([7]).collect();
+    let pairs: Vec<(Vec<u16>, &[u32])> = jobs.iter().map(|(p, _)| (p.clone(), &ids[..])).collect();
+    for (q, got) in queries.iter().zip(device.distances(&pairs).unwrap()) {
+        let got = got.expect("a pattern of at most 512 symbols is taken");
+        for (&id, &d) in ids.iter().zip(&got) {
+            let want = edit_distance_dp(&symbols(q), &symbols(&seqs[id as usize]));
+            if d != want {
+                failures.push(format!(
+                    "candidate {id} of a query of {} symbols: {d}, expected {want}",
+                    q.chars().count()
+                ));
+            }
+        }
+    }
     for (q, within) in queries.iter().zip(found) {
         let Some(within) = within else {
             failures.push(format!("query of {} symbols: no answer", q.chars().count()));
@@ -132,18 +148,25 @@ fn exhaustive_search_on_the_gpu_equals_the_cpu() {
     let on_gpu = SequenceSearcher::new(&gpu, &transform, &store)
         .unwrap()
         .with_device(Some(&device));
-    for k in [1, 10] {
-        let params = SequenceSearchParams::top_k(k).exhaustive();
+    for (k, exhaustive) in [(1, false), (10, false), (1, true), (10, true)] {
+        let mut params = SequenceSearchParams::top_k(k);
+        params.exhaustive = exhaustive;
         let want = on_cpu.search(&raw, &params).unwrap();
         let got = on_gpu.search(&raw, &params).unwrap();
+        if !exhaustive {
+            // every field: the rounds' distances on the device are the CPU's
+            assert_eq!(got, want, "k = {k}, the rounds");
+            continue;
+        }
         assert!(
             want.iter().all(|r| r.exact),
             "k = {k}: an exhaustive answer unproven"
         );
+        // (the distances computed differ: all objects on the CPU, those within on the GPU)
         for (q, (g, w)) in got.iter().zip(&want).enumerate() {
             assert_eq!(
-                (&g.hits, g.exact, g.candidates),
-                (&w.hits, w.exact, w.candidates),
+                (&g.hits, g.exact, g.candidates, g.rounds),
+                (&w.hits, w.exact, w.candidates, w.rounds),
                 "k = {k}, query {q} ({:?})",
                 queries[q]
             );

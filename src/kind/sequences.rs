@@ -164,8 +164,8 @@ pub struct SequenceIndex {
     transform: SequenceTransform,
     store: SequenceStore,
     stages: Mutex<SequenceStages>,
-    /// The sequences on the engine's GPU, uploaded for the first exhaustive search (none on the
-    /// CPU, or where they do not go).
+    /// The sequences on the engine's GPU, uploaded for the first search (none on the CPU, or
+    /// where they do not go).
     device: OnceLock<Option<DeviceSequences>>,
 }
 
@@ -230,11 +230,8 @@ impl KindIndex for SequenceIndex {
     /// depend on them).
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
         let searcher = SequenceSearcher::new(&self.engine, &self.transform, &self.store)?;
-        let exhaustive = batch
-            .iter()
-            .any(|r| prepared::<SeqQuery>(r.query).is_ok_and(|q| q.exhaustive));
         let searcher = searcher
-            .with_device(if exhaustive { self.device() } else { None })
+            .with_device(self.device())
             .count_once(self.engine.gpu_ordinal().is_none());
         let queries = batch
             .iter()

@@ -82,6 +82,25 @@ impl DeviceSequences {
             .collect()
     }
 
+    /// For each `(pattern, candidates)`, the edit distance to each candidate (`None` for a
+    /// pattern the device does not take: too long for its words, or its masks for its shared
+    /// memory).
+    pub fn distances(&self, jobs: &[(Vec<u16>, &[u32])]) -> Result<Vec<Option<Vec<u32>>>> {
+        let jobs: Vec<(SeqJob<'_>, &[u32])> = jobs
+            .iter()
+            .map(|(p, c)| {
+                (
+                    SeqJob {
+                        pattern: p,
+                        bound: 0,
+                    },
+                    *c,
+                )
+            })
+            .collect();
+        Ok(self.gpu.distances(&jobs)?)
+    }
+
     /// For each `(pattern, bound)`, every sequence within the exact `k`-th smallest distance as
     /// `(id, distance)`, or `None` where the device cannot tell (see
     /// [`GpuSequences::nearest`]). `bound` is any upper bound of the k-th distance; larger than

@@ -12,7 +12,7 @@ use crate::seq_device::DeviceSequences;
 use crate::seq_store::SequenceStore;
 use crate::sequence::{SequenceQuery, SequenceTransform};
 use crate::store::StringTable;
-use crate::verify::{verify, zero_count_tail, Outside, SequenceHit};
+use crate::verify::{verify, verify_by, zero_count_tail, Outside, SequenceHit};
 use genie_core::{Engine, Hit, InvertedIndex, Method, SearchParams, Transform};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -188,9 +188,10 @@ impl<'a> SequenceSearcher<'a> {
         self
     }
 
-    /// Runs the exhaustive pass on `device` (the same sequences on a GPU): every unproven
-    /// query's objects within its exact k-th distance are found there, ranked by the same order,
-    /// so the answers are the CPU pass's. Queries the device cannot answer stay on the CPU.
+    /// Computes edit distances on `device` (the same sequences on a GPU, by the same algorithm):
+    /// every round's candidates', and in the exhaustive pass every unproven query's objects
+    /// within its exact k-th distance, ranked by the same order; so the answers are the CPU's.
+    /// Queries the device cannot take stay on the CPU.
     pub fn with_device(mut self, device: Option<&'a DeviceSequences>) -> Self {
         self.device = device;
         self
@@ -261,19 +262,48 @@ impl<'a> SequenceSearcher<'a> {
             stages.rounds = stages.rounds.max(round);
             let t = Instant::now();
             let num_objects = self.engine.index().num_objects();
+            // every candidate's distance on the device, where there is one
+            let on_device: Vec<Option<Vec<u32>>> = match self.device {
+                Some(device) => {
+                    let ids: Vec<Vec<u32>> = hits
+                        .iter()
+                        .map(|c| c.iter().map(|h| h.id).collect())
+                        .collect();
+                    let jobs: Vec<(Vec<u16>, &[u32])> = pending
+                        .iter()
+                        .zip(&ids)
+                        .map(|(&q, c)| (device.pattern(&queries[q].symbols), c.as_slice()))
+                        .collect();
+                    device.distances(&jobs)?
+                }
+                None => vec![None; pending.len()],
+            };
             let verified = pending
                 .par_iter()
                 .zip(hits.par_iter())
-                .map(|(&q, cands)| {
+                .zip(on_device.par_iter())
+                .map(|((&q, cands), known)| {
                     let outside = Outside::of(cands, big_k as usize, num_objects);
-                    let v = verify(
-                        self.transform.config(),
-                        &queries[q],
-                        cands.iter().copied(),
-                        outside,
-                        k,
-                        self.store,
-                    )?;
+                    let config = self.transform.config();
+                    let v = match known {
+                        Some(d) => verify_by(
+                            config,
+                            &queries[q],
+                            cands.iter().copied(),
+                            outside,
+                            k,
+                            self.store,
+                            |at, _| Ok(d[at]),
+                        )?,
+                        None => verify(
+                            config,
+                            &queries[q],
+                            cands.iter().copied(),
+                            outside,
+                            k,
+                            self.store,
+                        )?,
+                    };
                     // more candidates help only when K of them came back
                     let done = v.exact || big_k >= cap || cands.len() < big_k as usize;
                     Ok((q, done, v))

@@ -99,6 +99,24 @@ pub fn verify(
     k: usize,
     store: &SequenceStore,
 ) -> Result<Verified> {
+    let pattern = Pattern::new(&query.symbols);
+    verify_by(config, query, candidates, outside, k, store, |_, id| {
+        store.distance_to(&pattern, id)
+    })
+}
+
+/// [`verify`] with each distance from `distance` (the candidate's position in `candidates`,
+/// its id): distances computed elsewhere (on a GPU, say) give the same result when they are
+/// the same distances.
+pub fn verify_by(
+    config: &NGramConfig,
+    query: &SequenceQuery,
+    candidates: impl IntoIterator<Item = Hit>,
+    outside: Outside,
+    k: usize,
+    store: &SequenceStore,
+    mut distance: impl FnMut(usize, ObjectId) -> Result<u32>,
+) -> Result<Verified> {
     if k == 0 {
         return Ok(Verified {
             hits: Vec::new(),
@@ -106,11 +124,10 @@ pub fn verify(
             computed: 0,
         });
     }
-    let pattern = Pattern::new(&query.symbols);
     let qlen = query.symbols.len() as i64;
     let mut best: Vec<SequenceHit> = Vec::with_capacity(k + 1);
     let mut computed = 0;
-    for c in candidates {
+    for (at, c) in candidates.into_iter().enumerate() {
         let tau_k = (best.len() == k).then(|| best[k - 1].distance);
         if let Some(tau) = tau_k {
             if tau == 0 || config.count_bound(query.grams, tau - 1) > i64::from(c.count) {
@@ -120,7 +137,7 @@ pub fn verify(
                 continue;
             }
         }
-        let distance = store.distance_to(&pattern, c.id)?;
+        let distance = distance(at, c.id)?;
         computed += 1;
         if tau_k.is_some_and(|tau| distance >= tau) {
             continue;

@@ -83,7 +83,7 @@ impl Kernel {
                 "codeword_products",
                 "object_terms",
             ],
-            Kernel::Seq => &["seq_nearest"],
+            Kernel::Seq => &["seq_nearest", "seq_distances"],
         }
     }
 }

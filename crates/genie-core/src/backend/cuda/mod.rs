@@ -196,6 +196,14 @@ impl GpuSequences {
     }
 
     /// Never reached: no value exists without the `cuda` feature.
+    pub fn distances(&self, jobs: &[(SeqJob<'_>, &[u32])]) -> Result<Vec<Option<Vec<u32>>>> {
+        let _ = jobs;
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
     pub fn nearest(&self, jobs: &[SeqJob<'_>], k: usize) -> Result<Vec<Option<Vec<(u32, u32)>>>> {
         let _ = (jobs, k);
         Err(GenieError::GpuUnavailable(

@@ -24,6 +24,7 @@ pub struct GpuSequences {
     _ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     func: CudaFunction,
+    pairs: CudaFunction,
     syms: CudaSlice<u16>,
     starts: CudaSlice<u32>,
     n: u32,
@@ -63,11 +64,11 @@ impl GpuSequences {
         }
         let n = u32::try_from(starts.len() - 1)
             .map_err(|_| GenieError::InvalidParameter("more than 2^32 sequences".into()))?;
-        let (ctx, funcs, stream) = super::lsh::open_module(ordinal, Kernel::Seq, &["seq_nearest"])?;
-        let func = funcs
-            .into_iter()
-            .next()
-            .ok_or_else(|| GenieError::Cuda("seq_nearest did not load".into()))?;
+        let (ctx, funcs, stream) =
+            super::lsh::open_module(ordinal, Kernel::Seq, &["seq_nearest", "seq_distances"])?;
+        let [func, pairs]: [CudaFunction; 2] = funcs
+            .try_into()
+            .map_err(|_| GenieError::Cuda("the sequence kernels did not load".into()))?;
         let syms = stream
             .clone_htod(if syms.is_empty() { &[0u16][..] } else { syms })
             .map_err(cuda_err)?;
@@ -77,6 +78,7 @@ impl GpuSequences {
             _ctx: ctx,
             stream,
             func,
+            pairs,
             syms,
             starts,
             n,
@@ -101,6 +103,88 @@ impl GpuSequences {
         words <= SEQ_MAX_WORDS
             && self.alphabet as usize * words * 8 <= MAX_MASK_BYTES
             && (job.bound as usize) < SEQ_BINS
+    }
+
+    /// The edit distance from each job's pattern to each of its `candidates` (ids of the
+    /// sequences; `u32::MAX` for an id past them), `None` for a job whose pattern the device does
+    /// not take (see [`GpuSequences::takes`]; the bound is not used).
+    pub fn distances(&self, jobs: &[(SeqJob<'_>, &[u32])]) -> Result<Vec<Option<Vec<u32>>>> {
+        let mut out: Vec<Option<Vec<u32>>> = vec![None; jobs.len()];
+        let taken: Vec<usize> = (0..jobs.len())
+            .filter(|&i| {
+                let j = SeqJob {
+                    bound: 0,
+                    ..jobs[i].0
+                };
+                self.takes(&j)
+            })
+            .collect();
+        if taken.is_empty() {
+            return Ok(out);
+        }
+        let too_many =
+            |_| GenieError::InvalidParameter("more than 2^32 symbols or candidates".into());
+        let (mut qsyms, mut qstarts) = (Vec::<u16>::new(), vec![0u32]);
+        let (mut ids, mut cstarts) = (Vec::<u32>::new(), vec![0u32]);
+        let mut words = 1usize;
+        for &i in &taken {
+            let (job, cands) = &jobs[i];
+            qsyms.extend_from_slice(job.pattern);
+            qstarts.push(u32::try_from(qsyms.len()).map_err(too_many)?);
+            ids.extend_from_slice(cands);
+            cstarts.push(u32::try_from(ids.len()).map_err(too_many)?);
+            words = words.max(job.pattern.len().div_ceil(64));
+        }
+        let s = &self.stream;
+        let nq = taken.len();
+        let up16 = |v: &[u16]| s.clone_htod(if v.is_empty() { &[0u16][..] } else { v });
+        let up32 = |v: &[u32]| s.clone_htod(if v.is_empty() { &[0u32][..] } else { v });
+        let (qs, qst) = (
+            up16(&qsyms).map_err(cuda_err)?,
+            up32(&qstarts).map_err(cuda_err)?,
+        );
+        let (cid, cst) = (
+            up32(&ids).map_err(cuda_err)?,
+            up32(&cstarts).map_err(cuda_err)?,
+        );
+        let mut dist = s.alloc_zeros::<u32>(ids.len().max(1)).map_err(cuda_err)?;
+        let shared = self.alphabet as usize * words * 8;
+        self.pairs
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+            .map_err(cuda_err)?;
+        let cfg = LaunchConfig {
+            grid_dim: (nq.min(65_535) as u32, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: shared as u32,
+        };
+        let nq32 = nq as u32;
+        // SAFETY: argument types and order match kernels/seq.cu `seq_distances`; `qstarts` and
+        // `cstarts` have `nq + 1` offsets into `qsyms` and `ids`, `dist` an entry per id, the
+        // shared memory the masks of the widest pattern.
+        unsafe {
+            s.launch_builder(&self.pairs)
+                .arg(&self.syms)
+                .arg(&self.starts)
+                .arg(&self.n)
+                .arg(&qs)
+                .arg(&qst)
+                .arg(&nq32)
+                .arg(&self.alphabet)
+                .arg(&cid)
+                .arg(&cst)
+                .arg(&mut dist)
+                .launch(cfg)
+                .map_err(cuda_err)?;
+        }
+        let dist = s.clone_dtoh(&dist).map_err(cuda_err)?;
+        s.synchronize().map_err(cuda_err)?;
+        for (j, &i) in taken.iter().enumerate() {
+            out[i] = Some(dist[cstarts[j] as usize..cstarts[j + 1] as usize].to_vec());
+        }
+        Ok(out)
     }
 
     /// For each job, every sequence within the exact `k`-th smallest edit distance to its
