@@ -128,11 +128,16 @@ fn exhaustive_search_on_the_gpu_equals_the_cpu() {
     let cpu = Engine::with_backend(index.clone(), &CpuBackend::new()).unwrap();
     let gpu = Engine::with_backend(index, &CudaBackend::new(0).unwrap()).unwrap();
     let device = DeviceSequences::new(&store, 0).unwrap();
-    // queries: words with a fifth of their letters changed, and unrelated texts
+    // queries: words with a fifth of their letters changed, and unrelated texts, some long
     let queries: Vec<String> = (0..300)
         .map(|i| {
             if i % 5 == 4 {
                 let len = rng.random_range(0..20);
+                return text(&mut rng, len);
+            }
+            // longer than a word of 64: their rounds' distances are computed on the device
+            if i % 5 == 3 {
+                let len = rng.random_range(65..150);
                 return text(&mut rng, len);
             }
             let mut w: Vec<char> = words[rng.random_range(0..words.len())].chars().collect();

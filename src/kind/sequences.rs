@@ -148,13 +148,16 @@ impl Kind for Sequences {
         let engine = placement.engine(index, self.name())?;
         // checks that the index, the dictionary and the sequences belong together
         SequenceSearcher::new(&engine, &transform, &store)?;
-        Ok(Box::new(SequenceIndex {
+        let index = SequenceIndex {
             engine,
             transform,
             store,
             stages: Mutex::default(),
             device: OnceLock::new(),
-        }))
+        };
+        // the sequences go to the GPU with the index, not with the first query
+        index.device();
+        Ok(Box::new(index))
     }
 }
 
@@ -164,13 +167,13 @@ pub struct SequenceIndex {
     transform: SequenceTransform,
     store: SequenceStore,
     stages: Mutex<SequenceStages>,
-    /// The sequences on the engine's GPU, uploaded for the first search (none on the CPU, or
+    /// The sequences on the engine's GPU, uploaded when the index is opened (none on the CPU, or
     /// where they do not go).
     device: OnceLock<Option<DeviceSequences>>,
 }
 
 impl SequenceIndex {
-    /// The sequences on the engine's GPU, uploaded on first use.
+    /// The sequences on the engine's GPU (uploaded on the first call).
     fn device(&self) -> Option<&DeviceSequences> {
         self.device
             .get_or_init(|| {

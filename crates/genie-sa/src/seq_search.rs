@@ -130,6 +130,12 @@ pub struct SequenceSearcher<'a> {
     count_once: bool,
 }
 
+/// Queries of more symbols than this have their candidates' distances computed on the device
+/// (when the searcher has one): a query of one 64-bit word costs the cores less than the
+/// transfers (on an H200 with 16 cores, 663k words: 23 ms on the cores for 1.9 M distances, 39
+/// ms through the device; reads of 200-300 letters: 281 ms on the cores, 21 ms on the device).
+pub const DEVICE_VERIFY_MIN: usize = 64;
+
 /// The largest K [`SequenceSearcher::count_once`] fetches at once (beyond it, rounds count again).
 pub const COUNT_ONCE_MAX: u32 = 4096;
 
@@ -262,22 +268,27 @@ impl<'a> SequenceSearcher<'a> {
             stages.rounds = stages.rounds.max(round);
             let t = Instant::now();
             let num_objects = self.engine.index().num_objects();
-            // every candidate's distance on the device, where there is one
-            let on_device: Vec<Option<Vec<u32>>> = match self.device {
-                Some(device) => {
-                    let ids: Vec<Vec<u32>> = hits
+            // the candidates' distances of the longer queries on the device, where there is one
+            let mut on_device: Vec<Option<Vec<u32>>> = vec![None; pending.len()];
+            if let Some(device) = self.device {
+                let long: Vec<usize> = (0..pending.len())
+                    .filter(|&i| queries[pending[i]].symbols.len() > DEVICE_VERIFY_MIN)
+                    .collect();
+                if !long.is_empty() {
+                    let ids: Vec<Vec<u32>> = long
                         .iter()
-                        .map(|c| c.iter().map(|h| h.id).collect())
+                        .map(|&i| hits[i].iter().map(|h| h.id).collect())
                         .collect();
-                    let jobs: Vec<(Vec<u16>, &[u32])> = pending
+                    let jobs: Vec<(Vec<u16>, &[u32])> = long
                         .iter()
                         .zip(&ids)
-                        .map(|(&q, c)| (device.pattern(&queries[q].symbols), c.as_slice()))
+                        .map(|(&i, c)| (device.pattern(&queries[pending[i]].symbols), c.as_slice()))
                         .collect();
-                    device.distances(&jobs)?
+                    for (&i, d) in long.iter().zip(device.distances(&jobs)?) {
+                        on_device[i] = d;
+                    }
                 }
-                None => vec![None; pending.len()],
-            };
+            }
             let verified = pending
                 .par_iter()
                 .zip(hits.par_iter())
