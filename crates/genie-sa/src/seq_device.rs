@@ -6,7 +6,7 @@
 
 use crate::error::{Result, SaError};
 use crate::seq_store::SequenceStore;
-use genie_core::backend::{GpuSequences, SeqJob, SEQ_BINS};
+use genie_core::backend::{GpuSequences, SeqJob, Within, SEQ_BINS};
 use genie_core::ObjectId;
 
 /// The sequences of a store on a GPU, with their alphabet.
@@ -105,11 +105,7 @@ impl DeviceSequences {
     /// `(id, distance)`, or `None` where the device cannot tell (see
     /// [`GpuSequences::nearest`]). `bound` is any upper bound of the k-th distance; larger than
     /// the device ranks, it is lowered to its most, which the device checks.
-    pub fn nearest(
-        &self,
-        jobs: &[(Vec<u16>, u32)],
-        k: usize,
-    ) -> Result<Vec<Option<Vec<(u32, u32)>>>> {
+    pub fn nearest(&self, jobs: &[(Vec<u16>, u32)], k: usize) -> Result<Vec<Option<Within>>> {
         let jobs: Vec<SeqJob<'_>> = jobs
             .iter()
             .map(|(p, b)| SeqJob {

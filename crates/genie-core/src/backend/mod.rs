@@ -9,7 +9,7 @@ mod device;
 pub use cpu::CpuBackend;
 pub use cuda::{
     cuda_probe, kernels, CellCodesRef, CodebookRef, CudaBackend, GpuSequences, GpuVectors, ScanJob,
-    ScanTimes, SeqJob, VectorDistance, SEQ_BINS, SEQ_MAX_WORDS,
+    ScanTimes, SeqJob, VectorDistance, Within, SEQ_BINS, SEQ_MAX_WORDS,
 };
 pub use device::{select_backend, DeviceChoice};
 

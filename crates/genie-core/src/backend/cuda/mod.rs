@@ -33,6 +33,9 @@ pub const SEQ_MAX_WORDS: usize = 8;
 /// Distances below this are the ones [`GpuSequences`] ranks (kernels/seq.cu `SEQ_BINS`).
 pub const SEQ_BINS: usize = 1024;
 
+/// The sequences within a query's k-th smallest distance, as `(id, distance)` in no order.
+pub type Within = Vec<(u32, u32)>;
+
 /// One query of [`GpuSequences::nearest`]: its symbols as the sequences' dense ids (an id at or
 /// past the alphabet matches nothing) and an upper bound of its k-th smallest distance (the
 /// k-th distance of any k sequences).
@@ -204,7 +207,7 @@ impl GpuSequences {
     }
 
     /// Never reached: no value exists without the `cuda` feature.
-    pub fn nearest(&self, jobs: &[SeqJob<'_>], k: usize) -> Result<Vec<Option<Vec<(u32, u32)>>>> {
+    pub fn nearest(&self, jobs: &[SeqJob<'_>], k: usize) -> Result<Vec<Option<Within>>> {
         let _ = (jobs, k);
         Err(GenieError::GpuUnavailable(
             "built without the `cuda` feature".into(),

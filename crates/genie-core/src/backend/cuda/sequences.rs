@@ -4,7 +4,7 @@
 //! are the CPU's.
 
 use super::cuda_err;
-use super::{SeqJob, SEQ_BINS, SEQ_MAX_WORDS};
+use super::{SeqJob, Within, SEQ_BINS, SEQ_MAX_WORDS};
 use crate::backend::cuda::kernels::Kernel;
 use crate::error::{GenieError, Result};
 use cudarc::driver::{
@@ -191,8 +191,8 @@ impl GpuSequences {
     /// pattern, as `(id, distance)` in no order; `None` where the device cannot tell (a job it
     /// does not take, more than its room of answers, or fewer than `k` sequences within the
     /// job's bound).
-    pub fn nearest(&self, jobs: &[SeqJob<'_>], k: usize) -> Result<Vec<Option<Vec<(u32, u32)>>>> {
-        let mut out: Vec<Option<Vec<(u32, u32)>>> = vec![None; jobs.len()];
+    pub fn nearest(&self, jobs: &[SeqJob<'_>], k: usize) -> Result<Vec<Option<Within>>> {
+        let mut out: Vec<Option<Within>> = vec![None; jobs.len()];
         let taken: Vec<usize> = (0..jobs.len()).filter(|&i| self.takes(&jobs[i])).collect();
         let k32 = u32::try_from(k.max(1)).unwrap_or(u32::MAX);
         let want = k.min(self.n as usize);
