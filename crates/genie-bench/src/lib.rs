@@ -12,6 +12,7 @@ pub mod ann_genie;
 pub mod chart_kit;
 pub mod charts_ann;
 pub mod dump;
+pub mod kind_bench;
 pub mod npy;
 pub mod serve_load;
 pub mod vecs;

@@ -9,6 +9,8 @@
 //! writes each keyword-level workload and genie's top-k counts as NumPy files for the PyTorch peer
 //! (`bench/peers/torch_spmm.py --load DIR/<workload>`).
 //!
+//! `--mode kind` searches an index of any kind with a file of text queries and the kind's stage
+//! breakdown (genie_bench::kind_bench; `genie-bench --mode kind --help`).
 //! The vector modes live in the library: `--mode ann` (E2LSH on the GPU against exact neighbours,
 //! genie_bench::ann_e2lsh) and `--mode vectors` (genie's rows on the recall/throughput curves from
 //! an index built by `genie build --kind vectors`, genie_bench::ann_genie; its own command line,
@@ -131,6 +133,13 @@ fn vectors_mode(argv: impl Iterator<Item = String>) -> bool {
     argv.windows(2)
         .any(|w| w[0] == "--mode" && w[1] == "vectors")
         || argv.iter().any(|a| a == "--mode=vectors")
+}
+
+/// Whether the command line asks for `--mode kind`, which has a command line of its own.
+fn kind_mode(argv: impl Iterator<Item = String>) -> bool {
+    let argv: Vec<String> = argv.collect();
+    argv.windows(2).any(|w| w[0] == "--mode" && w[1] == "kind")
+        || argv.iter().any(|a| a == "--mode=kind")
 }
 
 /// `--mode vectors`: genie's points on the recall/throughput curves (see genie_bench::ann_genie).
@@ -314,6 +323,11 @@ fn main() -> Result<()> {
     if vectors_mode(std::env::args()) {
         return vectors();
     }
+    if kind_mode(std::env::args()) {
+        // any kind's index and text queries, with the kind's stages (genie_bench::kind_bench)
+        let args = genie_bench::kind_bench::KindArgs::parse();
+        return genie_bench::kind_bench::run(&args).map(|_| ());
+    }
     let mut args = Args::parse();
     if args.quick {
         args.objects = args.objects.min(1_000_000);
@@ -355,7 +369,7 @@ fn main() -> Result<()> {
         }
         "suite" => return suite(&args, &gpu),
         other => bail!(
-            "unknown --mode {other}: expected table, multiload, scale, multigpu, ann, suite, serve or vectors"
+            "unknown --mode {other}: expected table, multiload, scale, multigpu, ann, suite, serve, vectors or kind"
         ),
     }
     let t = Instant::now();
