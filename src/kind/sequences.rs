@@ -22,10 +22,14 @@ use genie_sa::{
     Alphabet, DeviceSequences, NGramConfig, SequenceMetadata, SequenceSearchParams,
     SequenceSearcher, SequenceStages, SequenceStore, SequenceTransform, StringTable,
 };
+use rayon::prelude::*;
 use serde_json::Value;
 use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+
+/// Sequences whose keywords a build computes at once.
+const BUILD_BLOCK: usize = 1 << 16;
 
 /// The extension of the sequences side file.
 pub const SIDE_EXT: &str = "seqs";
@@ -47,13 +51,26 @@ pub fn build(input: &Path, config: NGramConfig) -> Result<(InvertedIndex, String
     let mut builder: IndexBuilder = transform
         .builder()
         .metadata(metadata_with(&transform.metadata(), input));
-    let mut keywords = Vec::new();
-    for (line, seq) in (1..).zip(table.iter()) {
-        keywords.clear();
-        transform
-            .keywords(seq, &mut keywords)
-            .map_err(|e| DataError::at(input, line, e))?;
-        builder.push_object(&keywords)?;
+    // the keywords of a block of sequences on all cores, pushed in order
+    let seqs: Vec<&[u8]> = table.iter().collect();
+    for (block, part) in seqs.chunks(BUILD_BLOCK).enumerate() {
+        let keywords = part
+            .par_iter()
+            .enumerate()
+            .map(|(i, seq)| {
+                let mut out = Vec::new();
+                transform
+                    .keywords(seq, &mut out)
+                    .map(|()| out)
+                    .map_err(|e| DataError::at(input, (block * BUILD_BLOCK + i + 1) as u64, e))
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            // the first bad line, as a single pass would report it
+            .collect::<Result<Vec<_>, _>>()?;
+        for k in &keywords {
+            builder.push_object(k)?;
+        }
     }
     Ok((builder.build()?, table))
 }
@@ -77,13 +94,21 @@ pub fn open(
         )))
     })?;
     let side = side_path(index_path, SIDE_EXT);
+    let t = std::time::Instant::now();
     let table = StringTable::load(&side)?;
+    let read = t.elapsed();
     let transform =
         SequenceTransform::rebuild(&meta, table.iter()).map_err(|e| DataError::File {
             path: side.clone(),
             message: e.to_string(),
         })?;
+    let rebuilt = t.elapsed() - read;
     let store = SequenceStore::new(table, meta.config.alphabet)?;
+    log::debug!(
+        "sequences: {} read in {read:.2?}, n-gram dictionary rebuilt in {rebuilt:.2?}, lengths in {:.2?}",
+        side.display(),
+        t.elapsed() - read - rebuilt
+    );
     Ok((transform, store))
 }
 

@@ -18,7 +18,8 @@ use crate::error::{Result, SaError};
 use crate::ngram::{for_each_ordered_gram, NGramConfig};
 use genie_core::index::MAX_KEYWORD_SPACE;
 use genie_core::Keyword;
-use std::collections::HashMap;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Ordered n-grams to keywords, built from the indexed sequences.
 #[derive(Clone, Debug, Default)]
@@ -33,25 +34,37 @@ pub struct GramDictionary {
 }
 
 impl GramDictionary {
-    /// Builds the dictionary of `sequences` (in id order).
+    /// Builds the dictionary of `sequences` (in id order). Chunks of sequences are read in
+    /// parallel, each noting its n-grams in first-seen order with their most occurrences in one
+    /// sequence; merged in chunk order, a gram takes the number of its first chunk and place
+    /// there, so the numbering is the one of a single pass.
     pub fn build<'a>(
         config: &NGramConfig,
         sequences: impl IntoIterator<Item = &'a [u8]>,
     ) -> Result<Self> {
         config.validate()?;
-        let mut ids: HashMap<Box<[u32]>, u32> = HashMap::new();
+        let sequences: Vec<&[u8]> = sequences.into_iter().collect();
+        let chunk = (sequences.len() / (rayon::current_num_threads() * 4)).max(MIN_CHUNK);
+        let locals: Vec<Result<Local>> = sequences
+            .par_chunks(chunk)
+            .map(|part| Local::of(config, part))
+            .collect();
+        let mut ids: HashMap<Box<[u32]>, u32> = HashMap::default();
         let mut counts: Vec<u32> = Vec::new();
-        for seq in sequences {
-            let symbols = config.padded_symbols(seq)?;
-            for_each_ordered_gram(&symbols, config.n, |gram, occ| {
-                let next = counts.len() as u32;
-                let id = *ids.entry(gram.into()).or_insert(next);
-                if id == next {
-                    counts.push(0);
+        for local in locals {
+            let local = local?;
+            for (gram, c) in local.grams.into_iter().zip(local.counts) {
+                match ids.get(&gram) {
+                    Some(&id) => {
+                        let old = &mut counts[id as usize];
+                        *old = (*old).max(c);
+                    }
+                    None => {
+                        ids.insert(gram, counts.len() as u32);
+                        counts.push(c);
+                    }
                 }
-                let c = &mut counts[id as usize];
-                *c = (*c).max(occ + 1);
-            });
+            }
         }
         let mut slots = Vec::with_capacity(counts.len());
         let mut space = 0u64;
@@ -107,6 +120,43 @@ impl GramDictionary {
     }
 }
 
+/// Sequences per chunk of [`GramDictionary::build`], at least.
+const MIN_CHUNK: usize = 4096;
+
+/// The n-grams of a chunk of sequences in first-seen order, with their most occurrences in one
+/// sequence.
+struct Local {
+    grams: Vec<Box<[u32]>>,
+    counts: Vec<u32>,
+}
+
+impl Local {
+    fn of(config: &NGramConfig, sequences: &[&[u8]]) -> Result<Self> {
+        let mut ids: HashMap<Box<[u32]>, u32> = HashMap::default();
+        let mut local = Self {
+            grams: Vec::new(),
+            counts: Vec::new(),
+        };
+        for seq in sequences {
+            let symbols = config.padded_symbols(seq)?;
+            for_each_ordered_gram(&symbols, config.n, |gram, occ| {
+                let id = match ids.get(gram) {
+                    Some(&id) => id as usize,
+                    None => {
+                        let id = local.counts.len();
+                        ids.insert(gram.into(), id as u32);
+                        local.grams.push(gram.into());
+                        local.counts.push(0);
+                        id
+                    }
+                };
+                local.counts[id] = local.counts[id].max(occ + 1);
+            });
+        }
+        Ok(local)
+    }
+}
+
 fn checksum(config: &NGramConfig, ids: &HashMap<Box<[u32]>, u32>, slots: &[(Keyword, u32)]) -> u32 {
     let mut by_id: Vec<(&[u32], u32)> = ids.iter().map(|(g, &id)| (&**g, id)).collect();
     by_id.sort_unstable_by_key(|&(_, id)| id);
@@ -144,6 +194,60 @@ mod tests {
         assert_eq!(d.keyword(b"bab".map(u32::from).as_slice(), 0), None);
         assert_eq!(d.keyword_space(), 5);
         assert_eq!(d.len(), 3);
+    }
+
+    /// The single pass the chunked build must equal: (gram, base, count) in keyword order.
+    fn single_pass(config: &NGramConfig, seqs: &[Vec<u8>]) -> Vec<(Vec<u32>, u32, u32)> {
+        let mut order: Vec<Vec<u32>> = Vec::new();
+        let mut counts: HashMap<Vec<u32>, u32> = HashMap::default();
+        for s in seqs {
+            let symbols = config.padded_symbols(s).expect("symbols");
+            for_each_ordered_gram(&symbols, config.n, |gram, occ| {
+                let c = counts.entry(gram.to_vec()).or_insert_with(|| {
+                    order.push(gram.to_vec());
+                    0
+                });
+                *c = (*c).max(occ + 1);
+            });
+        }
+        let mut base = 0;
+        order
+            .into_iter()
+            .map(|g| {
+                let c = counts[&g];
+                base += c;
+                (g, base - c, c)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chunks_number_as_one_pass() {
+        // enough sequences for several chunks; grams first seen in late chunks too
+        let config = NGramConfig::new(3, Alphabet::Bytes, true).expect("config");
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let seqs: Vec<Vec<u8>> = (0..3 * MIN_CHUNK + 17)
+            .map(|i| {
+                let alphabet = 2 + (i * 7 / MIN_CHUNK) as u64;
+                (0..(i % 13))
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        b'a' + (x % alphabet) as u8
+                    })
+                    .collect()
+            })
+            .collect();
+        let d = GramDictionary::build(&config, seqs.iter().map(Vec::as_slice)).expect("build");
+        let want = single_pass(&config, &seqs);
+        assert_eq!(d.len(), want.len());
+        for (gram, base, count) in &want {
+            for occ in 0..*count {
+                assert_eq!(d.keyword(gram, occ), Some(base + occ), "{gram:?} {occ}");
+            }
+            assert_eq!(d.keyword(gram, *count), None);
+        }
     }
 
     #[test]

@@ -19,8 +19,8 @@
 //! string joins in a database (almost) for free", 2001).
 
 use crate::error::{Result, SaError};
+use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// The pad symbol put `n - 1` times before a padded sequence (not a byte, not a `char`).
 pub const PAD_FRONT: u32 = 0x11_0000;
@@ -172,7 +172,8 @@ pub fn for_each_ordered_gram(symbols: &[u32], n: usize, mut f: impl FnMut(&[u32]
     if n == 0 || symbols.len() < n {
         return;
     }
-    let mut seen: HashMap<&[u32], u32> = HashMap::with_capacity(symbols.len() + 1 - n);
+    let mut seen: HashMap<&[u32], u32> =
+        HashMap::with_capacity_and_hasher(symbols.len() + 1 - n, Default::default());
     for gram in symbols.windows(n) {
         let occ = seen.entry(gram).or_insert(0);
         f(gram, *occ);
