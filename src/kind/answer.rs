@@ -1,7 +1,7 @@
 //! Answers: the hits of one query in the kind's order, printed as the JSON lines of
 //! `genie search` (and inside a server's `results`).
 
-use genie_core::Hit;
+use genie_core::{Hit, VerifiedHit};
 use std::io::{self, Write};
 
 /// One hit of an answer.
@@ -27,6 +27,23 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The answer of re-ranked hits (with their distances), cut to a minimum count when asked.
+    pub fn verified(hits: &[VerifiedHit], min_count: Option<u32>) -> Self {
+        let mut a = Self {
+            hits: hits
+                .iter()
+                .map(|v| AnswerHit {
+                    id: v.id,
+                    count: v.count,
+                    distance: Some(v.distance),
+                })
+                .collect(),
+            ..Self::default()
+        };
+        a.keep_min_count(min_count);
+        a
+    }
+
     /// An answer of plain count hits.
     pub fn of_hits(hits: &[Hit]) -> Self {
         Self {

@@ -5,10 +5,9 @@
 //! defaults unless `--probes`, `--entries` or `--candidates` say otherwise. Answers are the same
 //! JSON lines as the LSH families', with the exact L2 distance.
 
-use super::vectors::{parse_vector, verified_answer, Vectors};
 use super::{
-    prepared, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex, OpenOptions, Options,
-    Prepared, Request,
+    prepared, vector_query, Answer, BuildJob, BuildReport, IndexSource, KindIndex, OpenOptions,
+    Options, Prepared, Request,
 };
 use crate::data_error::DataError;
 use genie_core::{Backend, DeviceChoice, InvertedIndex, Method};
@@ -21,8 +20,11 @@ use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// `k` the build tunes for.
-const TUNE_K: usize = 10;
+use genie_lsh::tuning::TUNE_K;
+
+/// The search options of a vector index (the LSH families' and the codebook's).
+pub(super) const SEARCH_OPTIONS: &[&str] =
+    &["candidates", "probes", "entries", "levels", "counting"];
 
 /// Builds, tunes and saves a codebook index.
 pub(super) fn build(job: &BuildJob<'_>, seed: u64) -> Result<BuildReport, DataError> {
@@ -148,8 +150,8 @@ impl KindIndex for OpenCodebook {
     }
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
-        options.check(self.kind(), Vectors.search_options())?;
-        let vector = parse_vector(raw, self.index.vectors().dim())?;
+        options.check(self.kind(), SEARCH_OPTIONS)?;
+        let vector = vector_query(raw, self.index.vectors().dim())?;
         let mut probe = self.index.probe();
         if let Some(c) = options.u32("candidates")? {
             probe.candidates = c;
@@ -228,7 +230,7 @@ impl KindIndex for OpenCodebook {
                 .index
                 .search_each(&set, &ks, &candidates, &probe, counting)?;
             for (h, &i) in hits.iter().zip(members) {
-                answers[i] = verified_answer(h, batch[i].min_count);
+                answers[i] = Answer::verified(h, batch[i].min_count);
             }
         }
         Ok(answers)

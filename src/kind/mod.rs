@@ -370,6 +370,36 @@ pub fn text_query(raw: &Value) -> Result<&str, DataError> {
         .ok_or_else(|| DataError::BadQuery(format!("expected a string, found {}", kind_of(raw))))
 }
 
+/// A query vector of `dim` finite numbers from its JSON array.
+pub fn vector_query(raw: &Value, dim: usize) -> Result<Vec<f32>, DataError> {
+    let Value::Array(values) = raw else {
+        return Err(DataError::BadQuery(format!(
+            "expected an array of {dim} numbers, found {}",
+            kind_of(raw)
+        )));
+    };
+    if values.len() != dim {
+        return Err(DataError::BadQuery(format!(
+            "a query of dimension {}, the index holds vectors of dimension {dim}",
+            values.len()
+        )));
+    }
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_f64()
+                .map(|x| x as f32)
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| {
+                    DataError::BadQuery(format!(
+                        "element {i}: expected a finite 32-bit number, found {v}"
+                    ))
+                })
+        })
+        .collect()
+}
+
 /// What sort of JSON value this is, for messages.
 pub fn kind_of(v: &Value) -> &'static str {
     match v {

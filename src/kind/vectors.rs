@@ -12,12 +12,12 @@
 //! any of them gzipped (see [`genie_lsh::io`]).
 
 use super::{
-    prepared, Answer, AnswerHit, BuildJob, BuildReport, IndexSource, Kind, KindIndex, OpenOptions,
-    Options, Placement, Prepared, QueryReader, Request,
+    prepared, vector_query, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex,
+    OpenOptions, Options, Placement, Prepared, QueryReader, Request,
 };
 use crate::data_error::DataError;
 use crate::input::display_path;
-use genie_core::{DeviceChoice, Method, VerifiedHit};
+use genie_core::{DeviceChoice, Method};
 use genie_lsh::tune::{self, TuneReport, TuneSpec, TUNE_K};
 use genie_lsh::tuning::{check_target, DEFAULT_TARGET};
 use genie_lsh::{estimate, io, Family, LshError, LshParams, VectorIndex, VectorSet};
@@ -165,10 +165,11 @@ fn defaults_summary(summary: &BuildSummary) -> String {
     } else {
         " (below the target: the best recall found)"
     };
+    let sample = &t.tuned.sample;
     format!(
         "; tuned in {:.1} s on {} held-out vectors: {width}{}{given} candidates give \
          recall@{} {:.3} (target {}){below}",
-        t.seconds, t.tuned.queries, t.candidates, t.tuned.k, t.tuned.recall, t.tuned.target
+        t.seconds, sample.queries, t.candidates, sample.k, sample.recall, sample.target
     )
 }
 
@@ -221,7 +222,7 @@ impl Kind for Vectors {
     }
 
     fn search_options(&self) -> &[&str] {
-        &["candidates", "probes", "entries", "levels", "counting"]
+        super::codebook::SEARCH_OPTIONS
     }
 
     fn side_files(&self, index: &Path) -> Vec<PathBuf> {
@@ -386,53 +387,6 @@ impl QueryReader for VectorQueries {
     }
 }
 
-/// A query vector of `dim` finite numbers from its JSON array.
-pub(super) fn parse_vector(raw: &Value, dim: usize) -> Result<Vec<f32>, DataError> {
-    let Value::Array(values) = raw else {
-        return Err(DataError::BadQuery(format!(
-            "expected an array of {dim} numbers, found {}",
-            super::kind_of(raw)
-        )));
-    };
-    if values.len() != dim {
-        return Err(DataError::BadQuery(format!(
-            "a query of dimension {}, the index holds vectors of dimension {dim}",
-            values.len()
-        )));
-    }
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            v.as_f64()
-                .map(|x| x as f32)
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| {
-                    DataError::BadQuery(format!(
-                        "element {i}: expected a finite 32-bit number, found {v}"
-                    ))
-                })
-        })
-        .collect()
-}
-
-/// The answer of re-ranked hits (with their distances), cut to a minimum count when asked.
-pub(super) fn verified_answer(hits: &[VerifiedHit], min_count: Option<u32>) -> Answer {
-    let mut a = Answer {
-        hits: hits
-            .iter()
-            .map(|v| AnswerHit {
-                id: v.id,
-                count: v.count,
-                distance: Some(v.distance),
-            })
-            .collect(),
-        ..Answer::default()
-    };
-    a.keep_min_count(min_count);
-    a
-}
-
 /// An opened vector index.
 pub struct OpenVectors {
     index: VectorIndex,
@@ -460,7 +414,7 @@ impl KindIndex for OpenVectors {
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
         options.check(self.kind(), Vectors.search_options())?;
-        let vector = parse_vector(raw, self.index.vectors().dim())?;
+        let vector = vector_query(raw, self.index.vectors().dim())?;
         Ok(Box::new(VectorQuery {
             vector,
             candidates: options.u32("candidates")?,
@@ -499,7 +453,7 @@ impl KindIndex for OpenVectors {
         Ok(hits
             .iter()
             .zip(batch)
-            .map(|(h, r)| verified_answer(h, r.min_count))
+            .map(|(h, r)| Answer::verified(h, r.min_count))
             .collect())
     }
 

@@ -13,7 +13,7 @@ use crate::metric::Metric;
 use crate::rerank::Reranker;
 use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::transform::VectorTransform;
-use crate::tune::{Tuned, TUNE_K};
+use crate::tuning::{SampleRecall, TUNE_K};
 use crate::vectors::VectorSet;
 use genie_core::{
     select_backend, Backend, DeviceChoice, Engine, Hit, InvertedIndex, Keyword, Method,
@@ -23,6 +23,20 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// What an LSH index records of its build-time tuning ([`crate::tune`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tuned {
+    /// The sample's recall and what was asked (flattened: the same record as before).
+    #[serde(flatten)]
+    pub sample: SampleRecall,
+    /// Whether the width was tuned (else given).
+    pub width_tuned: bool,
+    /// Whether the candidates were tuned (else given).
+    pub candidates_tuned: bool,
+    /// Whether the recall reaches the target.
+    pub reached: bool,
+}
 
 /// The plugin name stored in the metadata.
 pub const PLUGIN: &str = "genie-lsh";
@@ -91,7 +105,11 @@ impl IndexMetadata {
             return untuned_candidates(k);
         };
         let c = c as usize;
-        let base = self.tuned.as_ref().map_or(TUNE_K, |t| t.k as usize).max(1);
+        let base = self
+            .tuned
+            .as_ref()
+            .map_or(TUNE_K, |t| t.sample.k as usize)
+            .max(1);
         c.max(c.saturating_mul(k).div_ceil(base)).max(k)
     }
 

@@ -47,15 +47,14 @@ use crate::error::{LshError, Result};
 use crate::family::LshParams;
 use crate::index::{IndexMetadata, VectorIndex};
 use crate::transform::VectorTransform;
-use crate::tuning::{check_target, exact_neighbours_by, goal};
+use crate::tuning::{check_target, exact_neighbours_by, goal, SampleRecall};
 use crate::vectors::VectorSet;
 use genie_core::{DeviceChoice, Keyword};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
-/// `k` of the recall the build tunes for.
-pub const TUNE_K: usize = 10;
+pub use crate::index::Tuned;
+pub use crate::tuning::TUNE_K;
 /// The most candidates the tuning gives a search.
 pub const MAX_CANDIDATES: u32 = 4096;
 /// What one candidate costs in postings visited, per hash function: the Count Priority Queue's
@@ -72,25 +71,6 @@ const MIN_WIDTH_ROWS: usize = 4000;
 /// Seeds of the sample and of the width search's rows, apart from the functions'.
 const SAMPLE_SALT: u64 = 0x15b7_0e5a_3c11;
 const ROWS_SALT: u64 = 0x2d4a_91c7_77b3;
-
-/// What an index records of its tuning.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Tuned {
-    /// The recall@k asked for.
-    pub target: f64,
-    /// The recall@k of the stored defaults on the sample.
-    pub recall: f64,
-    /// `k` of the recall.
-    pub k: u32,
-    /// Sample queries.
-    pub queries: u32,
-    /// Whether the width was tuned (else given).
-    pub width_tuned: bool,
-    /// Whether the candidates were tuned (else given).
-    pub candidates_tuned: bool,
-    /// Whether the recall reaches the target.
-    pub reached: bool,
-}
 
 /// What a tuned build is asked.
 #[derive(Clone, Debug, PartialEq)]
@@ -263,10 +243,12 @@ pub fn tune(
     let report = TuneReport {
         candidates,
         tuned: Tuned {
-            target: spec.target,
-            recall,
-            k: k as u32,
-            queries: queries as u32,
+            sample: SampleRecall {
+                target: spec.target,
+                recall,
+                k: k as u32,
+                queries: queries as u32,
+            },
             width_tuned: !trials.is_empty(),
             candidates_tuned,
             reached: recall >= spec.target,

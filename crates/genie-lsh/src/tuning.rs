@@ -8,9 +8,27 @@ use crate::metric::{cosine_distance, l1, squared_l2, Metric};
 use crate::vectors::VectorSet;
 use genie_core::{rank_verified, VerifiedHit};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Recall@10 a build aims at when none is given.
 pub const DEFAULT_TARGET: f64 = 0.95;
+
+/// `k` of the recall a build tunes for.
+pub const TUNE_K: usize = 10;
+
+/// What a build-time tuning measured on its held-out sample (the codebook's record whole, the LSH
+/// families' within theirs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SampleRecall {
+    /// The recall@k asked for.
+    pub target: f64,
+    /// The recall@k of the stored defaults on the sample.
+    pub recall: f64,
+    /// `k` of the recall.
+    pub k: u32,
+    /// Sample queries.
+    pub queries: u32,
+}
 
 /// An error unless `target` is a recall in `(0, 1]`.
 pub fn check_target(target: f64) -> Result<()> {

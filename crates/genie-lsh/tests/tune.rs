@@ -73,7 +73,7 @@ fn tuned_e2lsh_reaches_its_recall_on_held_out_queries_and_survives_a_reload() {
     let (index, report, base) = tuned(Family::E2lsh, 0.9);
     let queries = clusters(300, 2);
     assert!(report.tuned.reached, "{report:?}");
-    assert!(report.tuned.recall >= 0.9, "{report:?}");
+    assert!(report.tuned.sample.recall >= 0.9, "{report:?}");
     assert!(report.tuned.width_tuned && report.tuned.candidates_tuned);
     assert!(!report.trials.is_empty());
     // the number of functions is the tau-ANN rule's, whatever the width
@@ -91,7 +91,7 @@ fn tuned_e2lsh_reaches_its_recall_on_held_out_queries_and_survives_a_reload() {
         report.params.width,
         report.params.width / report.start_width,
         report.candidates,
-        report.tuned.recall
+        report.tuned.sample.recall
     );
     assert!(r >= 0.9, "held-out recall {r}, {report:?}");
 
@@ -130,7 +130,7 @@ fn every_family_tunes_to_its_target() {
             report.params.width,
             report.params.width / report.start_width.max(f64::MIN_POSITIVE),
             report.candidates,
-            report.tuned.recall
+            report.tuned.sample.recall
         );
         assert!(r >= 0.85, "{family:?}: held-out recall {r}, {report:?}");
     }

@@ -28,17 +28,7 @@ use std::time::Instant;
 pub const PLUGIN: &str = "genie-codebook";
 
 /// What the build-time tuning measured on its held-out sample.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Tuned {
-    /// The recall@k asked for.
-    pub target: f64,
-    /// The recall@k of the chosen probe on the sample.
-    pub recall: f64,
-    /// `k` of the recall.
-    pub k: u32,
-    /// Sample queries.
-    pub queries: u32,
-}
+pub use crate::tuning::SampleRecall as Tuned;
 
 /// The metadata of a codebook index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
