@@ -542,46 +542,12 @@ pub fn run(args: &VectorsArgs) -> Result<Report> {
 
 /// An error unless `path` is missing, empty or starts with [`HEADER`]; whether it is new.
 pub fn check_csv(path: &Path) -> Result<bool> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let Some(first) = text.lines().next() else {
-        return Ok(true);
-    };
-    ensure!(
-        first.trim_end() == HEADER.join(","),
-        "{}: the header is {first}, expected {}",
-        path.display(),
-        HEADER.join(",")
-    );
-    Ok(false)
+    crate::csv_rows::check_header(path, &HEADER)
 }
 
 /// Appends `rows` to the CSV at `path`, the header first when the file is new.
 pub fn append_csv(path: &Path, rows: &[AnnRow]) -> Result<()> {
-    let new = check_csv(path)?;
-    let ends_open = !new && !std::fs::read(path)?.ends_with(b"\n");
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    if ends_open {
-        // a last line without its newline would run into the first new row
-        std::io::Write::write_all(&mut file, b"\n")?;
-    }
-    let mut w = csv::Writer::from_writer(file);
-    if new {
-        w.write_record(HEADER)?;
-    }
-    for row in rows {
-        w.write_record(row.record())?;
-    }
-    w.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    crate::csv_rows::append_records(path, &HEADER, rows.iter().map(AnnRow::record))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! (`bench/peers/seq_peers.py`: `data,system,params,queries,seconds,qps,device,agree`), so that
 //! genie's rows sit beside RapidFuzz's.
 
+use crate::csv_rows::append_records;
 use anyhow::{bail, Context, Result};
 use genie::core::DeviceChoice;
 use genie::kind::{Options, Registry, Request};
@@ -46,7 +47,7 @@ pub struct KindArgs {
     pub options: Vec<String>,
     /// cpu, gpu or auto (one device).
     #[arg(long, default_value = "auto")]
-    pub device: String,
+    pub device: DeviceChoice,
     /// Timed searches (after one warm-up).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
@@ -81,12 +82,7 @@ pub fn options(words: &[String]) -> Result<Options> {
 
 /// Runs the mode: prints a table of the runs and returns it.
 pub fn run(args: &KindArgs) -> Result<String> {
-    let device = match args.device.as_str() {
-        "cpu" => DeviceChoice::Cpu,
-        "gpu" => DeviceChoice::Gpu,
-        "auto" => DeviceChoice::Auto,
-        other => bail!("--device {other}: expected cpu, gpu or auto"),
-    };
+    let device = args.device;
     let registry = Registry::default();
     let loaded = load(&registry, &args.index)
         .with_context(|| format!("cannot open {}", args.index.display()))?;
@@ -158,24 +154,14 @@ pub fn run(args: &KindArgs) -> Result<String> {
     )?;
     print!("{table}");
     if let Some(csv) = &args.csv {
-        let new = !csv.exists();
-        let mut w = csv::WriterBuilder::new().from_writer(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(csv)
-                .with_context(|| format!("cannot open {}", csv.display()))?,
-        );
-        if new {
-            w.write_record(HEADER)?;
-        }
+        // the backend the index searched on (auto picks one)
+        let backend = index.gpu_ordinal().map_or("cpu", |_| "gpu");
         let params = format!(
-            "k={};backend={};options={}",
+            "k={};backend={backend};options={}",
             args.k,
-            args.device,
             options.to_json()
         );
-        w.write_record([
+        let record = [
             args.data.clone(),
             format!("genie-{}", index.kind()),
             params,
@@ -184,8 +170,8 @@ pub fn run(args: &KindArgs) -> Result<String> {
             format!("{:.1}", n as f64 / median),
             index.backend_name(),
             String::new(),
-        ])?;
-        w.flush()?;
+        ];
+        append_records(csv, &HEADER, [record])?;
     }
     Ok(table)
 }

@@ -11,6 +11,7 @@ pub mod ann_e2lsh;
 pub mod ann_genie;
 pub mod chart_kit;
 pub mod charts_ann;
+pub mod csv_rows;
 pub mod dump;
 pub mod kind_bench;
 pub mod npy;
