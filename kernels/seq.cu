@@ -55,6 +55,24 @@ __device__ u32 seq_distance(const u64* peq, u32 words, u32 m, const u16* __restr
     return score;
 }
 
+// Query `q`'s match masks into shared memory (`words` per dense symbol, zeroed first); returns its
+// length. Every thread of the block calls it; the masks are ready when it returns.
+__device__ u32 seq_masks(u64* peq, const u16* __restrict__ qsyms, const u32* __restrict__ qstarts, u32 q,
+                         u32 alphabet, u32* words_out) {
+    const u32 tid = threadIdx.x, bd = blockDim.x;
+    const u32 q0 = qstarts[q], m = qstarts[q + 1] - q0;
+    const u32 words = m > 64u ? (m + 63u) / 64u : 1u;
+    for (u32 i = tid; i < alphabet * words; i += bd) peq[i] = 0ull;
+    __syncthreads();
+    for (u32 i = tid; i < m; i += bd) {
+        const u32 s = qsyms[q0 + i];
+        if (s < alphabet) atomicOr(&peq[(u64)s * words + i / 64u], 1ull << (i & 63u));
+    }
+    __syncthreads();
+    *words_out = words;
+    return m;
+}
+
 // One block per query (grid-stride): the pattern's masks in shared memory; pass 1 histograms the
 // distances of every object within `taus[q]` (an upper bound of the k-th smallest distance, at most
 // SEQ_BINS - 1; objects whose length differs by more are skipped, as the distance is at least the
@@ -71,16 +89,9 @@ extern "C" __global__ void seq_nearest(const u16* __restrict__ syms, const u32* 
     __shared__ u32 s_tau, s_count;
     const u32 tid = threadIdx.x, bd = blockDim.x;
     for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
-        const u32 q0 = qstarts[q], m = qstarts[q + 1] - q0;
-        const u32 words = m > 64u ? (m + 63u) / 64u : 1u;
-        for (u32 i = tid; i < alphabet * words; i += bd) peq[i] = 0ull;
         for (u32 i = tid; i < SEQ_BINS; i += bd) hist[i] = 0u;
-        __syncthreads();
-        for (u32 i = tid; i < m; i += bd) {
-            const u32 s = qsyms[q0 + i];
-            if (s < alphabet) atomicOr(&peq[(u64)s * words + i / 64u], 1ull << (i & 63u));
-        }
-        __syncthreads();
+        u32 words;
+        const u32 m = seq_masks(peq, qsyms, qstarts, q, alphabet, &words);
         const u32 bound = min(taus[q], SEQ_BINS - 1u);
         for (u32 j = tid; j < n; j += bd) {
             const u32 lo = starts[j], len = starts[j + 1] - lo;
@@ -132,15 +143,8 @@ extern "C" __global__ void seq_distances(const u16* __restrict__ syms, const u32
     extern __shared__ u64 peq[];
     const u32 tid = threadIdx.x, bd = blockDim.x;
     for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
-        const u32 q0 = qstarts[q], m = qstarts[q + 1] - q0;
-        const u32 words = m > 64u ? (m + 63u) / 64u : 1u;
-        for (u32 i = tid; i < alphabet * words; i += bd) peq[i] = 0ull;
-        __syncthreads();
-        for (u32 i = tid; i < m; i += bd) {
-            const u32 s = qsyms[q0 + i];
-            if (s < alphabet) atomicOr(&peq[(u64)s * words + i / 64u], 1ull << (i & 63u));
-        }
-        __syncthreads();
+        u32 words;
+        const u32 m = seq_masks(peq, qsyms, qstarts, q, alphabet, &words);
         for (u32 c = cand_starts[q] + tid; c < cand_starts[q + 1]; c += bd) {
             const u32 j = cand_ids[c];
             out[c] = j < n ? seq_distance(peq, words, m, syms + starts[j], starts[j + 1] - starts[j]) : 0xffffffffu;

@@ -1,8 +1,8 @@
-//! The indexed sequences on a GPU, for the exhaustive pass of a sequence search
+//! The indexed sequences on a GPU, for the edit distances of a sequence search
 //! ([`crate::seq_search`]): each symbol replaced by its rank among the sequences' distinct symbols
-//! (a dense id), so that a query's match masks fit in shared memory, then every query's objects
-//! within its exact k-th smallest edit distance found there by the same bit-parallel algorithm as
-//! the CPU's ([`genie_core::backend::GpuSequences`]).
+//! (a dense id), so that a query's match masks fit in shared memory; then its candidates'
+//! distances, or every object within its exact k-th smallest distance, found there by the same
+//! bit-parallel algorithm as the CPU's ([`genie_core::backend::GpuSequences`]).
 
 use crate::error::{Result, SaError};
 use crate::seq_store::SequenceStore;
@@ -13,8 +13,58 @@ use genie_core::ObjectId;
 #[derive(Debug)]
 pub struct DeviceSequences {
     gpu: GpuSequences,
-    /// The distinct symbols, ascending; a symbol's dense id is its rank here.
-    alphabet: Vec<u32>,
+    ids: SymbolIds,
+}
+
+/// The distinct symbols of the sequences and each one's dense id, its rank among them.
+#[derive(Debug)]
+struct SymbolIds {
+    /// The distinct symbols, ascending.
+    symbols: Vec<u32>,
+    /// The id of each code point below 2^16 (`u16::MAX` for none).
+    small: Vec<u16>,
+}
+
+impl SymbolIds {
+    /// The ids of the symbols in `all`: a table marks the first 2^16 code points, a sort finds
+    /// the rest.
+    fn of(all: &[u32]) -> Result<Self> {
+        let mut seen = vec![false; 1 << 16];
+        let mut large: Vec<u32> = Vec::new();
+        for &s in all {
+            match seen.get_mut(s as usize) {
+                Some(seen) => *seen = true,
+                None => large.push(s),
+            }
+        }
+        large.sort_unstable();
+        large.dedup();
+        let mut symbols: Vec<u32> = (0..1u32 << 16).filter(|&s| seen[s as usize]).collect();
+        symbols.extend(large);
+        if symbols.len() >= usize::from(u16::MAX) {
+            return Err(SaError::InvalidParameter(format!(
+                "{} distinct symbols: at most {} on the GPU",
+                symbols.len(),
+                u16::MAX - 1
+            )));
+        }
+        let mut small = vec![u16::MAX; 1 << 16];
+        for (i, &s) in symbols.iter().enumerate().take_while(|(_, &s)| s < 1 << 16) {
+            small[s as usize] = i as u16;
+        }
+        Ok(Self { symbols, small })
+    }
+
+    /// The dense id of `s`, `u16::MAX` for a symbol no sequence has.
+    fn id(&self, s: u32) -> u16 {
+        match self.small.get(s as usize) {
+            Some(&id) => id,
+            None => self
+                .symbols
+                .binary_search(&s)
+                .map_or(u16::MAX, |i| i as u16),
+        }
+    }
 }
 
 impl DeviceSequences {
@@ -30,74 +80,23 @@ impl DeviceSequences {
                 SaError::InvalidParameter("sequences of more than 2^32 symbols in all".into())
             })?);
         }
-        // the distinct symbols: a table for the first 2^16 code points, a sort for the rest
-        let mut small = vec![false; 1 << 16];
-        let mut large: Vec<u32> = Vec::new();
-        for &s in &all {
-            match small.get_mut(s as usize) {
-                Some(seen) => *seen = true,
-                None => large.push(s),
-            }
-        }
-        large.sort_unstable();
-        large.dedup();
-        let mut alphabet: Vec<u32> = (0..1u32 << 16).filter(|&s| small[s as usize]).collect();
-        alphabet.extend(large);
-        if alphabet.len() >= usize::from(u16::MAX) {
-            return Err(SaError::InvalidParameter(format!(
-                "{} distinct symbols: at most {} on the GPU",
-                alphabet.len(),
-                u16::MAX - 1
-            )));
-        }
-        let mut rank = vec![u16::MAX; 1 << 16];
-        for (i, &s) in alphabet
-            .iter()
-            .enumerate()
-            .take_while(|(_, &s)| s < 1 << 16)
-        {
-            rank[s as usize] = i as u16;
-        }
-        let dense: Vec<u16> = all
-            .iter()
-            .map(|&s| match rank.get(s as usize) {
-                Some(&r) => r,
-                None => alphabet.binary_search(&s).map_or(u16::MAX, |i| i as u16),
-            })
-            .collect();
+        let ids = SymbolIds::of(&all)?;
+        let dense: Vec<u16> = all.iter().map(|&s| ids.id(s)).collect();
         drop(all);
-        let gpu = GpuSequences::new(ordinal, &dense, &starts, alphabet.len().max(1))?;
-        Ok(Self { gpu, alphabet })
+        let gpu = GpuSequences::new(ordinal, &dense, &starts, ids.symbols.len().max(1))?;
+        Ok(Self { gpu, ids })
     }
 
     /// `symbols` as dense ids (`u16::MAX` for a symbol no sequence has: it matches nothing).
     pub fn pattern(&self, symbols: &[u32]) -> Vec<u16> {
-        symbols
-            .iter()
-            .map(|s| {
-                self.alphabet
-                    .binary_search(s)
-                    .map_or(u16::MAX, |i| i as u16)
-            })
-            .collect()
+        symbols.iter().map(|&s| self.ids.id(s)).collect()
     }
 
     /// For each `(pattern, candidates)`, the edit distance to each candidate (`None` for a
     /// pattern the device does not take: too long for its words, or its masks for its shared
     /// memory).
     pub fn distances(&self, jobs: &[(Vec<u16>, &[u32])]) -> Result<Vec<Option<Vec<u32>>>> {
-        let jobs: Vec<(SeqJob<'_>, &[u32])> = jobs
-            .iter()
-            .map(|(p, c)| {
-                (
-                    SeqJob {
-                        pattern: p,
-                        bound: 0,
-                    },
-                    *c,
-                )
-            })
-            .collect();
+        let jobs: Vec<(&[u16], &[u32])> = jobs.iter().map(|(p, c)| (p.as_slice(), *c)).collect();
         Ok(self.gpu.distances(&jobs)?)
     }
 

@@ -193,13 +193,19 @@ impl GpuSequences {
     }
 
     /// Never reached: no value exists without the `cuda` feature.
+    pub fn fits(&self, pattern: &[u16]) -> bool {
+        let _ = pattern;
+        false
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
     pub fn takes(&self, job: &SeqJob<'_>) -> bool {
         let _ = job;
         false
     }
 
     /// Never reached: no value exists without the `cuda` feature.
-    pub fn distances(&self, jobs: &[(SeqJob<'_>, &[u32])]) -> Result<Vec<Option<Vec<u32>>>> {
+    pub fn distances(&self, jobs: &[(&[u16], &[u32])]) -> Result<Vec<Option<Vec<u32>>>> {
         let _ = jobs;
         Err(GenieError::GpuUnavailable(
             "built without the `cuda` feature".into(),

@@ -19,6 +19,14 @@ const BATCH: usize = 8192;
 /// Most shared memory of a pattern's masks.
 const MAX_MASK_BYTES: usize = 96 << 10;
 
+/// A batch's patterns on the device.
+struct Patterns {
+    syms: CudaSlice<u16>,
+    starts: CudaSlice<u32>,
+    /// Bytes of the widest pattern's masks.
+    shared: u32,
+}
+
 /// Sequences of dense symbol ids resident on a GPU.
 pub struct GpuSequences {
     _ctx: Arc<CudaContext>,
@@ -96,81 +104,94 @@ impl GpuSequences {
         self.n == 0
     }
 
-    /// Whether the device answers `job`: a pattern of at most `64 x SEQ_MAX_WORDS` symbols whose
-    /// masks fit in shared memory, and a bound below `SEQ_BINS`.
-    pub fn takes(&self, job: &SeqJob<'_>) -> bool {
-        let words = job.pattern.len().div_ceil(64).max(1);
-        words <= SEQ_MAX_WORDS
-            && self.alphabet as usize * words * 8 <= MAX_MASK_BYTES
-            && (job.bound as usize) < SEQ_BINS
+    /// Whether the device takes `pattern`: at most `64 x SEQ_MAX_WORDS` symbols, whose masks fit
+    /// in shared memory.
+    pub fn fits(&self, pattern: &[u16]) -> bool {
+        let words = pattern.len().div_ceil(64).max(1);
+        words <= SEQ_MAX_WORDS && self.alphabet as usize * words * 8 <= MAX_MASK_BYTES
     }
 
-    /// The edit distance from each job's pattern to each of its `candidates` (ids of the
-    /// sequences; `u32::MAX` for an id past them), `None` for a job whose pattern the device does
-    /// not take (see [`GpuSequences::takes`]; the bound is not used).
-    pub fn distances(&self, jobs: &[(SeqJob<'_>, &[u32])]) -> Result<Vec<Option<Vec<u32>>>> {
+    /// Whether the device answers `job` in [`GpuSequences::nearest`]: its pattern
+    /// [fits](GpuSequences::fits) and its bound is below `SEQ_BINS`.
+    pub fn takes(&self, job: &SeqJob<'_>) -> bool {
+        self.fits(job.pattern) && (job.bound as usize) < SEQ_BINS
+    }
+
+    /// `patterns` one after the other on the device, with their offsets, and the shared memory
+    /// the masks of the widest take, set as `func`'s most.
+    fn upload_patterns<'p>(
+        &self,
+        patterns: impl Iterator<Item = &'p [u16]>,
+        func: &CudaFunction,
+    ) -> Result<Patterns> {
+        let (mut syms, mut starts) = (Vec::<u16>::new(), vec![0u32]);
+        let mut words = 1usize;
+        for p in patterns {
+            syms.extend_from_slice(p);
+            starts.push(
+                u32::try_from(syms.len())
+                    .map_err(|_| GenieError::InvalidParameter("query symbols past 2^32".into()))?,
+            );
+            words = words.max(p.len().div_ceil(64));
+        }
+        let shared = self.alphabet as usize * words * 8;
+        func.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            shared as i32,
+        )
+        .map_err(cuda_err)?;
+        let s = &self.stream;
+        Ok(Patterns {
+            syms: s
+                .clone_htod(if syms.is_empty() { &[0u16][..] } else { &syms })
+                .map_err(cuda_err)?,
+            starts: s.clone_htod(&starts).map_err(cuda_err)?,
+            shared: shared as u32,
+        })
+    }
+
+    /// The edit distance from each job's pattern to each of its candidates (ids of the
+    /// sequences; `u32::MAX` for an id past them), `None` for a pattern the device does not take
+    /// (see [`GpuSequences::fits`]).
+    pub fn distances(&self, jobs: &[(&[u16], &[u32])]) -> Result<Vec<Option<Vec<u32>>>> {
         let mut out: Vec<Option<Vec<u32>>> = vec![None; jobs.len()];
-        let taken: Vec<usize> = (0..jobs.len())
-            .filter(|&i| {
-                let j = SeqJob {
-                    bound: 0,
-                    ..jobs[i].0
-                };
-                self.takes(&j)
-            })
-            .collect();
+        let taken: Vec<usize> = (0..jobs.len()).filter(|&i| self.fits(jobs[i].0)).collect();
         if taken.is_empty() {
             return Ok(out);
         }
-        let too_many =
-            |_| GenieError::InvalidParameter("more than 2^32 symbols or candidates".into());
-        let (mut qsyms, mut qstarts) = (Vec::<u16>::new(), vec![0u32]);
         let (mut ids, mut cstarts) = (Vec::<u32>::new(), vec![0u32]);
-        let mut words = 1usize;
         for &i in &taken {
-            let (job, cands) = &jobs[i];
-            qsyms.extend_from_slice(job.pattern);
-            qstarts.push(u32::try_from(qsyms.len()).map_err(too_many)?);
-            ids.extend_from_slice(cands);
-            cstarts.push(u32::try_from(ids.len()).map_err(too_many)?);
-            words = words.max(job.pattern.len().div_ceil(64));
+            ids.extend_from_slice(jobs[i].1);
+            cstarts.push(
+                u32::try_from(ids.len()).map_err(|_| {
+                    GenieError::InvalidParameter("more than 2^32 candidates".into())
+                })?,
+            );
         }
         let s = &self.stream;
         let nq = taken.len();
-        let up16 = |v: &[u16]| s.clone_htod(if v.is_empty() { &[0u16][..] } else { v });
-        let up32 = |v: &[u32]| s.clone_htod(if v.is_empty() { &[0u32][..] } else { v });
-        let (qs, qst) = (
-            up16(&qsyms).map_err(cuda_err)?,
-            up32(&qstarts).map_err(cuda_err)?,
-        );
-        let (cid, cst) = (
-            up32(&ids).map_err(cuda_err)?,
-            up32(&cstarts).map_err(cuda_err)?,
-        );
-        let mut dist = s.alloc_zeros::<u32>(ids.len().max(1)).map_err(cuda_err)?;
-        let shared = self.alphabet as usize * words * 8;
-        self.pairs
-            .set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared as i32,
-            )
+        let patterns = self.upload_patterns(taken.iter().map(|&i| jobs[i].0), &self.pairs)?;
+        let cid = s
+            .clone_htod(if ids.is_empty() { &[0u32][..] } else { &ids })
             .map_err(cuda_err)?;
+        let cst = s.clone_htod(&cstarts).map_err(cuda_err)?;
+        let mut dist = s.alloc_zeros::<u32>(ids.len().max(1)).map_err(cuda_err)?;
         let cfg = LaunchConfig {
             grid_dim: (nq.min(65_535) as u32, 1, 1),
             block_dim: (128, 1, 1),
-            shared_mem_bytes: shared as u32,
+            shared_mem_bytes: patterns.shared,
         };
         let nq32 = nq as u32;
-        // SAFETY: argument types and order match kernels/seq.cu `seq_distances`; `qstarts` and
-        // `cstarts` have `nq + 1` offsets into `qsyms` and `ids`, `dist` an entry per id, the
-        // shared memory the masks of the widest pattern.
+        // SAFETY: argument types and order match kernels/seq.cu `seq_distances`; the patterns'
+        // and `cstarts` have `nq + 1` offsets into their symbols and `ids`, `dist` an entry per
+        // id, the shared memory the masks of the widest pattern.
         unsafe {
             s.launch_builder(&self.pairs)
                 .arg(&self.syms)
                 .arg(&self.starts)
                 .arg(&self.n)
-                .arg(&qs)
-                .arg(&qst)
+                .arg(&patterns.syms)
+                .arg(&patterns.starts)
                 .arg(&nq32)
                 .arg(&self.alphabet)
                 .arg(&cid)
@@ -197,58 +218,32 @@ impl GpuSequences {
         let k32 = u32::try_from(k.max(1)).unwrap_or(u32::MAX);
         let want = k.min(self.n as usize);
         for part in taken.chunks(BATCH) {
-            let mut qsyms: Vec<u16> = Vec::new();
-            let mut qstarts: Vec<u32> = vec![0];
-            let mut taus: Vec<u32> = Vec::with_capacity(part.len());
-            let mut words = 1usize;
-            for &i in part {
-                qsyms.extend_from_slice(jobs[i].pattern);
-                qstarts.push(
-                    u32::try_from(qsyms.len()).map_err(|_| {
-                        GenieError::InvalidParameter("query symbols past 2^32".into())
-                    })?,
-                );
-                taus.push(jobs[i].bound);
-                words = words.max(jobs[i].pattern.len().div_ceil(64));
-            }
             let s = &self.stream;
             let nq = part.len();
-            let qs = s
-                .clone_htod(if qsyms.is_empty() {
-                    &[0u16][..]
-                } else {
-                    &qsyms
-                })
-                .map_err(cuda_err)?;
-            let qst = s.clone_htod(&qstarts).map_err(cuda_err)?;
+            let patterns =
+                self.upload_patterns(part.iter().map(|&i| jobs[i].pattern), &self.func)?;
+            let taus: Vec<u32> = part.iter().map(|&i| jobs[i].bound).collect();
             let tau = s.clone_htod(&taus).map_err(cuda_err)?;
             // SAFETY: the kernel writes the answers it counts before they are read
             let mut ids = unsafe { s.alloc::<u32>(nq * CAP) }.map_err(cuda_err)?;
             let mut dist = unsafe { s.alloc::<u32>(nq * CAP) }.map_err(cuda_err)?;
             let mut count = s.alloc_zeros::<u32>(nq).map_err(cuda_err)?;
-            let shared = self.alphabet as usize * words * 8;
-            self.func
-                .set_attribute(
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared as i32,
-                )
-                .map_err(cuda_err)?;
             let cfg = LaunchConfig {
                 grid_dim: (nq as u32, 1, 1),
                 block_dim: (256, 1, 1),
-                shared_mem_bytes: shared as u32,
+                shared_mem_bytes: patterns.shared,
             };
             let (nq32, cap32) = (nq as u32, CAP as u32);
-            // SAFETY: argument types and order match kernels/seq.cu `seq_nearest`; `qstarts` has
-            // `nq + 1` offsets into `qsyms`, the answers `nq x CAP` entries, the shared memory the
-            // masks of the widest pattern.
+            // SAFETY: argument types and order match kernels/seq.cu `seq_nearest`; the patterns
+            // have `nq + 1` offsets into their symbols, the answers `nq x CAP` entries, the shared
+            // memory the masks of the widest pattern.
             unsafe {
                 s.launch_builder(&self.func)
                     .arg(&self.syms)
                     .arg(&self.starts)
                     .arg(&self.n)
-                    .arg(&qs)
-                    .arg(&qst)
+                    .arg(&patterns.syms)
+                    .arg(&patterns.starts)
                     .arg(&tau)
                     .arg(&nq32)
                     .arg(&k32)
