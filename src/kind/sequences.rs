@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// Sequences whose keywords a build computes at once.
 const BUILD_BLOCK: usize = 1 << 16;
@@ -173,15 +173,19 @@ impl Kind for Sequences {
         let engine = placement.engine(index, self.name())?;
         // checks that the index, the dictionary and the sequences belong together
         SequenceSearcher::new(&engine, &transform, &store)?;
+        // the sequences go to the GPU with the index, not with the first query
+        let device = engine.gpu_ordinal().and_then(|ordinal| {
+            DeviceSequences::new(&store, ordinal)
+                .map_err(|e| log::info!("sequences: edit distances on the CPU ({e})"))
+                .ok()
+        });
         let index = SequenceIndex {
             engine,
             transform,
             store,
             stages: Mutex::default(),
-            device: OnceLock::new(),
+            device,
         };
-        // the sequences go to the GPU with the index, not with the first query
-        index.device();
         Ok(Box::new(index))
     }
 }
@@ -194,23 +198,7 @@ pub struct SequenceIndex {
     stages: Mutex<SequenceStages>,
     /// The sequences on the engine's GPU, uploaded when the index is opened (none on the CPU, or
     /// where they do not go).
-    device: OnceLock<Option<DeviceSequences>>,
-}
-
-impl SequenceIndex {
-    /// The sequences on the engine's GPU (uploaded on the first call).
-    fn device(&self) -> Option<&DeviceSequences> {
-        self.device
-            .get_or_init(|| {
-                let ordinal = self.engine.gpu_ordinal()?;
-                DeviceSequences::new(&self.store, ordinal)
-                    .map_err(|e| {
-                        log::info!("sequences: the exhaustive pass stays on the CPU ({e})")
-                    })
-                    .ok()
-            })
-            .as_ref()
-    }
+    device: Option<DeviceSequences>,
 }
 
 /// A parsed sequence query and its search settings.
@@ -259,7 +247,7 @@ impl KindIndex for SequenceIndex {
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
         let searcher = SequenceSearcher::new(&self.engine, &self.transform, &self.store)?;
         let searcher = searcher
-            .with_device(self.device())
+            .with_device(self.device.as_ref())
             .count_once(self.engine.gpu_ordinal().is_none());
         let queries = batch
             .iter()
