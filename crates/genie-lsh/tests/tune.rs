@@ -3,29 +3,14 @@
 //! given values are kept, and bad targets are refused.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::clusters;
+
 use genie_core::DeviceChoice;
 use genie_lsh::tune::{build_tuned, TuneReport, TuneSpec};
 use genie_lsh::tuning::exact_neighbours_by;
 use genie_lsh::{estimate, Family, IndexMetadata, VectorIndex, VectorSet};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Normal};
-
-/// `n` points around 50 centres in 24 dimensions (seeded; the same centres for every seed).
-fn clusters(n: usize, seed: u64) -> VectorSet {
-    let d = 24;
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let wide = Normal::new(0.0f32, 10.0).unwrap();
-    let centres: Vec<f32> = (0..50 * d).map(|_| wide.sample(&mut rng)).collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let narrow = Normal::new(0.0f32, 2.0).unwrap();
-    let mut data = Vec::with_capacity(n * d);
-    for _ in 0..n {
-        let c = rng.random_range(0..50) * d;
-        data.extend((0..d).map(|j| centres[c + j] + narrow.sample(&mut rng)));
-    }
-    VectorSet::new(d, data).unwrap()
-}
 
 /// Recall@10 of `index` with its default candidates on `queries`, held out of `base`.
 fn held_out_recall(index: &VectorIndex, base: &VectorSet, queries: &VectorSet) -> f64 {
