@@ -16,7 +16,7 @@ use super::{
 use crate::data_error::DataError;
 use crate::input::LineReader;
 use genie_core::{Engine, IndexBuilder, InvertedIndex, Transform};
-use genie_sa::seq_search::{DEFAULT_CANDIDATES, DEFAULT_MAX_CANDIDATES};
+use genie_sa::seq_search::DEFAULT_CANDIDATES;
 use genie_sa::sequence::SequenceQuery;
 use genie_sa::{
     Alphabet, DeviceSequences, NGramConfig, SequenceMetadata, SequenceSearchParams,
@@ -205,7 +205,8 @@ pub struct SequenceIndex {
 struct SeqQuery {
     query: SequenceQuery,
     candidates: u32,
-    max_candidates: u32,
+    /// `None`: the searcher's default for these settings.
+    max_candidates: Option<u32>,
     exhaustive: bool,
 }
 
@@ -229,9 +230,7 @@ impl KindIndex for SequenceIndex {
         Ok(Box::new(SeqQuery {
             query,
             candidates: options.u32("candidates")?.unwrap_or(DEFAULT_CANDIDATES),
-            max_candidates: options
-                .u32("max_candidates")?
-                .unwrap_or(DEFAULT_MAX_CANDIDATES),
+            max_candidates: options.u32("max_candidates")?,
             exhaustive: options.flag("exhaustive")?,
         }))
     }
@@ -271,7 +270,9 @@ impl KindIndex for SequenceIndex {
                 .collect();
             let mut params = SequenceSearchParams::top_k(batch[first].k)
                 .with_candidates(q0.candidates)
-                .repeat_until(q0.max_candidates);
+                .repeat_until(q0.max_candidates.unwrap_or_else(|| {
+                    searcher.default_max_candidates(q0.candidates, q0.exhaustive)
+                }));
             params.exhaustive = q0.exhaustive;
             let seqs: Vec<SequenceQuery> =
                 group.iter().map(|&i| queries[i].query.clone()).collect();

@@ -290,9 +290,10 @@ pub struct SearchArgs {
     pub counting: Option<String>,
 
     /// Sequences: queries not proven exact are searched again with K doubled, up to this K
-    /// (no repetition when not above --candidates).
-    #[arg(long, value_name = "K", default_value_t = genie::sa::seq_search::DEFAULT_MAX_CANDIDATES, help_heading = "Sequences")]
-    pub max_candidates: u32,
+    /// (no repetition when not above --candidates) [default: 1024; with --exhaustive on a GPU,
+    /// --candidates: one round, then the device's pass over all sequences].
+    #[arg(long, value_name = "K", help_heading = "Sequences")]
+    pub max_candidates: Option<u32>,
 
     /// Sequences: verify queries still not proven after the last round against all sequences,
     /// so that every result is exact.

@@ -211,7 +211,7 @@ fn search_flag(args: &SearchArgs, id: &str) -> Option<Value> {
         "entries" => args.entries?.into(),
         "levels" => args.levels?.into(),
         "counting" => args.counting.clone()?.into(),
-        "max_candidates" => args.max_candidates.into(),
+        "max_candidates" => args.max_candidates?.into(),
         "exhaustive" => args.exhaustive.into(),
         "column" => args.column.clone()?.into(),
         "radius" => args.radius.into(),
