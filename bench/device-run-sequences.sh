@@ -57,7 +57,7 @@ for n in 2000 10000; do
       for dev in $devs; do
         $g -v search --device $dev --index "$d/w.genie" --queries "$d/q$n.txt" --k $k $flag --output "$d/o$n-$k-$mode-$dev.jsonl" > "$d/s.log" 2>&1
         echo "$tag $dev: $(grep -oE 'backend: .*' "$d/s.log" | head -1)" | tee -a "$res/summary.txt"
-        grep -E "sequences:|stages: read|searched|exhaustive pass" "$d/s.log" | sed 's/^.*INFO  [a-z:_]*\] /  /' | tee -a "$res/summary.txt"
+        grep -E "sequences:|stages: |host: |searched|exhaustive pass" "$d/s.log" | sed 's/^.*INFO  [a-z:_]*\] /  /' | tee -a "$res/summary.txt"
       done
       cpu="$d/o$n-$k-$mode-cpu.jsonl"; [ $mode = rounds ] && cpu="$d/o$n-$k-exhaustive-cpu.jsonl"
       cmp -s "$d/o$n-$k-$mode-gpu.jsonl" "$cpu" && bytes=yes || bytes=no

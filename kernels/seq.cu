@@ -9,6 +9,7 @@
 #define SEQ_BINS 1024u
 
 typedef unsigned short u16;
+typedef unsigned char u8;
 
 __device__ __forceinline__ int seq_advance(u64& pv, u64& mv, u64 eq, int hin, u64 high) {
     const u64 xv = eq | mv;
@@ -29,17 +30,37 @@ __device__ __forceinline__ int seq_advance(u64& pv, u64& mv, u64 eq, int hin, u6
     return hout;
 }
 
+// The distance of a pattern of one word (`m` symbols, 1 to the bits of W) to `text`: seq_advance with
+// a horizontal delta of +1 coming in, in the narrowest word that holds the pattern (a 64-bit
+// operation is two 32-bit ones). Carries only move up, so the low bits of the 64-bit masks give
+// the same low bits here.
+template <typename W>
+__device__ __forceinline__ u32 seq_distance_one(const u64* peq, u32 m, const u16* __restrict__ text, u32 len) {
+    const W high = (W)1 << (m - 1);
+    W pv = ~(W)0, mv = (W)0;
+    u32 score = m;
+    for (u32 i = 0; i < len; ++i) {
+        const W eq = (W)peq[text[i]];
+        const W xv = eq | mv;
+        const W xh = (((eq & pv) + pv) ^ pv) | eq;
+        W ph = mv | ~(xh | pv);
+        W mh = pv & xh;
+        score += (ph & high) ? 1u : ((mh & high) ? 0xffffffffu : 0u);
+        ph = (ph << 1) | (W)1;
+        mh <<= 1;
+        pv = mh | ~(xv | ph);
+        mv = ph & xv;
+    }
+    return score;
+}
+
 // The edit distance between the pattern of `m` symbols (its masks `peq`, `words` per symbol) and
 // `text` of `len` symbols.
 __device__ u32 seq_distance(const u64* peq, u32 words, u32 m, const u16* __restrict__ text, u32 len) {
     if (m == 0) return len;
+    if (m <= 32u) return seq_distance_one<unsigned int>(peq, m, text, len);
+    if (words == 1) return seq_distance_one<u64>(peq, m, text, len);
     u32 score = m;
-    if (words == 1) {
-        const u64 high = 1ull << (m - 1);
-        u64 pv = ~0ull, mv = 0ull;
-        for (u32 i = 0; i < len; ++i) score += seq_advance(pv, mv, peq[text[i]], 1, high);
-        return score;
-    }
     u64 pv[SEQ_MAX_WORDS], mv[SEQ_MAX_WORDS];
     for (u32 b = 0; b < words; ++b) {
         pv[b] = ~0ull;
@@ -78,14 +99,17 @@ __device__ u32 seq_masks(u64* peq, const u16* __restrict__ qsyms, const u32* __r
 // SEQ_BINS - 1; objects whose length differs by more are skipped, as the distance is at least the
 // difference); the k-th smallest distance tau follows (taus[q] when fewer than k lie within);
 // pass 2 writes every object within tau, up to `cap` per query, in any order. `out_n[q]` is their
-// number, 0xffffffff when more than `cap`.
+// number, 0xffffffff when more than `cap`. Pass 1 keeps each distance it computes, capped at 255, in
+// the block's `n` bytes of `scratch`, so pass 2 computes again only those of 255 when tau is 255 or
+// more (an object it reads passes the length filter at tau <= the bound, so pass 1 wrote it).
 extern "C" __global__ void seq_nearest(const u16* __restrict__ syms, const u32* __restrict__ starts, u32 n,
                                        const u16* __restrict__ qsyms, const u32* __restrict__ qstarts,
                                        const u32* __restrict__ taus, u32 nq, u32 k, u32 alphabet, u32 cap,
                                        u32* __restrict__ out_ids, u32* __restrict__ out_dist,
-                                       u32* __restrict__ out_n) {
+                                       u32* __restrict__ out_n, u8* __restrict__ scratch) {
     extern __shared__ u64 peq[];
     __shared__ u32 hist[SEQ_BINS];
+    u8* const seen = scratch + (u64)blockIdx.x * n;
     __shared__ u32 s_tau, s_count;
     const u32 tid = threadIdx.x, bd = blockDim.x;
     for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
@@ -97,6 +121,7 @@ extern "C" __global__ void seq_nearest(const u16* __restrict__ syms, const u32* 
             const u32 lo = starts[j], len = starts[j + 1] - lo;
             if ((len > m ? len - m : m - len) > bound) continue;
             const u32 d = seq_distance(peq, words, m, syms + lo, len);
+            seen[j] = (u8)min(d, 255u);
             if (d <= bound) atomicAdd(&hist[d], 1u);
         }
         __syncthreads();
@@ -117,7 +142,8 @@ extern "C" __global__ void seq_nearest(const u16* __restrict__ syms, const u32* 
         for (u32 j = tid; j < n; j += bd) {
             const u32 lo = starts[j], len = starts[j + 1] - lo;
             if ((len > m ? len - m : m - len) > tau) continue;
-            const u32 d = seq_distance(peq, words, m, syms + lo, len);
+            u32 d = seen[j];
+            if (d == 255u && tau >= 255u) d = seq_distance(peq, words, m, syms + lo, len);
             if (d <= tau) {
                 const u32 slot = atomicAdd(&s_count, 1u);
                 if (slot < cap) {

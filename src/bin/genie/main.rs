@@ -589,6 +589,12 @@ fn log_stages(times: Option<genie::core::StageTimes>) {
             t.batches,
             t.reruns
         );
+        log::info!(
+            "host: planning {:.2} ms, launching {:.2} ms, waiting and unpacking {:.2} ms",
+            t.host_plan_ms,
+            t.host_launch_ms,
+            t.host_finish_ms
+        );
     }
 }
 

@@ -16,6 +16,10 @@ use std::sync::Arc;
 const CAP: usize = 1024;
 /// Most queries of one launch (their answers take `CAP x 8` bytes each).
 const BATCH: usize = 8192;
+/// Most bytes of the exhaustive scan's scratch (a byte per sequence for each block at work).
+const SCRATCH_BYTES: usize = 1 << 30;
+/// Most blocks of the exhaustive scan at work (several per SM fill the GPU).
+const SLOTS: usize = 2048;
 /// Most shared memory of a pattern's masks.
 const MAX_MASK_BYTES: usize = 96 << 10;
 
@@ -217,6 +221,15 @@ impl GpuSequences {
         let taken: Vec<usize> = (0..jobs.len()).filter(|&i| self.takes(&jobs[i])).collect();
         let k32 = u32::try_from(k.max(1)).unwrap_or(u32::MAX);
         let want = k.min(self.n as usize);
+        // a block per query, up to the slots the scratch holds; each block goes on to the next
+        // query of the launch
+        let slots = taken
+            .len()
+            .min(SLOTS)
+            .min((SCRATCH_BYTES / (self.n as usize).max(1)).max(1));
+        // SAFETY: the kernel writes a byte before it reads it (see kernels/seq.cu)
+        let mut scratch =
+            unsafe { self.stream.alloc::<u8>((slots * self.n as usize).max(1)) }.map_err(cuda_err)?;
         for part in taken.chunks(BATCH) {
             let s = &self.stream;
             let nq = part.len();
@@ -229,14 +242,14 @@ impl GpuSequences {
             let mut dist = unsafe { s.alloc::<u32>(nq * CAP) }.map_err(cuda_err)?;
             let mut count = s.alloc_zeros::<u32>(nq).map_err(cuda_err)?;
             let cfg = LaunchConfig {
-                grid_dim: (nq as u32, 1, 1),
+                grid_dim: (nq.min(slots) as u32, 1, 1),
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: patterns.shared,
             };
             let (nq32, cap32) = (nq as u32, CAP as u32);
             // SAFETY: argument types and order match kernels/seq.cu `seq_nearest`; the patterns
             // have `nq + 1` offsets into their symbols, the answers `nq x CAP` entries, the shared
-            // memory the masks of the widest pattern.
+            // memory the masks of the widest pattern, the scratch `n` bytes for each block.
             unsafe {
                 s.launch_builder(&self.func)
                     .arg(&self.syms)
@@ -252,6 +265,7 @@ impl GpuSequences {
                     .arg(&mut ids)
                     .arg(&mut dist)
                     .arg(&mut count)
+                    .arg(&mut scratch)
                     .launch(cfg)
                     .map_err(cuda_err)?;
             }
