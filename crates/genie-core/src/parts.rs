@@ -62,8 +62,8 @@ impl InvertedIndex {
         InvertedIndex {
             num_objects: hi - lo,
             keyword_space: self.keyword_space,
-            offsets,
-            postings,
+            offsets: offsets.into(),
+            postings: postings.into(),
             block_starts: self.block_starts.clone(),
             block_max: self.block_max.clone(),
             max_object_len: self.max_object_len,

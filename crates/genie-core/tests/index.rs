@@ -172,6 +172,7 @@ fn declared_keyword_space_is_enforced() {
 
 mod file {
     use super::*;
+    use xxhash_rust::xxh3::xxh3_64;
 
     fn sample() -> InvertedIndex {
         let mut b = IndexBuilder::new()
@@ -206,23 +207,26 @@ mod file {
     #[test]
     fn truncated_corrupted_and_wrong_version_files_are_clear_errors() {
         let bytes = sample().to_bytes();
-        for cut in [0, 5, 20, bytes.len() / 2, bytes.len() - 1] {
+        for cut in [0, 5, 20, 4095, 4096, bytes.len() / 2, bytes.len() - 1] {
             let msg = load_err(&bytes[..cut]);
-            assert!(msg.contains("truncated") || msg.contains("magic"), "{msg}");
+            assert!(
+                msg.contains("truncated") || msg.contains("magic"),
+                "{cut}: {msg}"
+            );
         }
         let mut flipped = bytes.clone();
         flipped[60] ^= 0x40;
         assert!(load_err(&flipped).contains("checksum"));
-        let mut v2 = bytes.clone();
-        v2[8] = 2;
-        assert!(load_err(&v2).contains("version 2"));
+        let mut v3 = bytes.clone();
+        v3[8] = 3;
+        assert!(load_err(&v3).contains("version 3"));
         let mut longer = bytes.clone();
         longer.push(0);
         assert!(load_err(&longer).contains("trailing"));
         assert!(load_err(b"hello world, not an index").contains("magic"));
     }
 
-    /// An index of `n` objects whose file is longer than one chunk of the streaming load.
+    /// An index of `n` objects whose List Array spans several checksum chunks when large.
     fn large(n: u32) -> InvertedIndex {
         let mut b = IndexBuilder::new().metadata("{}");
         for i in 0..n {
@@ -232,46 +236,109 @@ mod file {
         b.build().unwrap()
     }
 
-    /// `load` reads the file a chunk at a time, `from_bytes` takes it whole: the same index or
-    /// the same error, whatever the damage.
+    /// The arrays of a file, as (name, start, end) from its header.
+    fn arrays(bytes: &[u8]) -> Vec<(&'static str, usize, usize)> {
+        let names = [
+            "position map",
+            "list array",
+            "block starts",
+            "block maxima",
+            "metadata",
+        ];
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+        (0..5)
+            .map(|i| {
+                (
+                    names[i],
+                    word(48 + 24 * i),
+                    word(48 + 24 * i) + word(56 + 24 * i),
+                )
+            })
+            .collect()
+    }
+
+    /// The mapped `load` and `from_bytes` give the same index or the same error whatever the
+    /// damage: a bit flipped in the header, in the zeros after it, at the start, middle and end
+    /// of every array and between arrays; cuts inside every array; a longer file; and a file
+    /// whose checksums are right but whose structure is wrong.
     #[test]
-    fn load_reads_what_from_bytes_reads() {
+    fn corruption_anywhere_is_refused_by_load_and_from_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.genie");
         for idx in [sample(), large(40_000)] {
             let good = idx.to_bytes();
             let n = good.len();
-            let mut cases = vec![good.clone(), Vec::new(), good[..5].to_vec()];
-            for cut in [44, 47, 48, 60, n / 2, n - 4, n - 1] {
-                cases.push(good[..cut.min(n)].to_vec());
+            let mut cases = vec![(good.clone(), None), (Vec::new(), Some("magic"))];
+            let flip = |at: usize, what: &'static str| {
+                let mut bad = good.clone();
+                bad[at] ^= 0x21;
+                (bad, Some(what))
+            };
+            let mut flips = vec![flip(0, "magic"), flip(8, "version"), flip(20, "checksum")];
+            flips.push(flip(200, "not zero"));
+            flips.push(flip(4000, "not zero"));
+            for (name, start, end) in arrays(&good) {
+                if end > start {
+                    for at in [start, (start + end) / 2, end - 1] {
+                        flips.push(flip(at, name));
+                    }
+                }
+                if end % 4096 != 0 && end < n {
+                    flips.push(flip(end, "not zero"));
+                }
+            }
+            cases.extend(flips);
+            for (_, start, end) in arrays(&good) {
+                if end > start + 1 {
+                    cases.push((good[..(start + end) / 2].to_vec(), Some("truncated")));
+                }
             }
             let mut longer = good.clone();
             longer.extend_from_slice(&[0; 9]);
-            cases.push(longer);
-            for at in [0, 8, 12, 16, 20, 24, 50, n / 3, n - 30, n - 2] {
-                let mut bad = good.clone();
-                bad[at] ^= 0x21;
-                cases.push(bad);
-            }
-            // checksum right, structure wrong: an offset beyond the postings
-            let mut wrong = good[..n - 4].to_vec();
-            wrong[44 + 8..44 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
-            let crc = crc32fast::hash(&wrong);
-            wrong.extend_from_slice(&crc.to_le_bytes());
-            cases.push(wrong);
-            for bytes in cases {
+            cases.push((longer, Some("trailing")));
+            for (bytes, want) in cases {
                 std::fs::write(&path, &bytes).unwrap();
                 let got = InvertedIndex::load(&path).map_err(|e| e.to_string());
-                let want = InvertedIndex::from_bytes(&bytes).map_err(|reason| {
+                let parsed = InvertedIndex::from_bytes(&bytes).map_err(|reason| {
                     GenieError::BadIndexFile {
                         path: path.clone(),
                         reason,
                     }
                     .to_string()
                 });
-                assert_eq!(got, want, "{} bytes", bytes.len());
+                assert_eq!(got, parsed, "{} bytes", bytes.len());
+                match want {
+                    None => assert_eq!(got.as_ref().ok(), Some(&idx)),
+                    Some(w) => {
+                        let e = got.expect_err("refused");
+                        assert!(e.contains(w) && e.contains("x.genie"), "expected {w}: {e}");
+                    }
+                }
             }
         }
+    }
+
+    /// A file whose checksums are right but whose structure is wrong is refused too.
+    #[test]
+    fn right_checksums_wrong_structure_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.genie");
+        let mut b = IndexBuilder::new().metadata("{}");
+        b.push_object(&[1, 2]).unwrap();
+        b.push_object(&[2]).unwrap();
+        let mut bytes = b.build().unwrap().to_bytes();
+        // a posting past the objects, with the list array's and the header's checksums redone
+        // as the format says (XXH3-64 of the chunks' XXH3-64s; of the header's first 168 bytes)
+        let (_, start, _) = arrays(&bytes)[1];
+        bytes[start..start + 4].copy_from_slice(&7u32.to_le_bytes());
+        let (_, s, e) = arrays(&bytes)[1];
+        let sum = xxh3_64(&xxh3_64(&bytes[s..e]).to_le_bytes());
+        bytes[48 + 24 + 16..48 + 24 + 24].copy_from_slice(&sum.to_le_bytes());
+        let head = xxh3_64(&bytes[..168]);
+        bytes[168..176].copy_from_slice(&head.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let e = InvertedIndex::load(&path).unwrap_err().to_string();
+        assert!(e.contains("beyond"), "{e}");
     }
 
     #[test]

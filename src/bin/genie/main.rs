@@ -684,13 +684,15 @@ fn info(args: &InfoArgs) -> Result<()> {
         writeln!(out, "metadata: {}", m.metadata)?;
         return Ok(());
     }
-    let index = InvertedIndex::load(&args.index).context("cannot load the index")?;
+    // the header and the metadata only: the arrays are checked when an index is opened
+    let s = InvertedIndex::summary(&args.index).context("cannot read the index")?;
     writeln!(out, "index: {}", args.index.display())?;
-    writeln!(out, "objects: {}", index.num_objects())?;
-    writeln!(out, "postings: {}", index.num_postings())?;
-    writeln!(out, "keyword space: {}", index.keyword_space())?;
-    writeln!(out, "max object length: {}", index.max_object_len())?;
-    writeln!(out, "memory: {} bytes", index.heap_bytes())?;
-    writeln!(out, "metadata: {}", index.metadata())?;
+    writeln!(out, "format version: {}", s.version)?;
+    writeln!(out, "objects: {}", s.num_objects)?;
+    writeln!(out, "postings: {}", s.num_postings)?;
+    writeln!(out, "keyword space: {}", s.keyword_space)?;
+    writeln!(out, "max object length: {}", s.max_object_len)?;
+    writeln!(out, "file: {} bytes", s.file_bytes)?;
+    writeln!(out, "metadata: {}", s.metadata)?;
     Ok(())
 }

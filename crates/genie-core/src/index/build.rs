@@ -163,8 +163,8 @@ impl IndexBuilder {
         Ok(InvertedIndex {
             num_objects: n as u32,
             keyword_space: space,
-            offsets,
-            postings,
+            offsets: offsets.into(),
+            postings: postings.into(),
             block_starts,
             block_max,
             max_object_len,

@@ -5,11 +5,15 @@
 //! sublists of at most `L` postings ([`Sublists`]).
 
 mod build;
+mod legacy;
 mod persist;
 mod prepare;
+mod section;
 
 pub use build::{IndexBuilder, MAX_KEYWORD_SPACE};
+pub use persist::{IndexSummary, ALIGN, FORMAT_VERSION};
 pub use prepare::{PreparedQuery, Task, WorkList, MAX_COUNT_BOUND};
+pub use section::Section;
 
 use crate::model::{Keyword, ObjectId};
 
@@ -24,9 +28,9 @@ pub struct InvertedIndex {
     pub(crate) num_objects: u32,
     pub(crate) keyword_space: u32,
     /// Position Map: `offsets[kw]..offsets[kw + 1]` are the postings of `kw`; `len == keyword_space + 1`.
-    pub(crate) offsets: Vec<u64>,
+    pub(crate) offsets: Section<u64>,
     /// List Array: object ids, grouped by keyword, ascending within each keyword.
-    pub(crate) postings: Vec<ObjectId>,
+    pub(crate) postings: Section<ObjectId>,
     /// Start keyword of each block (first is 0); an object's keywords per block are bounded by `block_max`.
     pub(crate) block_starts: Vec<Keyword>,
     /// Per block, the largest number of keywords one object has inside it.

@@ -1,37 +1,373 @@
-//! The index file: a versioned little-endian binary format with a CRC-32 trailer.
+//! The index file (format version 2): little-endian, every array at a page boundary, so that an
+//! index opens by memory map and its List Array and Position Map are used in place
+//! ([`super::section`]), never copied.
 //!
-//! Layout (version 1): magic `GENIEIDX`, version u32, flags u32, num_objects u32,
-//! keyword_space u32, num_postings u64, max_object_len u32, num_blocks u32, metadata_len u32,
-//! then offsets `[u64; keyword_space + 1]`, postings `[u32; num_postings]`,
-//! block_starts `[u32; num_blocks]`, block_max `[u32; num_blocks]`, metadata bytes (UTF-8),
-//! and the CRC-32 of everything before it. A truncated, corrupted or other-version file is an
-//! error naming the file; loading never panics on bad bytes.
+//! Layout: a header page, then the arrays in this order, each starting at a multiple of
+//! [`ALIGN`] with zeros between:
+//!
+//! | bytes | field |
+//! | --- | --- |
+//! | 0..8 | magic `GENIEIDX` |
+//! | 8..12 | version u32 = 2 |
+//! | 12..16 | flags u32 = 0 |
+//! | 16..20, 20..24 | num_objects u32, keyword_space u32 |
+//! | 24..32 | num_postings u64 |
+//! | 32..36, 36..40, 40..44 | max_object_len u32, num_blocks u32, metadata bytes u32 |
+//! | 44..48 | log2 of the checksum chunk u32 |
+//! | 48..168 | per array (offsets `[u64; keyword_space + 1]`, postings `[u32; num_postings]`, block_starts `[u32; num_blocks]`, block_max `[u32; num_blocks]`, metadata UTF-8): file offset u64, bytes u64, checksum u64 |
+//! | 168..176 | XXH3-64 of bytes 0..168 |
+//! | 176..4096 | zeros |
+//!
+//! An array's checksum is the XXH3-64 of the little-endian XXH3-64s of its chunks (each
+//! 2^log2 bytes, the last shorter), so that the chunks are checked in parallel, at memory speed.
+//! Opening checks every byte: the header, every array's checksum, the zeros between, the file's
+//! length, and the structure search relies on (the Position Map ascending over the List Array,
+//! every posting below num_objects, in the same pass as the postings' checksum). A truncated,
+//! corrupted or unknown file is an error naming the file; files of version 1 are still read
+//! ([`super::legacy`]), into memory.
 
+use super::section::{Section, Word};
 use super::InvertedIndex;
+use crate::atomic::AtomicFile;
 use crate::error::{GenieError, Result};
+use memmap2::Mmap;
 use rayon::prelude::*;
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek, Write};
 use std::path::Path;
+use std::sync::Arc;
+use xxhash_rust::xxh3::xxh3_64;
 
-const MAGIC: &[u8; 8] = b"GENIEIDX";
-/// The index file format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
-/// magic 8 + four u32 + one u64 + three u32.
-const HEADER_LEN: usize = 44;
+pub(super) const MAGIC: &[u8; 8] = b"GENIEIDX";
+/// The index file format version this build writes (it reads this one and version 1).
+pub const FORMAT_VERSION: u32 = 2;
+/// Arrays start at multiples of this (a page: mapped arrays are aligned for any word).
+pub const ALIGN: u64 = 4096;
+/// log2 of the checksum chunk this build writes (16 MiB).
+const CHUNK_LOG2: u32 = 24;
+/// The header's bytes before its own checksum.
+const HEAD: usize = 168;
+/// The arrays, in file order.
+const ARRAYS: [&str; 5] = [
+    "position map",
+    "list array",
+    "block starts",
+    "block maxima",
+    "metadata",
+];
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> GenieError + '_ {
+pub(super) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> GenieError + '_ {
     move |source| GenieError::Io {
         path: path.to_path_buf(),
         error: source,
     }
 }
 
-fn bad(path: &Path, reason: impl Into<String>) -> GenieError {
+pub(super) fn bad(path: &Path, reason: impl Into<String>) -> GenieError {
     GenieError::BadIndexFile {
         path: path.to_path_buf(),
         reason: reason.into(),
     }
+}
+
+/// Where one array lies and its checksum.
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    at: u64,
+    bytes: u64,
+    sum: u64,
+}
+
+/// A file's header: what it announces and where its arrays lie.
+#[derive(Clone, Debug)]
+struct Layout {
+    num_objects: u32,
+    keyword_space: u32,
+    num_postings: u64,
+    max_object_len: u32,
+    num_blocks: u32,
+    meta_len: u32,
+    chunk_log2: u32,
+    arrays: [Extent; 5],
+}
+
+/// What a header says of an index, read without reading its arrays (`genie info`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexSummary {
+    /// Format version of the file.
+    pub version: u32,
+    /// Number of objects.
+    pub num_objects: u32,
+    /// Size of the keyword space.
+    pub keyword_space: u32,
+    /// Number of postings.
+    pub num_postings: u64,
+    /// The largest number of keywords of one object.
+    pub max_object_len: u32,
+    /// The plugin metadata (its checksum checked).
+    pub metadata: String,
+    /// Bytes of the file.
+    pub file_bytes: u64,
+}
+
+/// The checksum of `bytes` cut into chunks of `2^log2` bytes, the chunks hashed in parallel;
+/// with `max`, also the largest little-endian u32 in them (read in the same pass).
+fn checksum(bytes: &[u8], log2: u32, max: bool) -> (u64, u32) {
+    let chunk = 1usize << log2;
+    let sums: Vec<(u64, u32)> = bytes
+        .par_chunks(chunk)
+        .map(|c| {
+            if !max {
+                return (xxh3_64(c), 0);
+            }
+            // hash and scan a cache-sized piece at a time, so the chunk is read from memory once
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            let mut m = 0u32;
+            for piece in c.chunks(1 << 16) {
+                h.update(piece);
+                m = piece.chunks_exact(4).fold(m, |a, w| {
+                    a.max(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                });
+            }
+            (h.digest(), m)
+        })
+        .collect();
+    let list: Vec<u8> = sums.iter().flat_map(|(s, _)| s.to_le_bytes()).collect();
+    let m = sums.iter().map(|&(_, m)| m).max().unwrap_or(0);
+    (xxh3_64(&list), m)
+}
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+fn align(x: u64) -> u64 {
+    x.div_ceil(ALIGN) * ALIGN
+}
+
+impl Layout {
+    /// The layout of `index`'s arrays (checksums filled in by the writer).
+    fn of(index: &InvertedIndex, meta_len: u32) -> Self {
+        let sizes = [
+            index.offsets.len() as u64 * 8,
+            index.postings.len() as u64 * 4,
+            index.block_starts.len() as u64 * 4,
+            index.block_max.len() as u64 * 4,
+            u64::from(meta_len),
+        ];
+        let mut at = ALIGN;
+        let arrays = sizes.map(|bytes| {
+            let e = Extent { at, bytes, sum: 0 };
+            at = align(at + bytes);
+            e
+        });
+        Self {
+            num_objects: index.num_objects,
+            keyword_space: index.keyword_space,
+            num_postings: index.postings.len() as u64,
+            max_object_len: index.max_object_len,
+            num_blocks: index.block_starts.len() as u32,
+            meta_len,
+            chunk_log2: CHUNK_LOG2,
+            arrays,
+        }
+    }
+
+    /// The header page.
+    fn header(&self) -> Vec<u8> {
+        let mut h = Vec::with_capacity(ALIGN as usize);
+        h.extend_from_slice(MAGIC);
+        for v in [FORMAT_VERSION, 0, self.num_objects, self.keyword_space] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        h.extend_from_slice(&self.num_postings.to_le_bytes());
+        for v in [
+            self.max_object_len,
+            self.num_blocks,
+            self.meta_len,
+            self.chunk_log2,
+        ] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        for e in &self.arrays {
+            for v in [e.at, e.bytes, e.sum] {
+                h.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        debug_assert_eq!(h.len(), HEAD);
+        let sum = xxh3_64(&h);
+        h.extend_from_slice(&sum.to_le_bytes());
+        h.resize(ALIGN as usize, 0);
+        h
+    }
+
+    /// The end of the last array: the file's length.
+    fn end(&self) -> u64 {
+        let m = &self.arrays[4];
+        m.at + m.bytes
+    }
+
+    /// Parses and checks the header page at the start of a file of `len` bytes (`head`: its
+    /// first page, or all of it when shorter); the error says what is wrong.
+    fn parse(head: &[u8], len: u64) -> std::result::Result<Self, String> {
+        if head.len() < 8 || &head[..8] != MAGIC {
+            return Err("not a genie index file (bad magic)".into());
+        }
+        if (head.len() as u64) < ALIGN.min(len) || len < ALIGN {
+            return Err(format!(
+                "truncated: {len} bytes, the header alone takes {ALIGN}"
+            ));
+        }
+        let version = le_u32(head, 8);
+        if version != FORMAT_VERSION {
+            return Err(format!(
+                "format version {version}, this build reads versions 1 and {FORMAT_VERSION}"
+            ));
+        }
+        if xxh3_64(&head[..HEAD]) != le_u64(head, HEAD) {
+            return Err("header checksum mismatch: the file is corrupted".into());
+        }
+        if head[HEAD + 8..ALIGN as usize].iter().any(|&b| b != 0) {
+            return Err("bytes after the header are not zero: the file is corrupted".into());
+        }
+        let flags = le_u32(head, 12);
+        if flags != 0 {
+            return Err(format!(
+                "flags {flags:#x}: this build knows no flags (expected 0)"
+            ));
+        }
+        let mut arrays = [Extent {
+            at: 0,
+            bytes: 0,
+            sum: 0,
+        }; 5];
+        for (i, e) in arrays.iter_mut().enumerate() {
+            let at = 48 + 24 * i;
+            *e = Extent {
+                at: le_u64(head, at),
+                bytes: le_u64(head, at + 8),
+                sum: le_u64(head, at + 16),
+            };
+        }
+        let l = Self {
+            num_objects: le_u32(head, 16),
+            keyword_space: le_u32(head, 20),
+            num_postings: le_u64(head, 24),
+            max_object_len: le_u32(head, 32),
+            num_blocks: le_u32(head, 36),
+            meta_len: le_u32(head, 40),
+            chunk_log2: le_u32(head, 44),
+            arrays,
+        };
+        if !(12..=40).contains(&l.chunk_log2) {
+            return Err(format!("a checksum chunk of 2^{} bytes", l.chunk_log2));
+        }
+        let want = [
+            (u64::from(l.keyword_space) + 1).checked_mul(8),
+            l.num_postings.checked_mul(4),
+            Some(u64::from(l.num_blocks) * 4),
+            Some(u64::from(l.num_blocks) * 4),
+            Some(u64::from(l.meta_len)),
+        ];
+        let mut at = ALIGN;
+        for ((e, want), name) in l.arrays.iter().zip(want).zip(ARRAYS) {
+            if Some(e.bytes) != want || e.at != at {
+                return Err(format!("the header's {name} does not match its sizes"));
+            }
+            at =
+                e.at.checked_add(e.bytes)
+                    .map(align)
+                    .ok_or("header sizes overflow")?;
+        }
+        let end = l.end();
+        if len < end {
+            return Err(format!("truncated: {len} bytes, header says {end}"));
+        }
+        if len > end {
+            return Err(format!("{} trailing bytes after the index", len - end));
+        }
+        Ok(l)
+    }
+
+    /// Checks every array of the whole file `bytes` (and the zeros between them); returns the
+    /// largest posting.
+    fn verify(&self, bytes: &[u8]) -> std::result::Result<u32, String> {
+        let mut largest = 0;
+        let mut gap_from = ALIGN as usize;
+        for (i, (e, name)) in self.arrays.iter().zip(ARRAYS).enumerate() {
+            let (at, end) = (e.at as usize, (e.at + e.bytes) as usize);
+            if bytes[gap_from..at].iter().any(|&b| b != 0) {
+                return Err(format!(
+                    "bytes before the {name} are not zero: the file is corrupted"
+                ));
+            }
+            let (sum, max) = checksum(&bytes[at..end], self.chunk_log2, i == 1);
+            if sum != e.sum {
+                return Err(format!("{name} checksum mismatch: the file is corrupted"));
+            }
+            if i == 1 {
+                largest = max;
+            }
+            gap_from = end;
+        }
+        Ok(largest)
+    }
+
+    /// The index over the checked file `bytes`: its big arrays mapped in place when `map` is
+    /// the file's mapping, else copied.
+    fn index(
+        &self,
+        bytes: &[u8],
+        map: Option<&Arc<Mmap>>,
+    ) -> std::result::Result<InvertedIndex, String> {
+        fn section<T: Word>(
+            bytes: &[u8],
+            map: Option<&Arc<Mmap>>,
+            e: &Extent,
+        ) -> std::result::Result<Section<T>, String> {
+            let (at, n) = (e.at as usize, e.bytes as usize);
+            match map {
+                Some(map) => Section::mapped(map, at, n)
+                    .ok_or_else(|| "an array not aligned for its words".to_string()),
+                None => Ok(words(&bytes[at..at + n]).into()),
+            }
+        }
+        let [offsets, postings, starts, maxima, meta] = &self.arrays;
+        let metadata =
+            std::str::from_utf8(&bytes[meta.at as usize..(meta.at + meta.bytes) as usize])
+                .map_err(|_| "metadata is not UTF-8")?
+                .to_string();
+        Ok(InvertedIndex {
+            num_objects: self.num_objects,
+            keyword_space: self.keyword_space,
+            offsets: section(bytes, map, offsets)?,
+            postings: section(bytes, map, postings)?,
+            block_starts: words(&bytes[starts.at as usize..(starts.at + starts.bytes) as usize]),
+            block_max: words(&bytes[maxima.at as usize..(maxima.at + maxima.bytes) as usize]),
+            max_object_len: self.max_object_len,
+            metadata,
+        })
+    }
+}
+
+/// Little-endian words decoded from `bytes` (whole words).
+fn words<T: Word>(bytes: &[u8]) -> Vec<T> {
+    let n = std::mem::size_of::<T>();
+    let len = bytes.len() / n;
+    let mut out = vec![T::zeroed(); len];
+    bytemuck::cast_slice_mut::<T, u8>(&mut out).copy_from_slice(&bytes[..len * n]);
+    if cfg!(target_endian = "big") {
+        for w in bytemuck::cast_slice_mut::<T, u8>(&mut out).chunks_mut(n) {
+            w.reverse();
+        }
+    }
+    out
 }
 
 impl InvertedIndex {
@@ -43,137 +379,174 @@ impl InvertedIndex {
     /// As [`InvertedIndex::to_bytes`] with `metadata` in place of the index's own (a plugin that
     /// settles its metadata after building, e.g. parameters tuned on the built index).
     pub fn to_bytes_with(&self, metadata: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.heap_bytes() as usize + 64 + metadata.len());
-        out.extend_from_slice(MAGIC);
-        for v in [FORMAT_VERSION, 0, self.num_objects, self.keyword_space] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.extend_from_slice(&(self.postings.len() as u64).to_le_bytes());
-        let nb = self.block_starts.len() as u32;
-        for v in [self.max_object_len, nb, metadata.len() as u32] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        debug_assert_eq!(out.len(), HEADER_LEN);
-        self.offsets
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-        self.postings
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-        self.block_starts
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-        self.block_max
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-        out.extend_from_slice(metadata.as_bytes());
-        let crc = crc32fast::hash(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
+        let mut out = Vec::new();
+        // writing to a vector does not fail
+        let _ = self.write_to(&mut out, metadata);
         out
+    }
+
+    /// Writes the file format to `w`, an array at a time.
+    fn write_to(&self, w: &mut impl Write, metadata: &str) -> std::io::Result<()> {
+        let meta_len = u32::try_from(metadata.len())
+            .map_err(|_| std::io::Error::other("metadata of 4 GiB or more"))?;
+        let mut layout = Layout::of(self, meta_len);
+        let arrays: [&[u8]; 5] = [
+            le_bytes(&self.offsets),
+            le_bytes(&self.postings),
+            le_bytes(&self.block_starts),
+            le_bytes(&self.block_max),
+            metadata.as_bytes(),
+        ];
+        for (e, a) in layout.arrays.iter_mut().zip(&arrays) {
+            e.sum = checksum(a, CHUNK_LOG2, false).0;
+        }
+        w.write_all(&layout.header())?;
+        let zeros = [0u8; ALIGN as usize];
+        let mut pos = ALIGN;
+        for (e, a) in layout.arrays.iter().zip(&arrays) {
+            w.write_all(&zeros[..(e.at - pos) as usize])?;
+            w.write_all(a)?;
+            pos = e.at + e.bytes;
+        }
+        Ok(())
     }
 
     /// Writes the index to `path`, whole or not at all ([`crate::atomic`]).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        crate::atomic::write_atomic(path, &self.to_bytes()).map_err(io_err(path))
+        self.save_with_metadata(path, &self.metadata.clone())
     }
 
     /// As [`InvertedIndex::save`] with `metadata` in place of the index's own.
     pub fn save_with_metadata(&self, path: impl AsRef<Path>, metadata: &str) -> Result<()> {
         let path = path.as_ref();
-        crate::atomic::write_atomic(path, &self.to_bytes_with(metadata)).map_err(io_err(path))
+        let mut f = AtomicFile::create(path).map_err(io_err(path))?;
+        self.write_to(&mut f, metadata).map_err(io_err(path))?;
+        f.commit().map_err(io_err(path))
     }
 
-    /// Reads an index written by [`InvertedIndex::save`]. The file is checked and decoded as it
-    /// is read, a chunk at a time (no second copy of it in memory), with the errors of
-    /// [`InvertedIndex::from_bytes`].
+    /// Opens an index file: a version-2 file is memory-mapped, every byte checked in parallel
+    /// before it is returned, and its List Array and Position Map used in place; a version-1
+    /// file is read into memory. The errors are [`InvertedIndex::from_bytes`]'s, naming the file.
+    ///
+    /// The file must not be changed while the index is in use (the usual condition of a
+    /// mapping; genie replaces files by renaming a new one over them, which leaves a mapped one
+    /// intact).
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let mut file = File::open(path).map_err(io_err(path))?;
+        let file = File::open(path).map_err(io_err(path))?;
         let len = file.metadata().map_err(io_err(path))?.len();
-        let mut head = Vec::with_capacity(HEADER_LEN);
-        (&mut file)
-            .take(HEADER_LEN as u64)
+        let mut head = [0u8; 12];
+        let got = (&file).take(12).read(&mut head).map_err(io_err(path))?;
+        if got == 12 && &head[..8] == MAGIC && le_u32(&head, 8) == super::legacy::FORMAT_VERSION {
+            let file = File::open(path).map_err(io_err(path))?;
+            return Self::load_v1(path, file);
+        }
+        if len < ALIGN {
+            // too short to map usefully: the same checks on its bytes
+            let bytes = std::fs::read(path).map_err(io_err(path))?;
+            return Self::from_bytes(&bytes).map_err(|reason| bad(path, reason));
+        }
+        // SAFETY: the mapping is read only; genie never writes an index file in place, and a
+        // file changed by someone else while mapped is the documented misuse above.
+        let map = Arc::new(unsafe { Mmap::map(&file) }.map_err(io_err(path))?);
+        let opened = std::time::Instant::now();
+        let layout = Layout::parse(&map[..ALIGN as usize], len).map_err(|r| bad(path, r))?;
+        let largest = layout.verify(&map).map_err(|r| bad(path, r))?;
+        let index = layout.index(&map, Some(&map)).map_err(|r| bad(path, r))?;
+        index
+            .check_structure(Some(largest))
+            .map_err(|r| bad(path, r))?;
+        log::debug!(
+            "mapped and checked {} ({:.1} MB) in {:.1} ms",
+            path.display(),
+            len as f64 / 1e6,
+            opened.elapsed().as_secs_f64() * 1e3
+        );
+        Ok(index)
+    }
+
+    /// What the header of an index file says and its metadata, without reading its other arrays
+    /// (a parted index's parts and a version-1 file are read whole).
+    pub fn summary(path: impl AsRef<Path>) -> Result<IndexSummary> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(io_err(path))?;
+        let len = file.metadata().map_err(io_err(path))?.len();
+        let mut head = Vec::with_capacity(ALIGN as usize);
+        (&file)
+            .take(ALIGN)
             .read_to_end(&mut head)
             .map_err(io_err(path))?;
-        let h = Header::parse(&head, len).map_err(|reason| bad(path, reason))?;
-        let mut r = Stream {
-            file,
-            crc: crc32fast::Hasher::new(),
-            buf: vec![0u8; CHUNK],
-        };
-        r.crc.update(&head);
-        let read = |e: std::io::Error| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                bad(path, "truncated: the file changed while it was read")
-            } else {
-                io_err(path)(e)
-            }
-        };
-        let offsets = r
-            .words(h.keyword_space as usize + 1, u64::from_le_bytes)
-            .map_err(read)?;
-        let postings = r
-            .words(h.num_postings as usize, u32::from_le_bytes)
-            .map_err(read)?;
-        let block_starts = r
-            .words(h.num_blocks as usize, u32::from_le_bytes)
-            .map_err(read)?;
-        let block_max = r
-            .words(h.num_blocks as usize, u32::from_le_bytes)
-            .map_err(read)?;
-        let metadata = r.bytes(h.meta_len as usize).map_err(read)?;
-        let computed = r.crc.clone().finalize();
-        let mut stored = [0u8; 4];
-        r.file.read_exact(&mut stored).map_err(read)?;
-        if computed != u32::from_le_bytes(stored) {
-            return Err(bad(path, "checksum mismatch: the file is corrupted"));
+        if head.len() >= 12 && le_u32(&head, 8) == super::legacy::FORMAT_VERSION {
+            let index = Self::load(path)?;
+            return Ok(IndexSummary {
+                version: super::legacy::FORMAT_VERSION,
+                num_objects: index.num_objects,
+                keyword_space: index.keyword_space,
+                num_postings: index.num_postings(),
+                max_object_len: index.max_object_len,
+                metadata: index.metadata,
+                file_bytes: len,
+            });
         }
-        let metadata =
-            String::from_utf8(metadata).map_err(|_| bad(path, "metadata is not UTF-8"))?;
-        let index = h.index(offsets, postings, block_starts, block_max, metadata);
-        index
-            .check_structure()
-            .map_err(|reason| bad(path, reason))?;
-        Ok(index)
+        let l = Layout::parse(&head, len).map_err(|r| bad(path, r))?;
+        let m = l.arrays[4];
+        let mut meta = vec![0u8; m.bytes as usize];
+        let mut file = file;
+        file.seek(std::io::SeekFrom::Start(m.at))
+            .and_then(|_| file.read_exact(&mut meta))
+            .map_err(io_err(path))?;
+        if checksum(&meta, l.chunk_log2, false).0 != m.sum {
+            return Err(bad(
+                path,
+                "metadata checksum mismatch: the file is corrupted",
+            ));
+        }
+        let metadata = String::from_utf8(meta).map_err(|_| bad(path, "metadata is not UTF-8"))?;
+        Ok(IndexSummary {
+            version: FORMAT_VERSION,
+            num_objects: l.num_objects,
+            keyword_space: l.keyword_space,
+            num_postings: l.num_postings,
+            max_object_len: l.max_object_len,
+            metadata,
+            file_bytes: len,
+        })
     }
 
-    /// Parses the file format; the error is a description of what is wrong.
+    /// Parses the file format (either version) from its bytes, into memory; the error is a
+    /// description of what is wrong.
     pub fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, String> {
-        let h = Header::parse(&bytes[..bytes.len().min(HEADER_LEN)], bytes.len() as u64)?;
-        let body = &bytes[..bytes.len() - 4];
-        let stored = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().map_err(|_| "crc")?);
-        if crc32fast::hash(body) != stored {
-            return Err("checksum mismatch: the file is corrupted".into());
+        if bytes.len() >= 12
+            && &bytes[..8] == MAGIC
+            && le_u32(bytes, 8) == super::legacy::FORMAT_VERSION
+        {
+            return Self::from_bytes_v1(bytes);
         }
-        let mut r = Reader {
-            bytes,
-            pos: HEADER_LEN,
-        };
-        let offsets = r.vec_u64(h.keyword_space as usize + 1);
-        let postings = r.vec_u32(h.num_postings as usize);
-        let block_starts = r.vec_u32(h.num_blocks as usize);
-        let block_max = r.vec_u32(h.num_blocks as usize);
-        let metadata = std::str::from_utf8(r.take(h.meta_len as usize))
-            .map_err(|_| "metadata is not UTF-8")?
-            .to_string();
-        let index = h.index(offsets, postings, block_starts, block_max, metadata);
-        index.check_structure()?;
+        let head = &bytes[..bytes.len().min(ALIGN as usize)];
+        let layout = Layout::parse(head, bytes.len() as u64)?;
+        let largest = layout.verify(bytes)?;
+        let index = layout.index(bytes, None)?;
+        index.check_structure(Some(largest))?;
         Ok(index)
     }
 
-    /// Checks the invariants search relies on, so that a bad file cannot cause a panic later.
-    fn check_structure(&self) -> std::result::Result<(), String> {
+    /// Checks the invariants search relies on, so that a bad file cannot cause a panic later
+    /// (`largest`: the largest posting when already known).
+    pub(super) fn check_structure(&self, largest: Option<u32>) -> std::result::Result<(), String> {
         if self.offsets.first() != Some(&0)
             || self.offsets.last() != Some(&(self.postings.len() as u64))
         {
             return Err("position map does not span the list array".into());
         }
-        if self.offsets.windows(2).any(|w| w[0] > w[1]) {
+        if self.offsets.par_windows(2).any(|w| w[0] > w[1]) {
             return Err("position map is not ascending".into());
         }
         let n = self.num_objects;
-        if self.postings.par_iter().any(|&id| id >= n) {
+        let beyond = match largest {
+            Some(m) => !self.postings.is_empty() && m >= n,
+            None => self.postings.par_iter().any(|&id| id >= n),
+        };
+        if beyond {
             return Err(format!("a posting names an object beyond {n}"));
         }
         if self.block_starts.first() != Some(&0)
@@ -181,171 +554,77 @@ impl InvertedIndex {
         {
             return Err("keyword blocks are not ascending from 0".into());
         }
+        if self.block_max.len() != self.block_starts.len() {
+            return Err("keyword blocks and their maxima differ in number".into());
+        }
         Ok(())
     }
 }
 
-/// What a file's header announces, checked against the file's length.
-struct Header {
-    num_objects: u32,
-    keyword_space: u32,
-    num_postings: u64,
-    max_object_len: u32,
-    num_blocks: u32,
-    meta_len: u32,
+/// The bytes of little-endian words (this build runs on little-endian machines only for
+/// writing; see [`Section`]).
+fn le_bytes<T: Word>(w: &[T]) -> &[u8] {
+    bytemuck::cast_slice(w)
 }
 
-impl Header {
-    /// The header at the start of a file of `len` bytes (`head`: its first [`HEADER_LEN`] bytes,
-    /// fewer when the file is shorter).
-    fn parse(head: &[u8], len: u64) -> std::result::Result<Self, String> {
-        if head.len() < 8 || &head[..8] != MAGIC {
-            return Err("not a genie index file (bad magic)".into());
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::IndexBuilder;
+
+    fn sample(n: u32) -> InvertedIndex {
+        let mut b = IndexBuilder::new()
+            .blocks(vec![0, 40])
+            .metadata("{\"k\":1}");
+        for i in 0..n {
+            b.push_object(&[i % 7, 40 + i % 300, 400 + i % 5000])
+                .unwrap();
         }
-        if len < (HEADER_LEN + 4) as u64 {
-            return Err(format!(
-                "truncated: {len} bytes, header needs {}",
-                HEADER_LEN + 4
-            ));
-        }
-        let mut r = Reader {
-            bytes: head,
-            pos: 8,
-        };
-        let version = r.u32();
-        if version != FORMAT_VERSION {
-            return Err(format!(
-                "format version {version}, this build reads version {FORMAT_VERSION}"
-            ));
-        }
-        let flags = r.u32();
-        if flags != 0 {
-            return Err(format!(
-                "flags {flags:#x}: this build knows no flags (expected 0)"
-            ));
-        }
-        let (num_objects, keyword_space) = (r.u32(), r.u32());
-        let num_postings = r.u64();
-        let (max_object_len, num_blocks, meta_len) = (r.u32(), r.u32(), r.u32());
-        let expected = (u64::from(keyword_space) + 1)
-            .checked_mul(8)
-            .and_then(|x| x.checked_add(num_postings.checked_mul(4)?))
-            .and_then(|x| {
-                x.checked_add(
-                    u64::from(num_blocks) * 8 + u64::from(meta_len) + 4 + HEADER_LEN as u64,
-                )
-            })
-            .ok_or("header sizes overflow")?;
-        if len < expected {
-            return Err(format!("truncated: {len} bytes, header says {expected}"));
-        }
-        if len > expected {
-            return Err(format!("{} trailing bytes after the index", len - expected));
-        }
-        Ok(Self {
-            num_objects,
-            keyword_space,
-            num_postings,
-            max_object_len,
-            num_blocks,
-            meta_len,
-        })
+        b.build().unwrap()
     }
 
-    fn index(
-        &self,
-        offsets: Vec<u64>,
-        postings: Vec<u32>,
-        block_starts: Vec<u32>,
-        block_max: Vec<u32>,
-        metadata: String,
-    ) -> InvertedIndex {
-        InvertedIndex {
-            num_objects: self.num_objects,
-            keyword_space: self.keyword_space,
-            offsets,
-            postings,
-            block_starts,
-            block_max,
-            max_object_len: self.max_object_len,
-            metadata,
-        }
-    }
-}
-
-/// Bytes read at a time by [`InvertedIndex::load`] (a multiple of 8: whole words).
-const CHUNK: usize = 1 << 16;
-
-/// A file read a chunk at a time, its CRC-32 updated as it goes.
-struct Stream {
-    file: File,
-    crc: crc32fast::Hasher,
-    buf: Vec<u8>,
-}
-
-impl Stream {
-    /// `n` little-endian words of `N` bytes.
-    fn words<T, const N: usize>(
-        &mut self,
-        n: usize,
-        decode: impl Fn([u8; N]) -> T,
-    ) -> std::io::Result<Vec<T>> {
-        let mut out = Vec::with_capacity(n);
-        let mut left = n * N;
-        while left > 0 {
-            let take = left.min(CHUNK);
-            let chunk = &mut self.buf[..take];
-            self.file.read_exact(chunk)?;
-            self.crc.update(chunk);
-            out.extend(chunk.chunks_exact(N).map(|c| {
-                let mut word = [0u8; N];
-                word.copy_from_slice(c);
-                decode(word)
-            }));
-            left -= take;
-        }
-        Ok(out)
+    #[test]
+    fn arrays_lie_at_page_boundaries_and_round_trip() {
+        let idx = sample(3000);
+        let bytes = idx.to_bytes();
+        let l = Layout::parse(&bytes[..ALIGN as usize], bytes.len() as u64).unwrap();
+        assert!(l.arrays.iter().all(|e| e.at % ALIGN == 0));
+        assert_eq!(InvertedIndex::from_bytes(&bytes).unwrap(), idx);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("i.genie");
+        idx.save(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        let mapped = InvertedIndex::load(&path).unwrap();
+        assert!(mapped.postings.is_mapped() && mapped.offsets.is_mapped());
+        assert_eq!(mapped, idx);
+        let s = InvertedIndex::summary(&path).unwrap();
+        assert_eq!(
+            (s.num_objects, s.num_postings, s.metadata.as_str()),
+            (3000, idx.num_postings(), "{\"k\":1}")
+        );
     }
 
-    fn bytes(&mut self, n: usize) -> std::io::Result<Vec<u8>> {
-        let mut out = vec![0u8; n];
-        self.file.read_exact(&mut out)?;
-        self.crc.update(&out);
-        Ok(out)
+    #[test]
+    fn version_one_files_are_still_read() {
+        let idx = sample(500);
+        let v1 = idx.to_bytes_v1();
+        assert_eq!(InvertedIndex::from_bytes(&v1).unwrap(), idx);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.genie");
+        std::fs::write(&path, &v1).unwrap();
+        let loaded = InvertedIndex::load(&path).unwrap();
+        assert!(!loaded.postings.is_mapped());
+        assert_eq!(loaded, idx);
+        assert_eq!(InvertedIndex::summary(&path).unwrap().version, 1);
     }
-}
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> &'a [u8] {
-        let s = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        s
-    }
-    fn u32(&mut self) -> u32 {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(self.take(4));
-        u32::from_le_bytes(b)
-    }
-    fn u64(&mut self) -> u64 {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(self.take(8));
-        u64::from_le_bytes(b)
-    }
-    fn vec_u32(&mut self, n: usize) -> Vec<u32> {
-        self.take(n * 4)
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
-    }
-    fn vec_u64(&mut self, n: usize) -> Vec<u64> {
-        self.take(n * 8)
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect()
+    #[test]
+    fn small_chunks_checksum_as_the_writer_wrote() {
+        // the chunked checksum of a chunk size is a function of the bytes alone
+        let bytes: Vec<u8> = (0..100_000u32).flat_map(|w| w.to_le_bytes()).collect();
+        let (a, max) = checksum(&bytes, 12, true);
+        assert_eq!(max, 99_999);
+        assert_eq!(a, checksum(&bytes, 12, false).0);
+        assert_ne!(a, checksum(&bytes, 13, false).0);
     }
 }

@@ -228,8 +228,8 @@ impl GpuSequences {
             .min(SLOTS)
             .min((SCRATCH_BYTES / (self.n as usize).max(1)).max(1));
         // SAFETY: the kernel writes a byte before it reads it (see kernels/seq.cu)
-        let mut scratch =
-            unsafe { self.stream.alloc::<u8>((slots * self.n as usize).max(1)) }.map_err(cuda_err)?;
+        let mut scratch = unsafe { self.stream.alloc::<u8>((slots * self.n as usize).max(1)) }
+            .map_err(cuda_err)?;
         for part in taken.chunks(BATCH) {
             let s = &self.stream;
             let nq = part.len();
