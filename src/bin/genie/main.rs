@@ -684,8 +684,9 @@ fn info(args: &InfoArgs) -> Result<()> {
         writeln!(out, "metadata: {}", m.metadata)?;
         return Ok(());
     }
-    // the header and the metadata only: the arrays are checked when an index is opened
-    let s = InvertedIndex::summary(&args.index).context("cannot read the index")?;
+    // the header, and every array checked (mapped, in parallel) so that damage shows here too
+    let s = InvertedIndex::summary(&args.index).context("cannot load the index")?;
+    InvertedIndex::load(&args.index).context("cannot load the index")?;
     writeln!(out, "index: {}", args.index.display())?;
     writeln!(out, "format version: {}", s.version)?;
     writeln!(out, "objects: {}", s.num_objects)?;
