@@ -578,26 +578,26 @@ mod tests {
             .metadata("{\"k\":1}");
         for i in 0..n {
             b.push_object(&[i % 7, 40 + i % 300, 400 + i % 5000])
-                .unwrap();
+                .expect("test setup");
         }
-        b.build().unwrap()
+        b.build().expect("test setup")
     }
 
     #[test]
     fn arrays_lie_at_page_boundaries_and_round_trip() {
         let idx = sample(3000);
         let bytes = idx.to_bytes();
-        let l = Layout::parse(&bytes[..ALIGN as usize], bytes.len() as u64).unwrap();
+        let l = Layout::parse(&bytes[..ALIGN as usize], bytes.len() as u64).expect("test setup");
         assert!(l.arrays.iter().all(|e| e.at % ALIGN == 0));
-        assert_eq!(InvertedIndex::from_bytes(&bytes).unwrap(), idx);
-        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(InvertedIndex::from_bytes(&bytes).expect("test setup"), idx);
+        let dir = tempfile::tempdir().expect("test setup");
         let path = dir.path().join("i.genie");
-        idx.save(&path).unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), bytes);
-        let mapped = InvertedIndex::load(&path).unwrap();
+        idx.save(&path).expect("test setup");
+        assert_eq!(std::fs::read(&path).expect("test setup"), bytes);
+        let mapped = InvertedIndex::load(&path).expect("test setup");
         assert!(mapped.postings.is_mapped() && mapped.offsets.is_mapped());
         assert_eq!(mapped, idx);
-        let s = InvertedIndex::summary(&path).unwrap();
+        let s = InvertedIndex::summary(&path).expect("test setup");
         assert_eq!(
             (s.num_objects, s.num_postings, s.metadata.as_str()),
             (3000, idx.num_postings(), "{\"k\":1}")
@@ -608,14 +608,17 @@ mod tests {
     fn version_one_files_are_still_read() {
         let idx = sample(500);
         let v1 = idx.to_bytes_v1();
-        assert_eq!(InvertedIndex::from_bytes(&v1).unwrap(), idx);
-        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(InvertedIndex::from_bytes(&v1).expect("test setup"), idx);
+        let dir = tempfile::tempdir().expect("test setup");
         let path = dir.path().join("old.genie");
-        std::fs::write(&path, &v1).unwrap();
-        let loaded = InvertedIndex::load(&path).unwrap();
+        std::fs::write(&path, &v1).expect("test setup");
+        let loaded = InvertedIndex::load(&path).expect("test setup");
         assert!(!loaded.postings.is_mapped());
         assert_eq!(loaded, idx);
-        assert_eq!(InvertedIndex::summary(&path).unwrap().version, 1);
+        assert_eq!(
+            InvertedIndex::summary(&path).expect("test setup").version,
+            1
+        );
     }
 
     #[test]

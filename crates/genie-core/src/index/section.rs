@@ -108,17 +108,17 @@ mod tests {
         let owned: Section<u32> = vec![1u32, 2, 3].into();
         assert_eq!(&*owned, &[1, 2, 3]);
         assert!(!owned.is_mapped());
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("test setup");
         let path = dir.path().join("w");
         let words: Vec<u8> = [7u32, 8, 9, 10]
             .iter()
             .flat_map(|w| w.to_le_bytes())
             .collect();
-        std::fs::write(&path, &words).unwrap();
-        let file = std::fs::File::open(&path).unwrap();
+        std::fs::write(&path, &words).expect("test setup");
+        let file = std::fs::File::open(&path).expect("test setup");
         // SAFETY: the test's own file, not changed while mapped
-        let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
-        let s = Section::<u32>::mapped(&map, 4, 8).unwrap();
+        let map = Arc::new(unsafe { Mmap::map(&file) }.expect("test setup"));
+        let s = Section::<u32>::mapped(&map, 4, 8).expect("test setup");
         assert_eq!(&*s, &[8, 9]);
         assert!(s.is_mapped());
         assert_eq!(s.clone(), Section::from(vec![8u32, 9]));
