@@ -8,7 +8,7 @@ use crate::data_error::DataError;
 use crate::kind::{IndexSource, Kind, KindIndex, OpenOptions, Placement, Registry};
 use crate::searcher::{backends, needs_parts};
 use genie_core::parts::{is_manifest, open_parts};
-use genie_core::{DeviceChoice, InvertedIndex, Method};
+use genie_core::{Backend, DeviceChoice, GenieError, InvertedIndex, Method};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
@@ -59,10 +59,28 @@ pub fn load(registry: &Registry, path: &Path) -> Result<Loaded, DataError> {
     })
 }
 
+/// Opens the devices of `spec` on another thread (GPU contexts and kernels take a few hundred
+/// milliseconds, as long as loading a large index or longer); join it for [`place_on`].
+pub fn open_backends(
+    spec: &OpenSpec,
+) -> std::thread::JoinHandle<Result<Vec<Box<dyn Backend>>, GenieError>> {
+    let (device, devices) = (spec.device, spec.devices.clone());
+    std::thread::spawn(move || backends(device, devices.as_deref()))
+}
+
 /// Places a loaded index: one replica per device when it fits one (and no parts are asked for),
 /// else one index streaming its parts through all devices.
 pub fn place(loaded: &Loaded, spec: &OpenSpec) -> Result<Vec<Arc<dyn KindIndex>>, DataError> {
-    let backends = backends(spec.device, spec.devices.as_deref())?;
+    place_on(loaded, spec, backends(spec.device, spec.devices.as_deref())?)
+}
+
+/// [`place`] on backends already opened for `spec` (so that opening the devices can overlap
+/// loading the index: see [`open_backends`]).
+pub fn place_on(
+    loaded: &Loaded,
+    spec: &OpenSpec,
+    backends: Vec<Box<dyn Backend>>,
+) -> Result<Vec<Arc<dyn KindIndex>>, DataError> {
     let options = OpenOptions {
         method: spec.method,
     };
@@ -82,13 +100,29 @@ pub fn place(loaded: &Loaded, spec: &OpenSpec) -> Result<Vec<Arc<dyn KindIndex>>
         let index = loaded.kind.open(&loaded.source, placement, &options)?;
         return Ok(vec![Arc::from(index)]);
     }
-    backends
-        .into_iter()
-        .map(|b| {
-            loaded
-                .kind
-                .open(&loaded.source, Placement::Resident(b), &options)
-                .map(Arc::from)
-        })
-        .collect()
+    // the replicas open at once, one thread per device (context, kernels, upload)
+    std::thread::scope(|s| {
+        let opening: Vec<_> = backends
+            .into_iter()
+            .map(|b| {
+                let options = &options;
+                s.spawn(move || {
+                    loaded
+                        .kind
+                        .open(&loaded.source, Placement::Resident(b), options)
+                        .map(Arc::from)
+                })
+            })
+            .collect();
+        opening
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(DataError::Core(genie_core::GenieError::Internal(
+                        "a device's opening panicked".into(),
+                    )))
+                })
+            })
+            .collect()
+    })
 }

@@ -31,14 +31,28 @@ pub fn backends(
     device: DeviceChoice,
     devices: Option<&[usize]>,
 ) -> Result<Vec<Box<dyn Backend>>, GenieError> {
+    // each GPU's context and kernels at once, a thread per device
     let gpus = || -> Result<Vec<Box<dyn Backend>>, GenieError> {
         let list: Vec<usize> = match devices {
             Some(l) => l.to_vec(),
             None => (0..device_count().max(1)).collect(),
         };
-        list.into_iter()
-            .map(|i| CudaBackend::new(i).map(|b| Box::new(b) as Box<dyn Backend>))
-            .collect()
+        std::thread::scope(|s| {
+            let opening: Vec<_> = list
+                .into_iter()
+                .map(|i| {
+                    s.spawn(move || CudaBackend::new(i).map(|b| Box::new(b) as Box<dyn Backend>))
+                })
+                .collect();
+            opening
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(GenieError::Internal("opening a GPU panicked".into()))
+                    })
+                })
+                .collect()
+        })
     };
     match device {
         DeviceChoice::Cpu => Ok(vec![Box::new(CpuBackend::new())]),

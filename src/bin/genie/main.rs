@@ -16,7 +16,7 @@ use genie::core::{DeviceChoice, GenieError, InvertedIndex};
 use genie::data_error::DataError;
 use genie::input::display_path;
 use genie::kind::{BuildJob, Kind, KindIndex, Options, QueryReader, Registry};
-use genie::open::{load, place, OpenSpec};
+use genie::open::{load, open_backends, place, OpenSpec};
 use genie::progress::bytes_bar;
 use genie::safety::{refuse_overwrite, Read};
 use genie::server::client::Client;
@@ -309,7 +309,15 @@ fn place_on(
     spec: &OpenSpec,
     asked_by: &str,
 ) -> Result<Vec<Arc<dyn KindIndex>>> {
-    place(loaded, spec).map_err(|e| match e {
+    explain_placement(place(loaded, spec), asked_by)
+}
+
+/// The placement's error, with what asked for the GPU when there is none.
+fn explain_placement(
+    placed: Result<Vec<Arc<dyn KindIndex>>, DataError>,
+    asked_by: &str,
+) -> Result<Vec<Arc<dyn KindIndex>>> {
+    placed.map_err(|e| match e {
         DataError::Core(GenieError::GpuUnavailable(_)) => anyhow!(
             "{e} (the GPU was requested by {asked_by}; use --device cpu or --device auto to \
              search on the CPU)"
@@ -388,6 +396,14 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     }
     let start = Instant::now();
     let (device, asked_by) = device_choice(args.device)?;
+    let spec = OpenSpec {
+        device,
+        devices: args.devices.clone(),
+        parts: args.parts,
+        method: args.method.into(),
+    };
+    // the devices open while the index is mapped and checked
+    let opening = open_backends(&spec);
     let loaded = load(registry, &args.index)
         .with_context(|| format!("cannot search {}", args.index.display()))?;
     let kind = Arc::clone(&loaded.kind);
@@ -402,14 +418,15 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     )?;
     refuse_overwrite_search(args, kind.as_ref())?;
     let mut reader = kind.read_queries(&args.queries, &options)?;
-    let spec = OpenSpec {
-        device,
-        devices: args.devices.clone(),
-        parts: args.parts,
-        method: args.method.into(),
-    };
     let t = Instant::now();
-    let replicas = place_on(&loaded, &spec, &asked_by)?;
+    let backends = opening
+        .join()
+        .map_err(|_| anyhow!("opening the devices panicked"))?
+        .map_err(DataError::from);
+    let replicas = explain_placement(
+        backends.and_then(|b| genie::open::place_on(&loaded, &spec, b)),
+        &asked_by,
+    )?;
     drop(loaded);
     let names: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
     log::info!(
