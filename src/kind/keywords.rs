@@ -166,6 +166,7 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
         totals.add(&part);
         writer.add(&part).map_err(DataError::from)
     };
+    let start = std::time::Instant::now();
     let read = source.read(&mut |batch: Batch<'_>| {
         let mut at = 0;
         while at < batch.len() {
@@ -193,7 +194,11 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
         (job.progress)(batch.bytes);
         Ok(())
     })?;
-    log::debug!("read {read} objects from {name} ({})", source.format.name());
+    log::debug!(
+        "read {read} objects from {name} ({}) in {:.2?}",
+        source.format.name(),
+        start.elapsed()
+    );
     match writer {
         Some(mut w) => {
             if !builder.is_empty() || totals.objects == 0 {
@@ -202,9 +207,13 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
             w.finish()?;
         }
         None => {
+            let start = std::time::Instant::now();
             let index = builder.build()?;
+            log::debug!("built the index in {:.2?}", start.elapsed());
             totals.add(&index);
+            let start = std::time::Instant::now();
             index.save(job.output)?;
+            log::debug!("saved {} in {:.2?}", job.output.display(), start.elapsed());
         }
     }
     Ok(BuildReport {

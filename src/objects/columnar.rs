@@ -61,7 +61,12 @@ pub fn read_parquet(
         .map_err(|e| bad(path, format!("cannot read column {name:?}: {e}")))?;
     let mut first = 0u64;
     for batch in reader {
-        let batch = batch.map_err(|e| bad(path, format!("cannot read column {name:?}: {e}")))?;
+        let batch = batch.map_err(|e| {
+            bad(
+                path,
+                format!("not a readable Parquet file (column {name:?} after {first} rows): {e}"),
+            )
+        })?;
         let bytes = size * (first + batch.num_rows() as u64).min(rows) / rows;
         first += feed(path, &name, batch.column(0), first, bytes, sink)?;
     }
@@ -97,7 +102,12 @@ pub fn read_arrow(
     let (index, name) = pick_column(path, &schema, column)?;
     let (mut first, mut bytes) = (0u64, 0u64);
     for batch in batches {
-        let batch = batch.map_err(|e| bad(path, format!("cannot read column {name:?}: {e}")))?;
+        let batch = batch.map_err(|e| {
+            bad(
+                path,
+                format!("not a readable {what} (column {name:?} after {first} rows): {e}"),
+            )
+        })?;
         let col = batch.column(index);
         bytes += col.get_buffer_memory_size() as u64;
         first += feed(path, &name, col, first, bytes, sink)?;

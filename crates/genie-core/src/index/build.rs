@@ -147,10 +147,11 @@ impl IndexBuilder {
                 u32::MAX
             )));
         }
-        let base = self.keywords.len() as u64 - first;
+        let base = self.keywords.len() as u64;
         self.keywords
             .extend_from_slice(&keywords[first as usize..last as usize]);
-        self.object_starts.extend(rest.iter().map(|&o| base + o));
+        self.object_starts
+            .extend(rest.iter().map(|&o| base + (o - first)));
         Ok(())
     }
 
@@ -372,4 +373,34 @@ fn block_maxima(objects: &ObjectView<'_>, block_starts: &[Keyword]) -> Vec<u32> 
             || vec![0u32; nb],
             |a, b| a.iter().zip(&b).map(|(x, y)| *x.max(y)).collect(),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_csr_equals_push_object() {
+        let objects: [&[Keyword]; 4] = [&[4, 1], &[], &[9, 9, 2], &[7]];
+        let mut one = IndexBuilder::new();
+        for o in objects {
+            one.push_object(o).expect("push");
+        }
+        // a slice of a larger CSR pair (offsets not from 0), after objects already pushed
+        let keywords = [99, 99, 4, 1, 9, 9, 2, 7, 99];
+        let mut csr = IndexBuilder::new();
+        csr.push_csr(&[2, 4, 4], &keywords).expect("first two");
+        csr.push_csr(&[4, 7, 8], &keywords).expect("last two");
+        csr.push_csr(&[8], &keywords).expect("none");
+        let (a, b) = (one.build().expect("build"), csr.build().expect("build"));
+        assert_eq!(a.num_objects(), 4);
+        for kw in 0..10 {
+            assert_eq!(a.postings_of(kw), b.postings_of(kw), "keyword {kw}");
+        }
+        let mut bad = IndexBuilder::new();
+        assert!(bad.push_csr(&[], &keywords).is_err());
+        assert!(bad.push_csr(&[0, 10], &keywords).is_err());
+        assert!(bad.push_csr(&[0, 3, 2], &keywords).is_err());
+        assert!(bad.is_empty());
+    }
 }
