@@ -197,7 +197,7 @@ impl NpyArray {
             Some(unsafe { Mmap::map(&file) }.map_err(io)?)
         };
         let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
-        let (descr, shape, data_at) = parse_header(bytes).map_err(|m| bad(m))?;
+        let (descr, shape, data_at) = parse_header(bytes).map_err(bad)?;
         let names: Vec<&str> = accepted.iter().map(|d| d.name()).collect();
         let dtype = Dtype::from_descr(&descr)
             .filter(|d| accepted.contains(d))

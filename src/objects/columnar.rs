@@ -3,7 +3,8 @@
 //! lists of int32, int64 or uint64 are taken when every value is an unsigned 32-bit integer. A
 //! null row or a null keyword is an error (an object without keywords is an empty list).
 //! `--column NAME` picks the column; by default the file's only list column. Only that column is
-//! read, in record batches; uint32 values go to the sink without a copy.
+//! read, in record batches (Parquet row groups decoded in parallel); uint32 values go to the sink
+//! without a copy.
 
 use super::{Batch, Sink};
 use crate::data_error::DataError;
@@ -12,8 +13,12 @@ use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrayRef, GenericListArray, OffsetSizeTrait, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Schema};
 use genie_core::Keyword;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
+use parquet::errors::ParquetError;
+use rayon::prelude::*;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
@@ -42,33 +47,51 @@ pub fn count_parquet(path: &Path) -> Result<u64, DataError> {
     Ok(builder.metadata().file_metadata().num_rows().max(0) as u64)
 }
 
-/// Reads the objects of a Parquet file's list column into `sink`; returns their number.
+/// Reads the objects of a Parquet file's list column into `sink`; returns their number. Row
+/// groups are decoded in parallel, as many at a time as there are threads, and handed to the sink
+/// in order.
 pub fn read_parquet(
     path: &Path,
     column: Option<&str>,
     sink: &mut Sink<'_>,
 ) -> Result<u64, DataError> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
-        .map_err(|e| bad(path, format!("not a readable Parquet file: {e}")))?;
-    let (index, name) = pick_column(path, builder.schema(), column)?;
-    let size = open(path)?.metadata().map_or(0, |m| m.len());
-    let rows = builder.metadata().file_metadata().num_rows().max(1) as u64;
-    let mask = ProjectionMask::roots(builder.parquet_schema(), [index]);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(PARQUET_BATCH)
-        .build()
-        .map_err(|e| bad(path, format!("cannot read column {name:?}: {e}")))?;
-    let mut first = 0u64;
-    for batch in reader {
-        let batch = batch.map_err(|e| {
+    let not_readable = |e: ParquetError| bad(path, format!("not a readable Parquet file: {e}"));
+    let file = open(path)?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(not_readable)?;
+    let (index, name) = pick_column(path, meta.schema(), column)?;
+    let mask = ProjectionMask::roots(meta.metadata().file_metadata().schema_descr(), [index]);
+    let groups = meta.metadata().num_row_groups();
+    let rows = meta.metadata().file_metadata().num_rows().max(1) as u64;
+    let decode = |group: usize| -> Result<Vec<RecordBatch>, DataError> {
+        let unreadable = |e: &dyn std::fmt::Display| {
             bad(
                 path,
-                format!("not a readable Parquet file (column {name:?} after {first} rows): {e}"),
+                format!("not a readable Parquet file (column {name:?}, row group {group}): {e}"),
             )
-        })?;
-        let bytes = size * (first + batch.num_rows() as u64).min(rows) / rows;
-        first += feed(path, &name, batch.column(0), first, bytes, sink)?;
+        };
+        ParquetRecordBatchReaderBuilder::new_with_metadata(open(path)?, meta.clone())
+            .with_row_groups(vec![group])
+            .with_projection(mask.clone())
+            .with_batch_size(PARQUET_BATCH)
+            .build()
+            .map_err(|e| unreadable(&e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| unreadable(&e))
+    };
+    let mut first = 0u64;
+    let window = rayon::current_num_threads().max(1);
+    for start in (0..groups).step_by(window) {
+        let decoded: Vec<_> = (start..(start + window).min(groups))
+            .into_par_iter()
+            .map(decode)
+            .collect();
+        for batches in decoded {
+            for batch in batches? {
+                let bytes = size * (first + batch.num_rows() as u64).min(rows) / rows;
+                first += feed(path, &name, batch.column(0), first, bytes, sink)?;
+            }
+        }
     }
     Ok(first)
 }

@@ -244,7 +244,7 @@ mod tests {
                 },
             ],
         };
-        write_queries(&q, &[query.clone()]).expect("write");
+        write_queries(&q, std::slice::from_ref(&query)).expect("write");
         let line = std::fs::read_to_string(&q).expect("read");
         assert_eq!(line, "5 1-9:3\n");
         assert_eq!(
