@@ -9,7 +9,8 @@
 //!   from many callers (async tasks or threads) into batches for one runner per device.
 //! - [`server`]: the HTTP server of `genie serve` on that handle, and its client.
 //! - [`input`], [`csv_input`]: the text input files, read line by line with errors that name the
-//!   file and line; [`progress`]: progress bars.
+//!   file and line; [`objects`]: keyword objects in text (parsed in parallel), NumPy ([`npy`]),
+//!   Parquet and Arrow files; [`progress`]: progress bars.
 #![deny(missing_docs)]
 
 pub use genie_core as core;
@@ -20,6 +21,8 @@ pub mod csv_input;
 pub mod data_error;
 pub mod input;
 pub mod kind;
+pub mod npy;
+pub mod objects;
 pub mod open;
 pub mod progress;
 pub mod safety;

@@ -2,25 +2,22 @@
 //! model as it is). Objects file: one object per line, whitespace-separated unsigned 32-bit
 //! keywords; queries: `KW` or `LO-HI` items with optional `:WEIGHT` ([`crate::input`]), or in
 //! JSON an array whose elements are a keyword `7`, a range `[10, 20]` or `[10, 20, 2]` with a
-//! weight. The only kind whose index may be built and searched in parts.
+//! weight. The objects may also come as a NumPy CSR pair or a list column of a Parquet or Arrow
+//! file ([`crate::objects`]). The only kind whose index may be built and searched in parts.
 
 use super::{
     BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind, KindIndex, OpenOptions,
     Options, Placement,
 };
 use crate::data_error::DataError;
-use crate::input::{display_path, parse_query_line, LineReader};
+use crate::input::{display_path, parse_query_line};
+use crate::objects::{Batch, Source};
 use crate::searcher::Searcher;
 use genie_core::parts::PartWriter;
 use genie_core::{IndexBuilder, InvertedIndex, Item, Query};
 use serde_json::Value;
-use std::fs::File;
-use std::io::{self, BufRead};
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
-
-/// Lines between two progress reports of a build.
-const PROGRESS_EVERY: u64 = 4096;
 
 /// The kind of keyword objects.
 #[derive(Clone, Copy, Debug, Default)]
@@ -43,7 +40,7 @@ impl Kind for Keywords {
     }
 
     fn build_options(&self) -> &[&str] {
-        &["parts", "part_objects"]
+        &["parts", "part_objects", "offsets", "column"]
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
@@ -146,12 +143,15 @@ pub fn parse_keyword_query(raw: &Value) -> Result<Query, DataError> {
 
 /// Builds an index of keyword objects, in parts when asked (`parts`, `part_objects`): each part
 /// is built and saved as soon as its objects are read, so the whole index is never in memory.
+/// The input is text, a NumPy CSR pair (`offsets`) or a Parquet or Arrow list column (`column`):
+/// [`crate::objects`].
 fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
     let opts = job.options;
     opts.check("keywords", Keywords.build_options())?;
     let name = display_path(job.input);
-    let per_part = objects_per_part(job.input, opts.u32("parts")?, opts.u32("part_objects")?)?;
-    let mut reader = LineReader::open(job.input)?;
+    let offsets = opts.str("offsets")?.map(PathBuf::from);
+    let source = Source::resolve(job.input, offsets.as_deref(), opts.str("column")?)?;
+    let per_part = objects_per_part(&source, opts.u32("parts")?, opts.u32("part_objects")?)?;
     let metadata = serde_json::json!({
         "built_by": format!("genie {}", env!("CARGO_PKG_VERSION")),
         "input": name,
@@ -166,28 +166,39 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
         totals.add(&part);
         writer.add(&part).map_err(DataError::from)
     };
-    let mut keywords = Vec::new();
-    while reader.next_object(&mut keywords)? {
-        builder
-            .push_object(&keywords)
-            .map_err(|e| DataError::File {
-                path: job.input.to_path_buf(),
-                message: format!("line {}: {e}", reader.lines_read()),
-            })?;
-        if let (Some(m), Some(w)) = (per_part, writer.as_mut()) {
-            if builder.len() == m {
-                flush(
-                    std::mem::replace(&mut builder, new_builder()),
-                    w,
-                    &mut totals,
-                )?;
+    let start = std::time::Instant::now();
+    let read = source.read(&mut |batch: Batch<'_>| {
+        let mut at = 0;
+        while at < batch.len() {
+            let take = match per_part {
+                Some(m) => (m - builder.len()).min(batch.len() - at),
+                None => batch.len() - at,
+            };
+            builder
+                .push_csr(&batch.offsets[at..=at + take], batch.keywords)
+                .map_err(|e| DataError::File {
+                    path: source.path.clone(),
+                    message: format!("object {}: {e}", batch.first + at as u64),
+                })?;
+            at += take;
+            if let (Some(m), Some(w)) = (per_part, writer.as_mut()) {
+                if builder.len() == m {
+                    flush(
+                        std::mem::replace(&mut builder, new_builder()),
+                        w,
+                        &mut totals,
+                    )?;
+                }
             }
         }
-        if reader.lines_read() % PROGRESS_EVERY == 0 {
-            (job.progress)(reader.bytes_read());
-        }
-    }
-    log::debug!("read {} objects from {name}", reader.lines_read());
+        (job.progress)(batch.bytes);
+        Ok(())
+    })?;
+    log::debug!(
+        "read {read} objects from {name} ({}) in {:.2?}",
+        source.format.name(),
+        start.elapsed()
+    );
     match writer {
         Some(mut w) => {
             if !builder.is_empty() || totals.objects == 0 {
@@ -196,9 +207,13 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
             w.finish()?;
         }
         None => {
+            let start = std::time::Instant::now();
             let index = builder.build()?;
+            log::debug!("built the index in {:.2?}", start.elapsed());
             totals.add(&index);
+            let start = std::time::Instant::now();
             index.save(job.output)?;
+            log::debug!("saved {} in {:.2?}", job.output.display(), start.elapsed());
         }
     }
     Ok(BuildReport {
@@ -226,10 +241,10 @@ impl Totals {
     }
 }
 
-/// Objects per part of a parted build: `part_objects`, or the line count split `parts` ways
-/// (a first pass over the file); `None` for a single index.
+/// Objects per part of a parted build: `part_objects`, or the objects (counted, or read from
+/// the file's metadata) split `parts` ways; `None` for a single index.
 fn objects_per_part(
-    input: &Path,
+    source: &Source,
     parts: Option<u32>,
     part_objects: Option<u32>,
 ) -> Result<Option<usize>, DataError> {
@@ -246,30 +261,13 @@ fn objects_per_part(
     if parts <= 1 {
         return Ok(None);
     }
-    if input.as_os_str() == crate::input::STDIN_PATH {
+    let Some(objects) = source.count_objects()? else {
         return Err(DataError::Unsupported(
             "--parts needs a file to count its objects; with standard input use --part-objects"
                 .into(),
         ));
-    }
-    let io_err = |error| DataError::Io {
-        path: input.to_path_buf(),
-        error,
     };
-    let mut r = io::BufReader::with_capacity(1 << 20, File::open(input).map_err(io_err)?);
-    let (mut lines, mut last) = (0usize, b'\n');
-    loop {
-        let buf = r.fill_buf().map_err(io_err)?;
-        let Some(&end) = buf.last() else { break };
-        lines += buf.iter().filter(|&&b| b == b'\n').count();
-        last = end;
-        let n = buf.len();
-        r.consume(n);
-    }
-    if last != b'\n' {
-        lines += 1;
-    }
-    Ok(Some(lines.div_ceil(parts).max(1)))
+    Ok(Some((objects as usize).div_ceil(parts).max(1)))
 }
 
 #[cfg(test)]

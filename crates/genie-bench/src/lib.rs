@@ -4,7 +4,9 @@
 //! ([`npy`]) for `bench/peers/torch_spmm.py --load`. The charts' shared drawing and CSV reading
 //! is [`chart_kit`]; the vector-search benchmark's recall/throughput charts are [`charts_ann`],
 //! and genie's rows on them are measured by [`ann_genie`] (`--mode vectors`). [`ann_e2lsh`] is
-//! `--mode ann`, [`vecs`] the `.fvecs`/`.ivecs` files shared with the peers.
+//! `--mode ann`, [`vecs`] the `.fvecs`/`.ivecs` files shared with the peers. [`write_keywords`]
+//! writes the SIFT-like keyword objects in every input format of `genie build`
+//! (`--mode write-keywords`).
 #![deny(missing_docs)]
 
 pub mod ann_e2lsh;
@@ -18,3 +20,4 @@ pub mod npy;
 pub mod serve_load;
 pub mod vecs;
 pub mod workloads;
+pub mod write_keywords;

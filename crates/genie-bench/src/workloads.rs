@@ -18,6 +18,27 @@ pub fn attribute_workload(
     seed: u64,
     value: impl Fn(&mut SmallRng) -> u32 + Sync,
 ) -> Result<(InvertedIndex, Vec<Query>)> {
+    let keywords = attribute_keywords(n, dims, values, seed, &value);
+    let queries = attribute_queries(&keywords, dims, values, radius, nq, seed, &value);
+    let d = dims as usize;
+    let b = IndexBuilder::from_fixed(keywords, d)?;
+    Ok((
+        b.blocks((0..dims).map(|x| x * values).collect())
+            .keyword_space(dims * values)
+            .build()?,
+        queries,
+    ))
+}
+
+/// The keywords of [`attribute_workload`]'s objects, `dims` per object: attribute `dim` with
+/// value `v` is keyword `dim * values + v`.
+pub fn attribute_keywords(
+    n: usize,
+    dims: u32,
+    values: u32,
+    seed: u64,
+    value: &(impl Fn(&mut SmallRng) -> u32 + Sync),
+) -> Vec<u32> {
     let d = dims as usize;
     let mut keywords = vec![0u32; n * d];
     keywords
@@ -32,8 +53,23 @@ pub fn attribute_workload(
                 }
             }
         });
+    keywords
+}
+
+/// The queries of [`attribute_workload`] on objects `keywords` ([`attribute_keywords`]).
+pub fn attribute_queries(
+    keywords: &[u32],
+    dims: u32,
+    values: u32,
+    radius: u32,
+    nq: usize,
+    seed: u64,
+    value: &(impl Fn(&mut SmallRng) -> u32 + Sync),
+) -> Vec<Query> {
+    let d = dims as usize;
+    let n = keywords.len() / d.max(1);
     let mut rng = SmallRng::seed_from_u64(seed + 1);
-    let queries = (0..nq)
+    (0..nq)
         .map(|_| {
             let o = rng.random_range(0..n);
             Query {
@@ -54,12 +90,5 @@ pub fn attribute_workload(
                     .collect(),
             }
         })
-        .collect();
-    let b = IndexBuilder::from_fixed(keywords, d)?;
-    Ok((
-        b.blocks((0..dims).map(|x| x * values).collect())
-            .keyword_space(dims * values)
-            .build()?,
-        queries,
-    ))
+        .collect()
 }

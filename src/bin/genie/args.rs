@@ -48,6 +48,11 @@ pub enum Command {
     /// 32-bit integers (duplicates count once). An empty line is an object without keywords.
     /// Object ids are the 0-based line numbers. A one-line summary goes to stderr.
     ///
+    /// The same objects may come in binary form, giving the same index: a NumPy CSR pair
+    /// (--input KEYWORDS.npy --offsets OFFSETS.npy, or --input DIR holding offsets.npy and
+    /// keywords.npy), or a Parquet or Arrow IPC file with a list<uint32> column (one object per
+    /// row; --column NAME, default the only list column). Object ids are then the 0-based rows.
+    ///
     /// With --kind, the input holds other data: `sequences` (one per line, searched by edit
     /// distance; the sequences are saved beside the index as INDEX.seqs), `documents` (one per
     /// line, or a CSV column with --column; the word dictionary is saved as INDEX.words) or
@@ -102,9 +107,19 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The objects file, one object per line ("-" reads standard input).
+    /// The objects: a text file, one object per line ("-" reads standard input); or, for
+    /// --kind keywords, a Parquet or Arrow IPC file (.parquet, .arrow/.feather/.ipc, .arrows; a
+    /// list column, see --column), a NumPy keywords file (.npy, with --offsets) or a directory
+    /// holding offsets.npy and keywords.npy. Other names are recognized by their first bytes.
     #[arg(short, long, value_name = "OBJECTS")]
     pub input: PathBuf,
+
+    /// Keywords: the object offsets of a NumPy CSR pair whose keywords are --input KEYWORDS.npy:
+    /// n + 1 ascending int64 or uint64 values from 0 to the number of keywords (uint32; int32,
+    /// int64 and uint64 are taken when every value fits); object i has the keywords
+    /// offsets[i]..offsets[i + 1]. With --input DIR, DIR/offsets.npy and DIR/keywords.npy.
+    #[arg(long, value_name = "OFFSETS.npy", help_heading = "Keywords")]
+    pub offsets: Option<PathBuf>,
 
     /// The index file to write (overwritten if it exists).
     #[arg(short, long, value_name = "INDEX")]
@@ -139,7 +154,9 @@ pub struct BuildArgs {
     #[arg(long, help_heading = "Sequences")]
     pub no_pad: bool,
 
-    /// Documents: read the documents from this column of a CSV file with a header.
+    /// Documents: read the documents from this column of a CSV file with a header. Keywords: the
+    /// list column of a Parquet or Arrow input (list<uint32> or large_list<uint32>; int32, int64,
+    /// uint64 items are taken when every value fits) [default: the only list column].
     #[arg(long, value_name = "NAME", help_heading = "Documents")]
     pub column: Option<String>,
 

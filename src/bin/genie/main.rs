@@ -55,6 +55,7 @@ const BUILD_FLAGS: &[&str] = &[
     "target_recall",
     "parts",
     "part_objects",
+    "offsets",
 ];
 
 /// The flags of `genie search` that are options of one kind.
@@ -199,6 +200,7 @@ fn build_flag(args: &BuildArgs, id: &str) -> Option<Value> {
         "target_recall" => lsh.target_recall?.into(),
         "parts" => args.parts.into(),
         "part_objects" => args.part_objects?.into(),
+        "offsets" => args.offsets.as_ref()?.to_string_lossy().into_owned().into(),
         _ => return None,
     })
 }
@@ -242,6 +244,9 @@ fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -
     let mut reads: Vec<Read<'_>> = vec![(&args.input, "the input")];
     if let Some(names) = &args.names_file {
         reads.push((names, "the names file"));
+    }
+    if let Some(offsets) = &args.offsets {
+        reads.push((offsets, "the offsets file"));
     }
     refuse_overwrite(&writes, &reads)?;
     let len = std::fs::metadata(&args.input)

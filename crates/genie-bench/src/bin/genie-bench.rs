@@ -9,6 +9,8 @@
 //! writes each keyword-level workload and genie's top-k counts as NumPy files for the PyTorch peer
 //! (`bench/peers/torch_spmm.py --load DIR/<workload>`).
 //!
+//! `--mode write-keywords` writes the SIFT-like keyword objects as text, NumPy CSR, Parquet and
+//! Arrow files for timing `genie build` (genie_bench::write_keywords).
 //! `--mode kind` searches an index of any kind with a file of text queries and the kind's stage
 //! breakdown (genie_bench::kind_bench; `genie-bench --mode kind --help`).
 //! The vector modes live in the library: `--mode ann` (E2LSH on the GPU against exact neighbours,
@@ -133,6 +135,13 @@ fn vectors_mode(argv: impl Iterator<Item = String>) -> bool {
     argv.windows(2)
         .any(|w| w[0] == "--mode" && w[1] == "vectors")
         || argv.iter().any(|a| a == "--mode=vectors")
+}
+
+/// Whether the command line asks for `--mode MODE`.
+fn mode_is(mode: &str, argv: impl Iterator<Item = String>) -> bool {
+    let argv: Vec<String> = argv.collect();
+    argv.windows(2).any(|w| w[0] == "--mode" && w[1] == mode)
+        || argv.iter().any(|a| *a == format!("--mode={mode}"))
 }
 
 /// Whether the command line asks for `--mode kind`, which has a command line of its own.
@@ -322,6 +331,11 @@ fn main() -> Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     if vectors_mode(std::env::args()) {
         return vectors();
+    }
+    if mode_is("write-keywords", std::env::args()) {
+        // the keyword workload as files of every input format (genie_bench::write_keywords)
+        let args = genie_bench::write_keywords::WriteArgs::parse();
+        return genie_bench::write_keywords::run(&args);
     }
     if kind_mode(std::env::args()) {
         // any kind's index and text queries, with the kind's stages (genie_bench::kind_bench)
