@@ -71,7 +71,11 @@ pub fn open_backends(
 /// Places a loaded index: one replica per device when it fits one (and no parts are asked for),
 /// else one index streaming its parts through all devices.
 pub fn place(loaded: &Loaded, spec: &OpenSpec) -> Result<Vec<Arc<dyn KindIndex>>, DataError> {
-    place_on(loaded, spec, backends(spec.device, spec.devices.as_deref())?)
+    place_on(
+        loaded,
+        spec,
+        backends(spec.device, spec.devices.as_deref())?,
+    )
 }
 
 /// [`place`] on backends already opened for `spec` (so that opening the devices can overlap

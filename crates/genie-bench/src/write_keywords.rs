@@ -49,6 +49,9 @@ pub struct WriteArgs {
     /// The folder to write into (created if missing).
     #[arg(long)]
     pub out: PathBuf,
+    /// The formats to write, comma-separated: text, npy, parquet, arrow (the queries always).
+    #[arg(long, value_delimiter = ',', default_value = "text,npy,parquet,arrow")]
+    pub formats: Vec<String>,
 }
 
 /// Writes the files; prints each with its size and time.
@@ -73,17 +76,33 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         );
         Ok(())
     };
-    timed("objects.txt", &|p| write_text(p, &offsets, &keywords))?;
-    timed("offsets.npy", &|p| {
-        Ok(npy::write(p, &[offsets.len()], &offsets)?)
-    })?;
-    timed("keywords.npy", &|p| {
-        Ok(npy::write(p, &[keywords.len()], &keywords)?)
-    })?;
-    timed("objects.parquet", &|p| {
-        write_parquet(p, &offsets, &keywords)
-    })?;
-    timed("objects.arrow", &|p| write_arrow(p, &offsets, &keywords))?;
+    let wants = |f: &str| args.formats.iter().any(|x| x == f);
+    if let Some(bad) = args
+        .formats
+        .iter()
+        .find(|f| !["text", "npy", "parquet", "arrow"].contains(&f.as_str()))
+    {
+        anyhow::bail!("--formats: {bad} is not one of text, npy, parquet, arrow");
+    }
+    if wants("text") {
+        timed("objects.txt", &|p| write_text(p, &offsets, &keywords))?;
+    }
+    if wants("npy") {
+        timed("offsets.npy", &|p| {
+            Ok(npy::write(p, &[offsets.len()], &offsets)?)
+        })?;
+        timed("keywords.npy", &|p| {
+            Ok(npy::write(p, &[keywords.len()], &keywords)?)
+        })?;
+    }
+    if wants("parquet") {
+        timed("objects.parquet", &|p| {
+            write_parquet(p, &offsets, &keywords)
+        })?;
+    }
+    if wants("arrow") {
+        timed("objects.arrow", &|p| write_arrow(p, &offsets, &keywords))?;
+    }
     timed("queries.txt", &|p| write_queries(p, &queries))?;
     Ok(())
 }
