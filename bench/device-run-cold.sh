@@ -52,11 +52,12 @@ txt=$(stat -c %s "$d/w/objects.txt")
 for input in "text:$d/w/objects.txt" "npy:$d/w" "parquet:$d/w/objects.parquet" "arrow:$d/w/objects.arrow"; do
   name=${input%%:*}; path=${input#*:}
   t0=$(now)
-  /usr/bin/time -f "%M" -o "$d/rss" $g --quiet build --input "$path" --output "$d/$name.genie" 2> "$d/build-$name.log"
+  RUST_LOG=genie=debug,genie_core=debug /usr/bin/time -f "%M" -o "$d/rss" $g --quiet build --input "$path" --output "$d/$name.genie" 2> "$d/build-$name.log"
   ms=$(since "$t0")
   extra=""; [ $name = text ] && extra=", $(python3 -c "print(f'{$txt / $ms / 1e3:.0f}')") MB/s of text"
   same=""; [ $name != text ] && same=", same arrays as text's: $(same_arrays "$d/$name.genie" "$d/text.genie")"
   echo "build $name: $ms ms$extra, peak RSS $(( $(cat "$d/rss") / 1024 )) MB$same" | tee -a "$sum"
+  grep -E "DEBUG" "$d/build-$name.log" | sed 's/^.*\] /  /' | tail -6 | tee -a "$sum"
 done
 idx="$d/text.genie"
 echo "index: $(stat -c %s "$idx") bytes" | tee -a "$sum"
@@ -68,7 +69,12 @@ echo "search: $(walls "$runs" $g --quiet search --device gpu $dev0 --index "$idx
 echo "search cpu: $(walls 1 $g --quiet search --device cpu --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/oc.jsonl")" | tee -a "$sum"
 cmp -s "$d/o.jsonl" "$d/oc.jsonl" && echo "GPU == CPU: yes" | tee -a "$sum" || echo "GPU == CPU: NO" | tee -a "$sum"
 RUST_LOG=genie=debug,genie_core=debug $g -v search --device gpu $dev0 --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/o.jsonl" > "$d/v.log" 2>&1
-grep -E "mapped and checked|uploaded|backend:|stages:|host:|searched|dense keyword" "$d/v.log" | sed 's/^.*\] /  /' | tee -a "$sum"
+grep -E "mapped and checked|uploaded|context|backend:|stages:|host:|searched|dense keyword" "$d/v.log" | sed 's/^.*\] /  /' | tee -a "$sum"
+# the postings' DMA straight from the mapped file's pages, registered for the copy
+echo "search, GENIE_UPLOAD=register: $(GENIE_UPLOAD=register walls "$runs" $g --quiet search --device gpu $dev0 --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/or.jsonl")" | tee -a "$sum"
+cmp -s "$d/o.jsonl" "$d/or.jsonl" && echo "registered == staged: yes" | tee -a "$sum" || echo "registered == staged: NO" | tee -a "$sum"
+GENIE_UPLOAD=register RUST_LOG=genie=debug,genie_core=debug $g -v search --device gpu $dev0 --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/or.jsonl" > "$d/vr.log" 2>&1
+grep -E "uploaded|registering|backend:" "$d/vr.log" | sed 's/^.*\] /  /' | tee -a "$sum"
 echo "== pinned host-to-device ceiling" | tee -a "$sum"
 timeout 120 $gb --mode ceilings 2>&1 | grep -iE "ceilings|h2d" | tee -a "$sum"
 if [ "$ngpu" -gt 1 ]; then
@@ -87,7 +93,8 @@ $gb --mode write-keywords --objects "$big" --queries 16 --seed 1 --out "$d/b" --
 for input in "npy:$d/b" "parquet:$d/b/objects.parquet"; do
   name=${input%%:*}; path=${input#*:}
   t0=$(now)
-  /usr/bin/time -f "%M" -o "$d/rss" $g --quiet build --input "$path" --output "$d/big-$name.genie" 2> "$d/build-big-$name.log"
+  RUST_LOG=genie=debug,genie_core=debug /usr/bin/time -f "%M" -o "$d/rss" $g --quiet build --input "$path" --output "$d/big-$name.genie" 2> "$d/build-big-$name.log"
   echo "build $big from $name: $(since "$t0") ms, peak RSS $(( $(cat "$d/rss") / 1024 )) MB" | tee -a "$sum"
+  grep -E "DEBUG" "$d/build-big-$name.log" | sed 's/^.*\] /  /' | tail -8 | tee -a "$sum"
   rm -f "$d/big-$name.genie"
 done

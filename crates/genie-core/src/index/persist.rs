@@ -419,9 +419,17 @@ impl InvertedIndex {
     /// As [`InvertedIndex::save`] with `metadata` in place of the index's own.
     pub fn save_with_metadata(&self, path: impl AsRef<Path>, metadata: &str) -> Result<()> {
         let path = path.as_ref();
+        let t = std::time::Instant::now();
         let mut f = AtomicFile::create(path).map_err(io_err(path))?;
         self.write_to(&mut f, metadata).map_err(io_err(path))?;
-        f.commit().map_err(io_err(path))
+        let written = t.elapsed().as_secs_f64() * 1e3;
+        f.commit().map_err(io_err(path))?;
+        log::debug!(
+            "saved {}: written in {written:.0} ms, on disk (sync and rename) {:.0} ms later",
+            path.display(),
+            t.elapsed().as_secs_f64() * 1e3 - written
+        );
+        Ok(())
     }
 
     /// Opens an index file: a version-2 file is memory-mapped, every byte checked in parallel

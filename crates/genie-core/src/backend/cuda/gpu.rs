@@ -63,7 +63,9 @@ const STAGING_CHUNK: usize = 1 << 24;
 impl Gpu {
     /// Opens device `ordinal` and loads the kernels compiled for its architecture.
     pub(crate) fn open(ordinal: usize) -> Result<Self> {
+        let t = std::time::Instant::now();
         let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
+        let context_ms = t.elapsed().as_secs_f64() * 1e3;
         let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
         let arch = format!("sm_{major}{minor}");
         let ptx = ptx_for(Kernel::Cpq, &arch)?;
@@ -81,6 +83,17 @@ impl Gpu {
             .map_err(cuda_err)?;
             Ok::<_, GenieError>(func)
         };
+        let kernels_ms = t.elapsed().as_secs_f64() * 1e3 - context_ms;
+        // the staging chunks are pinned now, while the index may still be loading elsewhere,
+        // rather than on the first upload
+        let mut bufs = [Pinned(None), Pinned(None)];
+        for b in &mut bufs {
+            b.get(&ctx, STAGING_CHUNK, true)?;
+        }
+        log::debug!(
+            "GPU {ordinal}: context {context_ms:.1} ms, kernels {kernels_ms:.1} ms, pinned staging {:.1} ms",
+            t.elapsed().as_secs_f64() * 1e3 - context_ms - kernels_ms
+        );
         Ok(Self {
             name: ctx.name().map_err(cuda_err)?,
             cpq_init: f("cpq_init")?,
@@ -93,7 +106,7 @@ impl Gpu {
             tile_match_wide: tiled("tile_match_wide", TILE_WORDS_WIDE)?,
             tile_match16_wide: tiled("tile_match16_wide", TILE_WORDS_WIDE)?,
             staging: Mutex::new(Staging {
-                bufs: [Pinned(None), Pinned(None)],
+                bufs,
                 done: [None, None],
             }),
             spare: Mutex::new(None),
@@ -116,7 +129,53 @@ impl Gpu {
     /// Copies postings to the device through the pinned staging chunks: the host copy of chunk
     /// j + 1 (all cores) overlaps the DMA of chunk j, at pinned rather than pageable bandwidth.
     fn upload(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
+        if std::env::var("GENIE_UPLOAD").as_deref() == Ok("register") {
+            match self.upload_registered(stream, host) {
+                Ok(dev) => return Ok(dev),
+                Err(e) => log::debug!("registering the postings failed ({e}); staging them"),
+            }
+        }
+        self.upload_staged(stream, host)
+    }
+
+    /// Copies `host` to the device by DMA straight from its pages, pinned for the copy
+    /// (read-only registration, which a mapped file allows).
+    fn upload_registered(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
+        let t = std::time::Instant::now();
+        // SAFETY: every element is written by the copy below before any kernel reads it.
+        let mut dev = unsafe { stream.alloc::<u32>(host.len().max(1)) }.map_err(cuda_err)?;
+        if host.is_empty() {
+            return Ok(dev);
+        }
+        let ptr = host.as_ptr() as *mut std::ffi::c_void;
+        let bytes = std::mem::size_of_val(host);
+        // SAFETY: `host` is valid for `bytes` and outlives the registration, which ends below.
+        unsafe {
+            sys::cuMemHostRegister_v2(ptr, bytes, sys::CU_MEMHOSTREGISTER_READ_ONLY)
+                .result()
+                .map_err(cuda_err)?;
+        }
+        let registered = t.elapsed().as_secs_f64() * 1e3;
+        let copied = stream
+            .memcpy_htod(host, &mut dev.slice_mut(..host.len()))
+            .and_then(|_| stream.synchronize());
+        // SAFETY: registered above, the copy is complete
+        let _ = unsafe { sys::cuMemHostUnregister(ptr) };
+        copied.map_err(cuda_err)?;
+        log::debug!(
+            "uploaded {:.1} MB by registration in {:.1} ms (registering {registered:.1} ms): {:.1} GB/s",
+            bytes as f64 / 1e6,
+            t.elapsed().as_secs_f64() * 1e3,
+            bytes as f64 / t.elapsed().as_secs_f64() / 1e9
+        );
+        Ok(dev)
+    }
+
+    /// Copies `host` to the device through the pinned staging chunks.
+    fn upload_staged(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
         use rayon::prelude::*;
+        let t = std::time::Instant::now();
+        let (mut copy_ms, mut wait_ms) = (0.0, 0.0);
         // SAFETY: every element is written by the chunk copies below before any kernel reads it.
         let mut dev = unsafe { stream.alloc::<u32>(host.len().max(1)) }.map_err(cuda_err)?;
         let mut st = self
@@ -126,9 +185,12 @@ impl Gpu {
         let Staging { bufs, done } = &mut *st;
         for (j, chunk) in host.chunks(STAGING_CHUNK).enumerate() {
             let b = j % 2;
+            let w = std::time::Instant::now();
             if let Some(e) = done[b].take() {
                 e.synchronize().map_err(cuda_err)?;
             }
+            wait_ms += w.elapsed().as_secs_f64() * 1e3;
+            let c = std::time::Instant::now();
             let pinned = bufs[b]
                 .get(&self.ctx, STAGING_CHUNK, true)?
                 .as_mut_slice()
@@ -137,6 +199,7 @@ impl Gpu {
             dst.par_chunks_mut(1 << 18)
                 .zip(chunk.par_chunks(1 << 18))
                 .for_each(|(d, s)| d.copy_from_slice(s));
+            copy_ms += c.elapsed().as_secs_f64() * 1e3;
             let off = j * STAGING_CHUNK;
             stream
                 .memcpy_htod(&*dst, &mut dev.slice_mut(off..off + chunk.len()))
@@ -144,6 +207,13 @@ impl Gpu {
             done[b] = Some(stream.record_event(None).map_err(cuda_err)?);
         }
         stream.synchronize().map_err(cuda_err)?;
+        let bytes = std::mem::size_of_val(host) as f64;
+        log::debug!(
+            "uploaded {:.1} MB staged in {:.1} ms (host copies {copy_ms:.1} ms, waiting {wait_ms:.1} ms): {:.1} GB/s",
+            bytes / 1e6,
+            t.elapsed().as_secs_f64() * 1e3,
+            bytes / t.elapsed().as_secs_f64() / 1e9
+        );
         Ok(dev)
     }
 }
