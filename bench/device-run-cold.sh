@@ -69,12 +69,7 @@ echo "search: $(walls "$runs" $g --quiet search --device gpu $dev0 --index "$idx
 echo "search cpu: $(walls 1 $g --quiet search --device cpu --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/oc.jsonl")" | tee -a "$sum"
 cmp -s "$d/o.jsonl" "$d/oc.jsonl" && echo "GPU == CPU: yes" | tee -a "$sum" || echo "GPU == CPU: NO" | tee -a "$sum"
 RUST_LOG=genie=debug,genie_core=debug $g -v search --device gpu $dev0 --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/o.jsonl" > "$d/v.log" 2>&1
-grep -E "mapped and checked|uploaded|context|backend:|stages:|host:|searched|dense keyword" "$d/v.log" | sed 's/^.*\] /  /' | tee -a "$sum"
-# the postings' DMA straight from the mapped file's pages, registered for the copy
-echo "search, GENIE_UPLOAD=register: $(GENIE_UPLOAD=register walls "$runs" $g --quiet search --device gpu $dev0 --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/or.jsonl")" | tee -a "$sum"
-cmp -s "$d/o.jsonl" "$d/or.jsonl" && echo "registered == staged: yes" | tee -a "$sum" || echo "registered == staged: NO" | tee -a "$sum"
-GENIE_UPLOAD=register RUST_LOG=genie=debug,genie_core=debug $g -v search --device gpu $dev0 --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/or.jsonl" > "$d/vr.log" 2>&1
-grep -E "uploaded|registering|backend:" "$d/vr.log" | sed 's/^.*\] /  /' | tee -a "$sum"
+grep -E "mapped and checked|uploaded|context|CUDA driver|backend:|stages:|host:|searched|dense keyword" "$d/v.log" | sed 's/^.*\] /  /' | tee -a "$sum"
 echo "== pinned host-to-device ceiling" | tee -a "$sum"
 timeout 120 $gb --mode ceilings 2>&1 | grep -iE "ceilings|h2d" | tee -a "$sum"
 if [ "$ngpu" -gt 1 ]; then

@@ -33,10 +33,15 @@ pub fn backends(
 ) -> Result<Vec<Box<dyn Backend>>, GenieError> {
     // each GPU's context and kernels at once, a thread per device
     let gpus = || -> Result<Vec<Box<dyn Backend>>, GenieError> {
+        let t = std::time::Instant::now();
         let list: Vec<usize> = match devices {
             Some(l) => l.to_vec(),
             None => (0..device_count().max(1)).collect(),
         };
+        log::debug!(
+            "CUDA driver and NVRTC found, devices counted in {:.1} ms",
+            t.elapsed().as_secs_f64() * 1e3
+        );
         std::thread::scope(|s| {
             let opening: Vec<_> = list
                 .into_iter()

@@ -57,8 +57,9 @@ struct Staging {
     done: [Option<CudaEvent>; 2],
 }
 
-/// Postings per staging chunk (64 MiB).
-const STAGING_CHUNK: usize = 1 << 24;
+/// Postings per staging chunk (16 MiB: the two are pinned when the GPU opens, which took 43 ms
+/// for two of 64 MiB on an H200's host; the copies still overlap the DMA).
+const STAGING_CHUNK: usize = 1 << 22;
 
 impl Gpu {
     /// Opens device `ordinal` and loads the kernels compiled for its architecture.
@@ -128,51 +129,11 @@ impl Gpu {
 
     /// Copies postings to the device through the pinned staging chunks: the host copy of chunk
     /// j + 1 (all cores) overlaps the DMA of chunk j, at pinned rather than pageable bandwidth.
+    ///
+    /// Measured against DMA straight from the mapped file's pages, registered read-only for
+    /// the copy: registering 948 MB alone took 39.5 ms on an H200's host, as long as this whole
+    /// upload (docs/BENCHMARKS.md, issue 15).
     fn upload(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
-        if std::env::var("GENIE_UPLOAD").as_deref() == Ok("register") {
-            match self.upload_registered(stream, host) {
-                Ok(dev) => return Ok(dev),
-                Err(e) => log::debug!("registering the postings failed ({e}); staging them"),
-            }
-        }
-        self.upload_staged(stream, host)
-    }
-
-    /// Copies `host` to the device by DMA straight from its pages, pinned for the copy
-    /// (read-only registration, which a mapped file allows).
-    fn upload_registered(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
-        let t = std::time::Instant::now();
-        // SAFETY: every element is written by the copy below before any kernel reads it.
-        let mut dev = unsafe { stream.alloc::<u32>(host.len().max(1)) }.map_err(cuda_err)?;
-        if host.is_empty() {
-            return Ok(dev);
-        }
-        let ptr = host.as_ptr() as *mut std::ffi::c_void;
-        let bytes = std::mem::size_of_val(host);
-        // SAFETY: `host` is valid for `bytes` and outlives the registration, which ends below.
-        unsafe {
-            sys::cuMemHostRegister_v2(ptr, bytes, sys::CU_MEMHOSTREGISTER_READ_ONLY)
-                .result()
-                .map_err(cuda_err)?;
-        }
-        let registered = t.elapsed().as_secs_f64() * 1e3;
-        let copied = stream
-            .memcpy_htod(host, &mut dev.slice_mut(..host.len()))
-            .and_then(|_| stream.synchronize());
-        // SAFETY: registered above, the copy is complete
-        let _ = unsafe { sys::cuMemHostUnregister(ptr) };
-        copied.map_err(cuda_err)?;
-        log::debug!(
-            "uploaded {:.1} MB by registration in {:.1} ms (registering {registered:.1} ms): {:.1} GB/s",
-            bytes as f64 / 1e6,
-            t.elapsed().as_secs_f64() * 1e3,
-            bytes as f64 / t.elapsed().as_secs_f64() / 1e9
-        );
-        Ok(dev)
-    }
-
-    /// Copies `host` to the device through the pinned staging chunks.
-    fn upload_staged(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
         use rayon::prelude::*;
         let t = std::time::Instant::now();
         let (mut copy_ms, mut wait_ms) = (0.0, 0.0);
