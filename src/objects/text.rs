@@ -63,6 +63,9 @@ pub fn read_from(
     };
     let mut cur = vec![0u8; block_size()];
     let mut next = vec![0u8; cur.len()];
+    // the parsed pieces of a block, kept from block to block: fresh buffers each time would be
+    // fresh pages, faulted in again
+    let mut pieces: Vec<Parsed> = Vec::new();
     let (mut filled, mut eof) = fill(&mut source, &mut cur, 0).map_err(|e| read_err(0, e))?;
     loop {
         let end = if eof {
@@ -87,15 +90,15 @@ pub fn read_from(
             next.resize(cur.len(), 0);
         }
         next[..rest].copy_from_slice(&cur[end..filled]);
-        let (pieces, read_next) = std::thread::scope(|s| {
+        let (results, read_next) = std::thread::scope(|s| {
             let reader = (!eof).then(|| s.spawn(|| fill(&mut source, &mut next, rest)));
-            let pieces = parse_block(&cur[..end]);
+            let results = parse_block(&cur[..end], &mut pieces);
             let read_next =
                 reader.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-            (pieces, read_next)
+            (results, read_next)
         });
-        for piece in pieces {
-            let piece = piece.map_err(|(line, fault)| fault.at(path, lines + line + 1))?;
+        for (piece, result) in pieces.iter().zip(results) {
+            result.map_err(|(line, fault)| fault.at(path, lines + line + 1))?;
             bytes += piece.bytes as u64;
             sink(Batch {
                 offsets: &piece.offsets,
@@ -167,9 +170,9 @@ impl LineFault {
 }
 
 /// Parses whole lines (`block` ends with a line end, or is the end of the file) in pieces in
-/// parallel. A piece's error carries the 0-based line within that piece; the caller adds the
-/// lines before it.
-fn parse_block(block: &[u8]) -> Vec<Result<Parsed, (u64, LineFault)>> {
+/// parallel into `pieces` (resized to the pieces of this block). A piece's error carries the
+/// 0-based line within that piece; the caller adds the lines before it.
+fn parse_block(block: &[u8], pieces: &mut Vec<Parsed>) -> Vec<Result<(), (u64, LineFault)>> {
     let target = (block.len() / (rayon::current_num_threads() * 4)).max(MIN_PIECE);
     let mut cuts = vec![0];
     let mut at = 0;
@@ -183,16 +186,31 @@ fn parse_block(block: &[u8]) -> Vec<Result<Parsed, (u64, LineFault)>> {
     if *cuts.last().unwrap_or(&0) < block.len() {
         cuts.push(block.len());
     }
+    pieces.resize_with(cuts.len() - 1, Parsed::default);
     cuts.par_windows(2)
-        .map(|w| parse_lines(&block[w[0]..w[1]]))
+        .zip(pieces.par_iter_mut())
+        .map(|(w, piece)| parse_lines_into(&block[w[0]..w[1]], piece))
         .collect()
 }
 
 /// Parses whole lines; an error carries the 0-based line within `bytes`.
 pub fn parse_lines(bytes: &[u8]) -> Result<Parsed, (u64, LineFault)> {
-    let mut keywords = Vec::with_capacity(bytes.len() / 4);
-    let mut offsets = Vec::with_capacity(bytes.len() / 64 + 2);
+    let mut parsed = Parsed::default();
+    parse_lines_into(bytes, &mut parsed)?;
+    Ok(parsed)
+}
+
+/// [`parse_lines`] into `out`, reusing its buffers.
+pub fn parse_lines_into(bytes: &[u8], out: &mut Parsed) -> Result<(), (u64, LineFault)> {
+    let Parsed {
+        offsets, keywords, ..
+    } = out;
+    keywords.clear();
+    offsets.clear();
+    keywords.reserve(bytes.len() / 4);
+    offsets.reserve(bytes.len() / 64 + 2);
     offsets.push(0u64);
+    out.bytes = bytes.len();
     let mut start = 0;
     let mut line = 0u64;
     while start < bytes.len() {
@@ -227,7 +245,7 @@ pub fn parse_lines(bytes: &[u8]) -> Result<Parsed, (u64, LineFault)> {
                 .position(|&b| b == b'\n')
                 .map_or(bytes.len(), |k| j + k);
             keywords.truncate(line_start);
-            slow_line(&bytes[start..end], &mut keywords).map_err(|f| (line, f))?;
+            slow_line(&bytes[start..end], keywords).map_err(|f| (line, f))?;
             end
         } else {
             if digits {
@@ -239,11 +257,7 @@ pub fn parse_lines(bytes: &[u8]) -> Result<Parsed, (u64, LineFault)> {
         line += 1;
         start = end + 1;
     }
-    Ok(Parsed {
-        offsets,
-        keywords,
-        bytes: bytes.len(),
-    })
+    Ok(())
 }
 
 /// A line the fast path does not take, parsed as the line reader does.

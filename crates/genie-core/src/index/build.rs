@@ -189,6 +189,7 @@ impl IndexBuilder {
             metadata,
         } = self;
         let n = object_starts.len() - 1;
+        let t = std::time::Instant::now();
         let lens = dedup_objects(&object_starts, &mut keywords);
         let max_kw = keywords.par_iter().copied().max();
         let space = resolve_space(keyword_space, max_kw)?;
@@ -197,7 +198,12 @@ impl IndexBuilder {
             lens: &lens,
             keywords: &keywords,
         };
+        let dedup = t.elapsed();
         let (offsets, postings) = counting_sort(&objects, space);
+        log::debug!(
+            "index build: objects de-duplicated in {dedup:.2?}, postings sorted by keyword in {:.2?}",
+            t.elapsed() - dedup
+        );
         let mut block_starts = if block_starts.first() == Some(&0) {
             block_starts
         } else {
