@@ -148,8 +148,10 @@ impl IndexBuilder {
             )));
         }
         let base = self.keywords.len() as u64;
+        // copied on all cores: the source is often a mapped file, whose pages fault in as read
+        // (an indexed parallel extend writes straight into the reserved room, no zeroing first)
         self.keywords
-            .extend_from_slice(&keywords[first as usize..last as usize]);
+            .par_extend(keywords[first as usize..last as usize].par_iter().copied());
         self.object_starts
             .extend(rest.iter().map(|&o| base + (o - first)));
         Ok(())
