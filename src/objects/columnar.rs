@@ -275,25 +275,10 @@ fn feed_list<O: OffsetSizeTrait>(
     let keywords: &[Keyword] = match values.data_type() {
         DataType::UInt32 => values.as_primitive::<UInt32Type>().values(),
         t => {
-            let wide: Vec<i128> = match t {
-                DataType::Int32 => values
-                    .as_primitive::<Int32Type>()
-                    .values()
-                    .iter()
-                    .map(|&v| i128::from(v))
-                    .collect(),
-                DataType::Int64 => values
-                    .as_primitive::<Int64Type>()
-                    .values()
-                    .iter()
-                    .map(|&v| i128::from(v))
-                    .collect(),
-                DataType::UInt64 => values
-                    .as_primitive::<UInt64Type>()
-                    .values()
-                    .iter()
-                    .map(|&v| i128::from(v))
-                    .collect(),
+            let narrowed = match t {
+                DataType::Int32 => narrow(values.as_primitive::<Int32Type>().values()),
+                DataType::Int64 => narrow(values.as_primitive::<Int64Type>().values()),
+                DataType::UInt64 => narrow(values.as_primitive::<UInt64Type>().values()),
                 other => {
                     return Err(bad(
                         path,
@@ -301,24 +286,18 @@ fn feed_list<O: OffsetSizeTrait>(
                     ))
                 }
             };
-            converted = wide
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| {
-                    Keyword::try_from(v).map_err(|_| {
-                        let row = rebased.partition_point(|&o| o <= i as u64) - 1;
-                        bad(
-                            path,
-                            format!(
-                                "column {name:?}, row {}: keyword {v} is not an unsigned 32-bit \
-                                 integer (0 to {})",
-                                first + row as u64,
-                                u32::MAX
-                            ),
-                        )
-                    })
-                })
-                .collect::<Result<_, _>>()?;
+            converted = narrowed.map_err(|(i, v)| {
+                let row = rebased.partition_point(|&o| o <= i as u64) - 1;
+                bad(
+                    path,
+                    format!(
+                        "column {name:?}, row {}: keyword {v} is not an unsigned 32-bit integer \
+                         (0 to {})",
+                        first + row as u64,
+                        u32::MAX
+                    ),
+                )
+            })?;
             &converted
         }
     };
@@ -329,4 +308,24 @@ fn feed_list<O: OffsetSizeTrait>(
         bytes,
     })?;
     Ok(list.len() as u64)
+}
+
+/// Values of a wider or signed integer type as keywords; else the first one out of range (its
+/// index and value).
+fn narrow<T>(values: &[T]) -> Result<Vec<Keyword>, (usize, String)>
+where
+    T: Copy + std::fmt::Display + Sync,
+    Keyword: TryFrom<T>,
+{
+    values
+        .par_iter()
+        .map(|&v| Keyword::try_from(v).ok())
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            let i = values
+                .iter()
+                .position(|&v| Keyword::try_from(v).is_err())
+                .unwrap_or(0);
+            (i, values[i].to_string())
+        })
 }

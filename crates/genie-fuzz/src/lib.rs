@@ -5,7 +5,8 @@
 //!   `-malloc_limit_mb` catches one; the smoke test runs them in bounded memory);
 //! - every error names its file (a file decoder) or its field (the server's request decoding);
 //! - a decoded value re-encodes to the same bytes where there is an encoder (index files, string
-//!   tables, raw vector files, keyword lines), or re-decodes to the same value.
+//!   tables, raw vector files, keyword lines), or re-decodes to the same value, or decodes as the
+//!   reference decoder does (keyword objects read in parallel blocks against the line reader).
 //!
 //! [`TARGETS`] lists them for the smoke test (`tests/smoke.rs`, run by CI) and `fuzz/` holds the
 //! cargo-fuzz wrappers for the long runs (`cargo +nightly fuzz run NAME`).
@@ -29,6 +30,7 @@ pub const TARGETS: &[Target] = &[
     ("gzip", gzip),
     ("manifest", manifest),
     ("text_lines", text_lines),
+    ("keyword_objects", keyword_objects),
     ("csv_table", csv_table),
     ("server_request", server_request),
 ];
@@ -166,6 +168,47 @@ pub fn text_lines(data: &[u8]) {
             }
             Err(e) => assert!(e.to_string().contains("expected"), "{e}"),
         }
+    }
+}
+
+/// Keyword objects in text read in parallel blocks (`genie::objects::text`): the same objects, or
+/// the same error, as the line reader gives; and `.npy` headers (`genie::npy::parse_header`).
+pub fn keyword_objects(data: &[u8]) {
+    if let Ok((_, shape, at)) = genie::npy::parse_header(data) {
+        assert!(at <= data.len() && shape.len() <= data.len());
+    }
+    let path = Path::new(NAME);
+    let cursor = || Box::new(std::io::Cursor::new(data.to_vec()));
+    let mut blocks: Vec<Vec<u32>> = Vec::new();
+    let read = genie::objects::text::read_from(cursor(), path, &mut |b| {
+        for w in b.offsets.windows(2) {
+            blocks.push(b.keywords[w[0] as usize..w[1] as usize].to_vec());
+        }
+        Ok(())
+    });
+    let mut reader = genie::input::LineReader::new(cursor(), path, None);
+    let mut lines = Vec::new();
+    let mut kws = Vec::new();
+    let by_lines = loop {
+        match reader.next_object(&mut kws) {
+            Ok(true) => lines.push(kws.clone()),
+            Ok(false) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    match (read, by_lines) {
+        (Ok(n), Ok(())) => {
+            assert_eq!(n as usize, lines.len());
+            assert!(
+                blocks == lines,
+                "the blocks' objects differ from the lines'"
+            );
+        }
+        (Err(a), Err(b)) => {
+            assert_eq!(a.to_string(), b.to_string());
+            names_file(&a.to_string());
+        }
+        (a, b) => panic!("blocks: {a:?}, lines: {b:?}"),
     }
 }
 

@@ -55,6 +55,10 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
         }
         "manifest" => vec![br#"{"format":"genie-parts","version":1,"num_objects":3,"keyword_space":9,"parts":[{"file":"x.genie.part0","base":0,"objects":2},{"file":"x.genie.part1","base":2,"objects":1}],"metadata":"{}"}"#.to_vec()],
         "text_lines" => vec![b"1 2 3\n7 10-20 3:2\n\n4294967295 0-0:1\n".to_vec()],
+        "keyword_objects" => vec![
+            b"1 2 3\r\n\n  7\t8 \n4294967295 0\n9".to_vec(),
+            b"\x93NUMPY\x01\x00\x36\x00{'descr': '<u4', 'fortran_order': False, 'shape': (3,), }\n".to_vec(),
+        ],
         "csv_table" => vec![b"age,job,hours\n25,clerk,40\n38,engineer,?\nage=30..40 job=clerk\n30, clerk, 35\n".to_vec()],
         "server_request" => vec![
             b"\x00{\"queries\": [\"1 5\", [1, [2, 3], [4, 4, 2]]], \"k\": 3, \"min_count\": 1}".to_vec(),
