@@ -68,8 +68,8 @@ dev0=""; [ "$ngpu" -gt 1 ] && dev0="--devices 0"
 echo "search: $(walls "$runs" $g --quiet search --device gpu $dev0 --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/o.jsonl")" | tee -a "$sum"
 echo "search cpu: $(walls 1 $g --quiet search --device cpu --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/oc.jsonl")" | tee -a "$sum"
 cmp -s "$d/o.jsonl" "$d/oc.jsonl" && echo "GPU == CPU: yes" | tee -a "$sum" || echo "GPU == CPU: NO" | tee -a "$sum"
-RUST_LOG=genie=debug,genie_core=debug $g -v search --device gpu $dev0 --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/o.jsonl" > "$d/v.log" 2>&1
-grep -E "mapped and checked|uploaded|context|CUDA driver|backend:|stages:|host:|searched|dense keyword" "$d/v.log" | sed 's/^.*\] /  /' | tee -a "$sum"
+RUST_LOG=genie=debug,genie_core=trace $g -v search --device gpu $dev0 --index "$idx" --queries "$d/q1024.txt" --k 100 --output "$d/o.jsonl" > "$d/v.log" 2>&1
+grep -E "mapped and checked|uploaded|context|CUDA driver|CUDA probe|backend:|stages:|host:|searched|dense keyword" "$d/v.log" | sed 's/^.*\] /  /' | tee -a "$sum"
 echo "== pinned host-to-device ceiling" | tee -a "$sum"
 timeout 120 $gb --mode ceilings 2>&1 | grep -iE "ceilings|h2d" | tee -a "$sum"
 if [ "$ngpu" -gt 1 ]; then

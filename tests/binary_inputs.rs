@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tempfile::TempDir;
 
+#[path = "common/bin.rs"]
+mod bin;
+
 type Objects = Vec<Vec<u32>>;
 
 /// Objects with empty ones (first, middle, last), duplicates, unsorted keywords and a large one.
@@ -607,7 +610,7 @@ fn command_line_flags() {
     npy::write(&p("o.npy"), &[offsets.len()], &offsets).unwrap();
     npy::write(&p("k.npy"), &[keywords.len()], &keywords).unwrap();
     let genie = |args: &[&std::ffi::OsStr]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_genie"))
+        std::process::Command::new(bin::binary())
             .arg("build")
             .args(args)
             .output()

@@ -139,6 +139,7 @@ impl Gpu {
         let (mut copy_ms, mut wait_ms) = (0.0, 0.0);
         // SAFETY: every element is written by the chunk copies below before any kernel reads it.
         let mut dev = unsafe { stream.alloc::<u32>(host.len().max(1)) }.map_err(cuda_err)?;
+        let alloc_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut st = self
             .staging
             .lock()
@@ -170,7 +171,7 @@ impl Gpu {
         stream.synchronize().map_err(cuda_err)?;
         let bytes = std::mem::size_of_val(host) as f64;
         log::debug!(
-            "uploaded {:.1} MB staged in {:.1} ms (host copies {copy_ms:.1} ms, waiting {wait_ms:.1} ms): {:.1} GB/s",
+            "uploaded {:.1} MB staged in {:.1} ms (device allocation {alloc_ms:.1} ms, host copies {copy_ms:.1} ms, waiting {wait_ms:.1} ms): {:.1} GB/s",
             bytes / 1e6,
             t.elapsed().as_secs_f64() * 1e3,
             bytes / t.elapsed().as_secs_f64() / 1e9

@@ -569,14 +569,22 @@ use std::sync::Arc;
 pub fn cuda_probe() -> std::result::Result<(), String> {
     #[cfg(feature = "cuda")]
     {
+        let t = std::time::Instant::now();
         // SAFETY: only tries to load the shared libraries to see whether they exist.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err("the CUDA driver library (libcuda) is not installed".into());
         }
+        let driver = t.elapsed();
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             return Err("NVRTC (libnvrtc) is not installed".into());
         }
-        match cudarc::driver::CudaContext::device_count() {
+        let nvrtc = t.elapsed() - driver;
+        let count = cudarc::driver::CudaContext::device_count();
+        log::trace!(
+            "CUDA probe: driver library {driver:.1?}, NVRTC {nvrtc:.1?}, devices counted {:.1?}",
+            t.elapsed() - driver - nvrtc
+        );
+        match count {
             Ok(0) => Err("no CUDA device is visible".into()),
             Ok(_) => Ok(()),
             Err(e) => Err(format!("the CUDA driver failed to start: {e}")),
