@@ -15,7 +15,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use super::persist::{bad, io_err, MAGIC};
+use super::file::{bad, io_err, MAGIC};
 
 /// This format's version.
 pub(super) const FORMAT_VERSION: u32 = 1;

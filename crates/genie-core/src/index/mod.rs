@@ -5,6 +5,7 @@
 //! sublists of at most `L` postings ([`Sublists`]).
 
 mod build;
+mod file;
 mod legacy;
 mod persist;
 mod prepare;

@@ -26,10 +26,11 @@
 //! corrupted or unknown file is an error naming the file; files of version 1 are still read
 //! ([`super::legacy`]), into memory.
 
+use super::file::{bad, io_err, MAGIC};
 use super::section::{Section, Word};
 use super::InvertedIndex;
 use crate::atomic::AtomicFile;
-use crate::error::{GenieError, Result};
+use crate::error::Result;
 use memmap2::Mmap;
 use rayon::prelude::*;
 use std::fs::File;
@@ -38,7 +39,6 @@ use std::path::Path;
 use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
 
-pub(super) const MAGIC: &[u8; 8] = b"GENIEIDX";
 /// The index file format version this build writes (it reads this one and version 1).
 pub const FORMAT_VERSION: u32 = 2;
 /// Arrays start at multiples of this (a page: mapped arrays are aligned for any word).
@@ -55,20 +55,6 @@ const ARRAYS: [&str; 5] = [
     "block maxima",
     "metadata",
 ];
-
-pub(super) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> GenieError + '_ {
-    move |source| GenieError::Io {
-        path: path.to_path_buf(),
-        error: source,
-    }
-}
-
-pub(super) fn bad(path: &Path, reason: impl Into<String>) -> GenieError {
-    GenieError::BadIndexFile {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    }
-}
 
 /// Where one array lies and its checksum.
 #[derive(Clone, Copy, Debug)]
@@ -536,36 +522,6 @@ impl InvertedIndex {
         let index = layout.index(bytes, None)?;
         index.check_structure(Some(largest))?;
         Ok(index)
-    }
-
-    /// Checks the invariants search relies on, so that a bad file cannot cause a panic later
-    /// (`largest`: the largest posting when already known).
-    pub(super) fn check_structure(&self, largest: Option<u32>) -> std::result::Result<(), String> {
-        if self.offsets.first() != Some(&0)
-            || self.offsets.last() != Some(&(self.postings.len() as u64))
-        {
-            return Err("position map does not span the list array".into());
-        }
-        if self.offsets.par_windows(2).any(|w| w[0] > w[1]) {
-            return Err("position map is not ascending".into());
-        }
-        let n = self.num_objects;
-        let beyond = match largest {
-            Some(m) => !self.postings.is_empty() && m >= n,
-            None => self.postings.par_iter().any(|&id| id >= n),
-        };
-        if beyond {
-            return Err(format!("a posting names an object beyond {n}"));
-        }
-        if self.block_starts.first() != Some(&0)
-            || self.block_starts.windows(2).any(|w| w[0] >= w[1])
-        {
-            return Err("keyword blocks are not ascending from 0".into());
-        }
-        if self.block_max.len() != self.block_starts.len() {
-            return Err("keyword blocks and their maxima differ in number".into());
-        }
-        Ok(())
     }
 }
 
