@@ -20,9 +20,9 @@ mod lsh;
 #[cfg(feature = "cuda")]
 pub use lsh::{binning_hash, project_hash, sign_hash};
 #[cfg(feature = "cuda")]
-mod rerank;
+mod vectors;
 #[cfg(feature = "cuda")]
-pub use rerank::GpuVectors;
+pub use vectors::GpuVectors;
 #[cfg(feature = "cuda")]
 mod sequences;
 #[cfg(feature = "cuda")]

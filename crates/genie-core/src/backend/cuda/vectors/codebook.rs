@@ -1,26 +1,12 @@
-//! Exact distances on the GPU for re-ranking (kernels/lsh.cu `rerank_distance`): the vectors stay
-//! resident, each call sends queries and candidate ids and gets the distances back, identical to
-//! the CPU's bit for bit.
+//! A codebook index's closeness scan on the GPU (kernels/lsh.cu `codebook_scan`, `scan_top_k`):
+//! its cells and codebook resident beside the vectors, each batch's probes and codewords chosen
+//! there, the candidates counted and re-ranked there.
 
-use super::cuda_err;
-use super::{CellCodesRef, CodebookRef, ScanJob, ScanTimes, VectorDistance};
-use crate::error::{GenieError, Result};
-use crate::{Hit, VerifiedHit};
-use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
-    PushKernelArg,
-};
-use rayon::prelude::*;
-use std::sync::Arc;
-use std::time::Instant;
-
-/// Most scratch of one scan launch (ids and counts of the scanned objects of resident blocks).
-const SCAN_SCRATCH_BYTES: usize = 512 << 20;
-/// Most blocks of a scan launch.
-const SCAN_BLOCKS: usize = 4096;
+use super::super::{CellCodesRef, CodebookRef, ScanJob, ScanTimes};
+use super::*;
 
 /// A codebook index's objects by cell, resident beside the vectors.
-struct Cells {
+pub(super) struct Cells {
     starts: CudaSlice<u32>,
     ids: CudaSlice<u32>,
     codes: CudaSlice<u8>,
@@ -32,7 +18,7 @@ struct Cells {
 }
 
 /// A codebook's centres and codewords on the device.
-struct Book {
+pub(super) struct Book {
     centres: CudaSlice<f32>,
     cnorms: CudaSlice<f32>,
     books: CudaSlice<f32>,
@@ -43,27 +29,6 @@ struct Book {
     subspaces: u32,
     /// The widest slice, in floats.
     widest: usize,
-}
-
-/// Most codeword products of queries on the device at once (closeness weights: 256 MiB).
-const QW_FLOATS: usize = 1 << 26;
-
-/// Batches of at least this many floats go up through page-locked memory (filled by all cores).
-const PINNED_FLOATS: usize = 1 << 20;
-
-/// Rows per block of `nearest_scores` (kernels/lsh.cu `NEAREST_ROWS`).
-const NEAREST_ROWS: usize = 16;
-/// Queries per block of `codeword_products` (kernels/lsh.cu `PRODUCT_ROWS`).
-const PRODUCT_ROWS: usize = 32;
-/// Most dynamic shared memory of a block (the rows of `nearest_scores`, the tables of
-/// `codebook_scan`).
-const MAX_SHARED_BYTES: usize = 200 << 10;
-/// Most scores of one `nearest_scores` launch (rows x centres).
-const NEAREST_SCRATCH: usize = 1 << 28;
-
-/// Whether `nearest_scores` holds its rows of `dim` floats in shared memory.
-fn nearest_fits(dim: usize) -> bool {
-    NEAREST_ROWS * dim * 4 <= MAX_SHARED_BYTES
 }
 
 /// A batch's probes chosen on the device.
@@ -82,96 +47,7 @@ struct Scanned {
     nq: usize,
 }
 
-/// Vectors resident on a GPU, for exact distances to candidates.
-pub struct GpuVectors {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    func: CudaFunction,
-    scan: CudaFunction,
-    top_k: CudaFunction,
-    nearest: CudaFunction,
-    smallest: CudaFunction,
-    plan_picks: CudaFunction,
-    products: CudaFunction,
-    terms: CudaFunction,
-    book: Option<Book>,
-    /// Page-locked host memory that large query batches go up through.
-    staging: std::sync::Mutex<Option<PinnedHostSlice<f32>>>,
-    vecs: CudaSlice<f32>,
-    n: u32,
-    dim: u32,
-    cells: Option<Cells>,
-}
-
-impl std::fmt::Debug for GpuVectors {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuVectors")
-            .field("n", &self.n)
-            .field("dim", &self.dim)
-            .finish()
-    }
-}
-
 impl GpuVectors {
-    /// Uploads `vectors` (rows of `dim` floats) to device `ordinal`.
-    pub fn new(ordinal: usize, vectors: &[f32], dim: usize) -> Result<Self> {
-        super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
-        if dim == 0 || vectors.len() % dim != 0 {
-            return Err(GenieError::InvalidParameter(format!(
-                "{} floats are not rows of dimension {dim}",
-                vectors.len()
-            )));
-        }
-        let n = u32::try_from(vectors.len() / dim).map_err(|_| {
-            GenieError::InvalidParameter("more than 2^32 vectors to re-rank on a GPU".into())
-        })?;
-        let dim32 = u32::try_from(dim)
-            .map_err(|_| GenieError::InvalidParameter(format!("dimension {dim} too large")))?;
-        let (ctx, funcs, stream) = super::lsh::open_all(
-            ordinal,
-            &[
-                "rerank_distance",
-                "codebook_scan",
-                "rank_top_k",
-                "nearest_scores",
-                "smallest_rows",
-                "codebook_picks",
-                "codeword_products",
-                "object_terms",
-            ],
-        )?;
-        let [func, scan, top_k, nearest, smallest, plan_picks, products, terms]: [CudaFunction; 8] =
-            funcs
-                .try_into()
-                .map_err(|_| GenieError::Cuda("the re-rank kernels did not load".into()))?;
-        let vecs = stream
-            .clone_htod(if vectors.is_empty() {
-                &[0.0f32][..]
-            } else {
-                vectors
-            })
-            .map_err(cuda_err)?;
-        stream.synchronize().map_err(cuda_err)?;
-        Ok(Self {
-            ctx,
-            stream,
-            func,
-            scan,
-            top_k,
-            nearest,
-            smallest,
-            plan_picks,
-            products,
-            terms,
-            book: None,
-            staging: std::sync::Mutex::new(None),
-            vecs,
-            n,
-            dim: dim32,
-            cells: None,
-        })
-    }
-
     /// Keeps a codebook index's objects by cell on the device, for [`GpuVectors::scan_top_k`].
     pub fn attach_cells(&mut self, cells: CellCodesRef<'_>) -> Result<()> {
         cells.check()?;
@@ -304,97 +180,6 @@ impl GpuVectors {
     pub fn has_codebook(&self) -> bool {
         self.book.is_some()
     }
-
-    /// The `top` nearest of `ncells` centres (resident, `ncells x dim`, with their squared norms)
-    /// to each of `nrows` rows (resident): `nrows x top` indices, nearest first (`u32::MAX` past
-    /// the centres), and their scores `|c|^2 - 2 x.c`. genie-lsh's `Centres::scores` and
-    /// `smallest`, bit for bit.
-    fn nearest_on_device(
-        &self,
-        centres: &CudaSlice<f32>,
-        cnorms: &CudaSlice<f32>,
-        ncells: usize,
-        rows: &CudaSlice<f32>,
-        nrows: usize,
-        top: usize,
-    ) -> Result<(CudaSlice<u32>, CudaSlice<f32>)> {
-        let s = &self.stream;
-        let dim = self.dim as usize;
-        let mut idx = s
-            .alloc_zeros::<u32>((nrows * top).max(1))
-            .map_err(cuda_err)?;
-        let mut best = s
-            .alloc_zeros::<f32>((nrows * top).max(1))
-            .map_err(cuda_err)?;
-        if nrows == 0 || top == 0 {
-            return Ok((idx, best));
-        }
-        let shared = NEAREST_ROWS * dim * 4;
-        self.nearest
-            .set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared as i32,
-            )
-            .map_err(cuda_err)?;
-        // rows in slices whose score matrix stays under NEAREST_SCRATCH floats
-        let per = (NEAREST_SCRATCH / ncells.max(1) / NEAREST_ROWS * NEAREST_ROWS).max(NEAREST_ROWS);
-        let mut scores = s
-            .alloc_zeros::<f32>(per.min(nrows) * ncells)
-            .map_err(cuda_err)?;
-        let chunk = 128usize;
-        let (nc32, dim32, chunk32, top32) = (ncells as u32, self.dim, chunk as u32, top as u32);
-        for lo in (0..nrows).step_by(per) {
-            let n = per.min(nrows - lo);
-            let n32 = n as u32;
-            let part = rows.slice(lo * dim..(lo + n) * dim);
-            let cfg = LaunchConfig {
-                grid_dim: (
-                    n.div_ceil(NEAREST_ROWS) as u32,
-                    ncells.div_ceil(chunk) as u32,
-                    1,
-                ),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: shared as u32,
-            };
-            // SAFETY: argument types and order match kernels/lsh.cu `nearest_scores`; `scores`
-            // holds `n x ncells` floats and the shared memory NEAREST_ROWS rows.
-            unsafe {
-                s.launch_builder(&self.nearest)
-                    .arg(centres)
-                    .arg(cnorms)
-                    .arg(&nc32)
-                    .arg(&dim32)
-                    .arg(&part)
-                    .arg(&n32)
-                    .arg(&chunk32)
-                    .arg(&mut scores)
-                    .launch(cfg)
-                    .map_err(cuda_err)?;
-            }
-            let mut out_i = idx.slice_mut(lo * top..(lo + n) * top);
-            let mut out_s = best.slice_mut(lo * top..(lo + n) * top);
-            let cfg = LaunchConfig {
-                grid_dim: (n.div_ceil(8).clamp(1, 1 << 20) as u32, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: argument types and order match kernels/lsh.cu `smallest_rows`; the outputs
-            // hold `n x top` entries.
-            unsafe {
-                s.launch_builder(&self.smallest)
-                    .arg(&scores)
-                    .arg(&n32)
-                    .arg(&nc32)
-                    .arg(&top32)
-                    .arg(&mut out_i)
-                    .arg(&mut out_s)
-                    .launch(cfg)
-                    .map_err(cuda_err)?;
-            }
-        }
-        Ok((idx, best))
-    }
-
     /// Chooses, on the device, each query's `probes` cells (with their scores) and, when `entries`
     /// is not 0, per (cell, slice) its `entries` codewords: `queries` already there, `nq` of them.
     fn plan_on_device(
@@ -483,47 +268,6 @@ impl GpuVectors {
         let p = if entries == 0 { Vec::new() } else { p };
         Ok((c, sc, p))
     }
-
-    /// The nearest of `centres` (`k x dim`, with their squared norms `norms`) to each row of
-    /// `rows`: genie-lsh's `Centres::nearest` for every row, computed on this device.
-    pub fn nearest_centres(
-        &self,
-        centres: &[f32],
-        norms: &[f32],
-        rows: &[f32],
-    ) -> Result<Vec<u32>> {
-        let dim = self.dim as usize;
-        let k = norms.len();
-        if k == 0 || centres.len() != k * dim || rows.len() % dim != 0 {
-            return Err(GenieError::InvalidParameter(format!(
-                "nearest centres: {} centre floats and {k} norms for dimension {dim}",
-                centres.len()
-            )));
-        }
-        if !nearest_fits(dim) {
-            return Err(GenieError::InvalidParameter(format!(
-                "nearest centres: dimension {dim} too wide for the device"
-            )));
-        }
-        let s = &self.stream;
-        let (c, n) = (
-            s.clone_htod(centres).map_err(cuda_err)?,
-            s.clone_htod(norms).map_err(cuda_err)?,
-        );
-        let mut out = Vec::with_capacity(rows.len() / dim);
-        // rows go up in slices of at most 256 MiB
-        let per = ((256usize << 20) / (4 * dim)).max(1);
-        for part in rows.chunks(per * dim) {
-            let r = self.upload(part)?;
-            let (idx, _) = self.nearest_on_device(&c, &n, k, &r, part.len() / dim, 1)?;
-            out.extend(s.clone_dtoh(&idx).map_err(cuda_err)?);
-        }
-        s.synchronize().map_err(cuda_err)?;
-        self.ctx.check_err().map_err(cuda_err)?;
-        out.truncate(rows.len() / dim);
-        Ok(out)
-    }
-
     /// The products of each of `nq` queries (resident) with the codewords of each slice, `nq x
     /// subspaces x 256` into `out` (kernels/lsh.cu `codeword_products`).
     fn codeword_products(
@@ -571,52 +315,6 @@ impl GpuVectors {
         }
         Ok(())
     }
-
-    /// `host` copied to the device, a large batch through the page-locked staging memory (copied
-    /// there by all cores; pageable copies run at a fraction of the link's speed). Synchronous.
-    fn upload(&self, host: &[f32]) -> Result<CudaSlice<f32>> {
-        let s = &self.stream;
-        if host.len() < PINNED_FLOATS {
-            let d = s.clone_htod(host).map_err(cuda_err)?;
-            s.synchronize().map_err(cuda_err)?;
-            return Ok(d);
-        }
-        let mut staging = self
-            .staging
-            .lock()
-            .map_err(|_| GenieError::Cuda("the staging memory's lock is poisoned".into()))?;
-        if staging.as_ref().is_none_or(|p| p.len() < host.len()) {
-            *staging = None;
-            // SAFETY: the memory is written below before any of it is read
-            *staging = Some(unsafe { self.ctx.alloc_pinned::<f32>(host.len()) }.map_err(cuda_err)?);
-        }
-        let pinned = staging
-            .as_mut()
-            .ok_or_else(|| GenieError::Cuda("no staging memory".into()))?;
-        let area = &mut pinned.as_mut_slice().map_err(cuda_err)?[..host.len()];
-        // SAFETY: every float is copied in below before the stream's next work reads it
-        let mut d = unsafe { s.alloc::<f32>(host.len()) }.map_err(cuda_err)?;
-        // a piece at a time: the cores fill the next piece while the last one crosses the link
-        // (a copy from page-locked memory does not wait for the host)
-        let mut at = 0;
-        for (piece, from) in area
-            .chunks_mut(PINNED_FLOATS)
-            .zip(host.chunks(PINNED_FLOATS))
-        {
-            piece
-                .par_chunks_mut(1 << 16)
-                .zip(from.par_chunks(1 << 16))
-                .for_each(|(d, h)| d.copy_from_slice(h));
-            let len = piece.len();
-            s.memcpy_htod(&*piece, &mut d.slice_mut(at..at + len))
-                .map_err(cuda_err)?;
-            at += len;
-        }
-        // the staging memory is free again only once the copies are done
-        s.synchronize().map_err(cuda_err)?;
-        Ok(d)
-    }
-
     fn scan(&self, job: &ScanJob<'_>, times: &mut ScanTimes) -> Result<Scanned> {
         let cells = self.cells.as_ref().ok_or_else(|| {
             GenieError::InvalidParameter("no codebook cells on the GPU to scan".into())
@@ -915,92 +613,5 @@ impl GpuVectors {
             .collect();
         times.rerank_ms += t.elapsed().as_secs_f64() * 1e3;
         Ok((hits, times))
-    }
-
-    /// Launches `rerank_distance`: `out[t]` = the distance from query `t / per_query` (rows of
-    /// `queries`, `nq` of them) to vector `candidates[t]` (NaN for ids beyond the vectors).
-    fn launch_distances(
-        &self,
-        queries: &CudaSlice<f32>,
-        candidates: &CudaSlice<u32>,
-        per_query: u32,
-        nq: u32,
-        metric: VectorDistance,
-        out: &mut CudaSlice<f64>,
-    ) -> Result<()> {
-        let total = nq as usize * per_query as usize;
-        let m = metric as u32;
-        let cfg = LaunchConfig {
-            // eight threads per distance
-            grid_dim: (total.div_ceil(16).min(1 << 20) as u32, 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: argument types and order match kernels/lsh.cu `rerank_distance`; the callers
-        // hold `nq x per_query` candidates and outputs and `nq` queries of `dim` floats.
-        unsafe {
-            self.stream
-                .launch_builder(&self.func)
-                .arg(&self.vecs)
-                .arg(&self.n)
-                .arg(&self.dim)
-                .arg(queries)
-                .arg(candidates)
-                .arg(&per_query)
-                .arg(&nq)
-                .arg(&m)
-                .arg(out)
-                .launch(cfg)
-                .map_err(cuda_err)?;
-        }
-        Ok(())
-    }
-
-    /// Distances from each query (rows of `queries`) to its `per_query` candidates (`candidates`,
-    /// query-major; ids at or beyond the vectors give NaN): `queries x per_query` values.
-    pub fn distances(
-        &self,
-        queries: &[f32],
-        candidates: &[u32],
-        per_query: usize,
-        metric: VectorDistance,
-    ) -> Result<Vec<f64>> {
-        let dim = self.dim as usize;
-        let nq = queries.len() / dim;
-        if queries.len() % dim != 0 || candidates.len() != nq * per_query {
-            return Err(GenieError::InvalidParameter(format!(
-                "re-rank: {} query floats of dimension {dim} and {} candidates for {per_query} per query",
-                queries.len(),
-                candidates.len()
-            )));
-        }
-        if candidates.is_empty() {
-            return Ok(Vec::new());
-        }
-        let (nq32, kc32) = (
-            u32::try_from(nq)
-                .map_err(|_| GenieError::InvalidParameter("too many queries".into()))?,
-            u32::try_from(per_query)
-                .map_err(|_| GenieError::InvalidParameter("too many candidates".into()))?,
-        );
-        let s = &self.stream;
-        let q = s.clone_htod(queries).map_err(cuda_err)?;
-        let c = s.clone_htod(candidates).map_err(cuda_err)?;
-        let mut out = s.alloc_zeros::<f64>(candidates.len()).map_err(cuda_err)?;
-        self.launch_distances(&q, &c, kc32, nq32, metric, &mut out)?;
-        let d = s.clone_dtoh(&out).map_err(cuda_err)?;
-        s.synchronize().map_err(cuda_err)?;
-        self.ctx.check_err().map_err(cuda_err)?;
-        Ok(d)
-    }
-
-    /// Number of vectors.
-    pub fn len(&self) -> usize {
-        self.n as usize
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
     }
 }

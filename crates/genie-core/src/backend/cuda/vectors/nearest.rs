@@ -1,0 +1,135 @@
+//! The nearest centres of rows on the GPU (kernels/lsh.cu `nearest_scores`, `smallest`): k-means
+//! training and the assignment of vectors and queries to cells, bit for bit the CPU's.
+
+use super::*;
+
+impl GpuVectors {
+    /// The `top` nearest of `ncells` centres (resident, `ncells x dim`, with their squared norms)
+    /// to each of `nrows` rows (resident): `nrows x top` indices, nearest first (`u32::MAX` past
+    /// the centres), and their scores `|c|^2 - 2 x.c`. genie-lsh's `Centres::scores` and
+    /// `smallest`, bit for bit.
+    pub(super) fn nearest_on_device(
+        &self,
+        centres: &CudaSlice<f32>,
+        cnorms: &CudaSlice<f32>,
+        ncells: usize,
+        rows: &CudaSlice<f32>,
+        nrows: usize,
+        top: usize,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<f32>)> {
+        let s = &self.stream;
+        let dim = self.dim as usize;
+        let mut idx = s
+            .alloc_zeros::<u32>((nrows * top).max(1))
+            .map_err(cuda_err)?;
+        let mut best = s
+            .alloc_zeros::<f32>((nrows * top).max(1))
+            .map_err(cuda_err)?;
+        if nrows == 0 || top == 0 {
+            return Ok((idx, best));
+        }
+        let shared = NEAREST_ROWS * dim * 4;
+        self.nearest
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+            .map_err(cuda_err)?;
+        // rows in slices whose score matrix stays under NEAREST_SCRATCH floats
+        let per = (NEAREST_SCRATCH / ncells.max(1) / NEAREST_ROWS * NEAREST_ROWS).max(NEAREST_ROWS);
+        let mut scores = s
+            .alloc_zeros::<f32>(per.min(nrows) * ncells)
+            .map_err(cuda_err)?;
+        let chunk = 128usize;
+        let (nc32, dim32, chunk32, top32) = (ncells as u32, self.dim, chunk as u32, top as u32);
+        for lo in (0..nrows).step_by(per) {
+            let n = per.min(nrows - lo);
+            let n32 = n as u32;
+            let part = rows.slice(lo * dim..(lo + n) * dim);
+            let cfg = LaunchConfig {
+                grid_dim: (
+                    n.div_ceil(NEAREST_ROWS) as u32,
+                    ncells.div_ceil(chunk) as u32,
+                    1,
+                ),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: shared as u32,
+            };
+            // SAFETY: argument types and order match kernels/lsh.cu `nearest_scores`; `scores`
+            // holds `n x ncells` floats and the shared memory NEAREST_ROWS rows.
+            unsafe {
+                s.launch_builder(&self.nearest)
+                    .arg(centres)
+                    .arg(cnorms)
+                    .arg(&nc32)
+                    .arg(&dim32)
+                    .arg(&part)
+                    .arg(&n32)
+                    .arg(&chunk32)
+                    .arg(&mut scores)
+                    .launch(cfg)
+                    .map_err(cuda_err)?;
+            }
+            let mut out_i = idx.slice_mut(lo * top..(lo + n) * top);
+            let mut out_s = best.slice_mut(lo * top..(lo + n) * top);
+            let cfg = LaunchConfig {
+                grid_dim: (n.div_ceil(8).clamp(1, 1 << 20) as u32, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: argument types and order match kernels/lsh.cu `smallest_rows`; the outputs
+            // hold `n x top` entries.
+            unsafe {
+                s.launch_builder(&self.smallest)
+                    .arg(&scores)
+                    .arg(&n32)
+                    .arg(&nc32)
+                    .arg(&top32)
+                    .arg(&mut out_i)
+                    .arg(&mut out_s)
+                    .launch(cfg)
+                    .map_err(cuda_err)?;
+            }
+        }
+        Ok((idx, best))
+    }
+    /// The nearest of `centres` (`k x dim`, with their squared norms `norms`) to each row of
+    /// `rows`: genie-lsh's `Centres::nearest` for every row, computed on this device.
+    pub fn nearest_centres(
+        &self,
+        centres: &[f32],
+        norms: &[f32],
+        rows: &[f32],
+    ) -> Result<Vec<u32>> {
+        let dim = self.dim as usize;
+        let k = norms.len();
+        if k == 0 || centres.len() != k * dim || rows.len() % dim != 0 {
+            return Err(GenieError::InvalidParameter(format!(
+                "nearest centres: {} centre floats and {k} norms for dimension {dim}",
+                centres.len()
+            )));
+        }
+        if !nearest_fits(dim) {
+            return Err(GenieError::InvalidParameter(format!(
+                "nearest centres: dimension {dim} too wide for the device"
+            )));
+        }
+        let s = &self.stream;
+        let (c, n) = (
+            s.clone_htod(centres).map_err(cuda_err)?,
+            s.clone_htod(norms).map_err(cuda_err)?,
+        );
+        let mut out = Vec::with_capacity(rows.len() / dim);
+        // rows go up in slices of at most 256 MiB
+        let per = ((256usize << 20) / (4 * dim)).max(1);
+        for part in rows.chunks(per * dim) {
+            let r = self.upload(part)?;
+            let (idx, _) = self.nearest_on_device(&c, &n, k, &r, part.len() / dim, 1)?;
+            out.extend(s.clone_dtoh(&idx).map_err(cuda_err)?);
+        }
+        s.synchronize().map_err(cuda_err)?;
+        self.ctx.check_err().map_err(cuda_err)?;
+        out.truncate(rows.len() / dim);
+        Ok(out)
+    }
+}
