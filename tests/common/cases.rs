@@ -42,7 +42,7 @@ fn check(
     what: &str,
 ) {
     // on a GPU the c-PQ has two counting kernels (tiled byte counters, with dense lists as
-    // bitmaps or not, and the global bitmap counter)
+    // bitmaps or not, and the global bitmap counter); on the CPU the tiled count or the c-PQ
     let default_dense = genie_core::backend::DEFAULT_GPU_DENSE;
     for (method, tiles, dense, wide) in [
         (Method::Cpq, true, default_dense, true),
@@ -55,6 +55,7 @@ fn check(
     ] {
         let mut p = params(k, method, sublist_len, table_factor);
         p.gpu_tiles = tiles;
+        p.cpu_tiles = tiles;
         p.gpu_dense = dense;
         p.gpu_wide_tiles = wide;
         let got = e.search(queries, &p).expect("search");

@@ -1,6 +1,9 @@
 //! The CPU backend (rayon): parallel over queries, and over the sublists of a query whose lists
-//! are long. It runs the same c-PQ as the GPU kernels and is the reference for them.
+//! are long. It runs the same c-PQ as the GPU kernels and is the reference for them; a query whose
+//! postings are many for the objects is counted over tiles of objects instead
+//! ([`super::cpu_tiles`]), with the same answers.
 
+use super::cpu_tiles::{tiled_query, TileScratch};
 use super::{Backend, Method, ResidentIndex, SearchParams};
 use crate::baseline::run_query_count_table;
 use crate::cpq::run_query;
@@ -9,6 +12,10 @@ use crate::index::{InvertedIndex, PreparedQuery};
 use crate::model::Hit;
 use rayon::prelude::*;
 use std::sync::Arc;
+
+/// A query with at least `objects / TILED_SHARE` postings is counted over tiles: the tiles
+/// then scan their counters for fewer than `TILED_SHARE` objects per posting.
+pub const TILED_SHARE: u64 = 16;
 
 /// Default working-memory budget of a CPU batch.
 pub const CPU_DEFAULT_BUDGET: u64 = 2 << 30;
@@ -73,10 +80,15 @@ impl ResidentIndex for CpuResident {
         params: &SearchParams,
     ) -> Result<Vec<Vec<Hit>>> {
         let wl = self.index.work_list(batch, params.sublist_len);
+        let n = u64::from(self.index.num_objects());
         (0..batch.len())
             .into_par_iter()
-            .map(|q| {
+            .map_init(TileScratch::default, |scratch, q| {
                 let tasks = wl.of_query(q);
+                let postings: u64 = tasks.iter().map(|t| u64::from(t.len)).sum();
+                if params.cpu_tiles && params.method == Method::Cpq && postings * TILED_SHARE >= n {
+                    return Ok(tiled_query(&self.index, &batch[q], params.k, scratch));
+                }
                 match params.method {
                     Method::Cpq => run_query(
                         &self.index,

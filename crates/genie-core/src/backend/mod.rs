@@ -3,6 +3,7 @@
 //! backend is the reference; the CUDA backend must return identical results.
 
 mod cpu;
+mod cpu_tiles;
 pub mod cuda;
 mod device;
 
@@ -51,6 +52,10 @@ pub struct SearchParams {
     /// than half that: half the work per (list, tile), which queries of many short lists feel
     /// most. Results are identical either way.
     pub gpu_wide_tiles: bool,
+    /// On the CPU, count a query over tiles of objects in cache-resident counters when its
+    /// postings are many for the objects (see `backend::cpu`; default `true`); `false` forces the
+    /// c-PQ. Results are identical either way.
+    pub cpu_tiles: bool,
 }
 
 /// Default of [`SearchParams::gpu_dense`]: lists holding at least 1/32 of the objects, where a
@@ -68,6 +73,7 @@ impl SearchParams {
             gpu_tiles: true,
             gpu_dense: DEFAULT_GPU_DENSE,
             gpu_wide_tiles: true,
+            cpu_tiles: true,
         }
     }
 
