@@ -228,3 +228,76 @@ mod tests {
         assert!(err.to_string().contains("expected the hits of 4"), "{err}");
     }
 }
+
+/// The command line of `genie-bench --mode dump`: a keyword index file and text queries written
+/// out for the peers, with genie's hits from the chosen backend and its search time.
+#[derive(clap::Parser, Debug, Clone)]
+#[command(
+    name = "genie-bench --mode dump",
+    about = "writes an index file and its text queries as a peer dump, searched by genie"
+)]
+pub struct DumpArgs {
+    /// The mode; always `dump` here.
+    #[arg(long, default_value = "dump")]
+    pub mode: String,
+    /// The index file (keyword objects; a single file, not a parted index).
+    #[arg(long)]
+    pub index: std::path::PathBuf,
+    /// The queries, one per line (`KW` and `LO-HI` items with optional `:WEIGHT`).
+    #[arg(long)]
+    pub queries: std::path::PathBuf,
+    /// Hits per query.
+    #[arg(long, default_value_t = 100)]
+    pub k: u32,
+    /// The folder to write (created if missing).
+    #[arg(long)]
+    pub out: std::path::PathBuf,
+    /// The workload's name in `meta.json`.
+    #[arg(long, default_value = "keywords")]
+    pub name: String,
+    /// Where genie searches: cpu or gpu.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+}
+
+/// `genie-bench --mode dump`: loads the index, searches the queries (timed, after one untimed
+/// batch of eight), prints the time and writes the dump.
+pub fn run(args: &DumpArgs) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use genie_core::{Backend, CpuBackend, CudaBackend, Engine, SearchParams};
+    let index = std::sync::Arc::new(
+        InvertedIndex::load(&args.index)
+            .with_context(|| format!("cannot open {}", args.index.display()))?,
+    );
+    let text = std::fs::read_to_string(&args.queries)
+        .with_context(|| format!("cannot read {}", args.queries.display()))?;
+    let queries = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            genie::input::parse_query_line(l)
+                .map_err(|e| anyhow::anyhow!("{} line {}: {e}", args.queries.display(), i + 1))
+        })
+        .collect::<anyhow::Result<Vec<Query>>>()?;
+    let backend: Box<dyn Backend> = match args.device.as_str() {
+        "cpu" => Box::new(CpuBackend::new()),
+        "gpu" => Box::new(CudaBackend::new(0)?),
+        other => anyhow::bail!("--device {other}: expected cpu or gpu"),
+    };
+    let engine = Engine::with_backend(index.clone(), backend.as_ref())?;
+    let params = SearchParams::top_k(args.k);
+    engine.search(&queries[..queries.len().min(8)], &params)?;
+    let t = std::time::Instant::now();
+    let hits = engine.search(&queries, &params)?;
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "genie on {}: {} queries, k {}: {:.1} ms ({:.0} queries/s)",
+        backend.name(),
+        queries.len(),
+        args.k,
+        secs * 1e3,
+        queries.len() as f64 / secs
+    );
+    dump_workload(&args.out, &args.name, &index, &queries, &hits, args.k)?;
+    Ok(())
+}

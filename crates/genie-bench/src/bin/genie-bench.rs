@@ -9,7 +9,8 @@
 //! writes each keyword-level workload and genie's top-k counts as NumPy files for the PyTorch peer
 //! (`bench/peers/torch_spmm.py --load DIR/<workload>`).
 //!
-//! `--mode write-keywords` writes the SIFT-like keyword objects as text, NumPy CSR, Parquet and
+//! `--mode dump` writes an index file and text queries for the peers, with genie's hits
+//! (genie_bench::dump). `--mode write-keywords` writes the SIFT-like keyword objects as text, NumPy CSR, Parquet and
 //! Arrow files for timing `genie build` (genie_bench::write_keywords).
 //! `--mode kind` searches an index of any kind with a file of text queries and the kind's stage
 //! breakdown (genie_bench::kind_bench; `genie-bench --mode kind --help`).
@@ -331,6 +332,11 @@ fn main() -> Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     if vectors_mode(std::env::args()) {
         return vectors();
+    }
+    if mode_is("dump", std::env::args()) {
+        // an index file and text queries as a peer dump, searched by genie (genie_bench::dump)
+        let args = genie_bench::dump::DumpArgs::parse();
+        return genie_bench::dump::run(&args);
     }
     if mode_is("write-keywords", std::env::args()) {
         // the keyword workload as files of every input format (genie_bench::write_keywords)
