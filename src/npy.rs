@@ -284,52 +284,21 @@ impl NpyArray {
     }
 }
 
-/// Parses the header of an `.npy` file: (descr, shape, offset of the data).
+/// Parses the header of an `.npy` file (`genie_lsh::io::npy::header`, which the vector reader
+/// uses too): (descr, shape, offset of the data) of a C-order array.
 pub fn parse_header(bytes: &[u8]) -> Result<(String, Vec<usize>, usize), String> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err("not a NumPy .npy file (no \\x93NUMPY magic at the start)".into());
-    }
-    let (len, at) = match bytes[6] {
-        1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
-        v => return Err(format!(".npy format version {v}: expected 1, 2 or 3")),
-    };
-    let dict = bytes
-        .get(at..at + len)
-        .ok_or("truncated: the .npy header is cut short")?;
-    let dict = std::str::from_utf8(dict).map_err(|_| "the .npy header is not text")?;
-    let value = |key: &str| -> Result<&str, String> {
-        let i = dict
-            .find(&format!("'{key}':"))
-            .ok_or_else(|| format!("the .npy header has no '{key}'"))?;
-        Ok(dict[i + key.len() + 3..].trim_start())
-    };
-    let descr = value("descr")?;
-    let descr = descr
-        .strip_prefix('\'')
-        .and_then(|d| d.split('\'').next())
-        .ok_or("the .npy header's 'descr' is not a type string")?;
-    if value("fortran_order")?.starts_with("True") {
+    let h = genie_lsh::io::npy::header(bytes)?;
+    if h.fortran {
         return Err("fortran_order True: expected a C-order array".into());
     }
-    let shape = value("shape")?;
-    let shape = shape
-        .strip_prefix('(')
-        .and_then(|s| s.split(')').next())
-        .ok_or("the .npy header's 'shape' is not a tuple")?;
-    let shape = shape
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<usize>()
-                .map_err(|_| format!("bad dimension {s:?} in the .npy shape"))
+    let shape = h
+        .shape
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| format!("dimension {d} of the .npy shape is too large"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((descr.to_string(), shape, at + len))
+    Ok((h.descr, shape, h.data_at))
 }
 
 #[cfg(test)]

@@ -101,7 +101,7 @@ fn bad_files_name_themselves() {
             },
             "vector 1 has dimension 2, expected 3",
         ),
-        ("x.npy", b"PK\x03\x04".to_vec(), "not a .npy file"),
+        ("x.npy", b"PK\x03\x04".to_vec(), "not a NumPy .npy file"),
         (
             "i8.npy",
             {

@@ -47,42 +47,101 @@ impl Dtype {
     }
 }
 
-/// The parsed header dictionary.
-struct Header {
-    dtype: Dtype,
-    fortran: bool,
-    shape: Vec<u64>,
+/// What the header of an `.npy` file says (its magic, version and length checked), before any
+/// element type is interpreted: what the vector reader here and the keyword reader of the `genie`
+/// crate share.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpyHeader {
+    /// The header's dict literal, as text.
+    pub dict: String,
+    /// The `descr` value without its quotes, e.g. `<f4`.
+    pub descr: String,
+    /// Whether the array is in Fortran (column-major) order.
+    pub fortran: bool,
+    /// The shape.
+    pub shape: Vec<u64>,
+    /// Where the elements start.
+    pub data_at: usize,
 }
 
-/// Parses a whole `.npy` file.
-pub fn parse(bytes: &[u8], path: &Path) -> Result<VectorSet> {
-    let err = |reason: String| LshError::format(path, reason);
+/// Parses the header at the start of `bytes`, a whole file or its first bytes; the error says
+/// what is wrong.
+pub fn header(bytes: &[u8]) -> std::result::Result<NpyHeader, String> {
     if !bytes.starts_with(MAGIC) {
-        return Err(err("not a .npy file (no \\x93NUMPY magic)".into()));
+        return Err("not a NumPy .npy file (no \\x93NUMPY magic at the start)".into());
     }
-    let major = *bytes
-        .get(6)
-        .ok_or_else(|| err("truncated .npy header".into()))?;
+    let major = *bytes.get(6).ok_or("truncated .npy header")?;
     let (len_at, len_size) = match major {
         1 => (8, 2),
         2 | 3 => (8, 4),
-        v => return Err(err(format!("unsupported .npy format version {v}"))),
+        v => return Err(format!("unsupported .npy format version {v}")),
     };
     let len_bytes = bytes
         .get(len_at..len_at + len_size)
-        .ok_or_else(|| err("truncated .npy header".into()))?;
+        .ok_or("truncated .npy header")?;
     let header_len = len_bytes
         .iter()
         .rev()
         .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
     let start = len_at + len_size;
-    let text = bytes.get(start..start + header_len).ok_or_else(|| {
-        err(format!(
-            "truncated .npy header ({header_len} bytes announced)"
-        ))
-    })?;
-    let text = std::str::from_utf8(text).map_err(|_| err("the .npy header is not text".into()))?;
-    let header = parse_header(text).map_err(|r| err(format!("bad .npy header {text:?}: {r}")))?;
+    let text = bytes
+        .get(start..start + header_len)
+        .ok_or_else(|| format!("truncated .npy header ({header_len} bytes announced)"))?;
+    let text = std::str::from_utf8(text).map_err(|_| "the .npy header is not text")?;
+    let bad = |r: String| format!("bad .npy header {text:?}: {r}");
+    let descr = value_of(text, "descr").ok_or_else(|| bad("no 'descr'".into()))?;
+    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
+    let fortran =
+        match value_of(text, "fortran_order").ok_or_else(|| bad("no 'fortran_order'".into()))? {
+            "True" => true,
+            "False" => false,
+            other => return Err(bad(format!("bad fortran_order {other:?}"))),
+        };
+    let shape_text = value_of(text, "shape").ok_or_else(|| bad("no 'shape'".into()))?;
+    let inner = shape_text
+        .strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))
+        .ok_or_else(|| bad("shape is not a tuple".into()))?;
+    let shape = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('L').parse::<u64>())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| bad(format!("bad shape {shape_text}")))?;
+    Ok(NpyHeader {
+        dict: text.to_string(),
+        descr: descr.to_string(),
+        fortran,
+        shape,
+        data_at: start + header_len,
+    })
+}
+
+impl Dtype {
+    /// The element type of `descr`, one of those the vector reader takes.
+    fn of(descr: &str) -> std::result::Result<Self, String> {
+        Ok(match descr {
+            "<f4" | "=f4" | "f4" => Dtype::F32 { big: false },
+            ">f4" => Dtype::F32 { big: true },
+            "<f8" | "=f8" | "f8" => Dtype::F64 { big: false },
+            ">f8" => Dtype::F64 { big: true },
+            "|u1" | "u1" | "<u1" | ">u1" => Dtype::U8,
+            other => {
+                return Err(format!(
+                    "unsupported dtype {other:?} (expected f4, f8 or u1)"
+                ))
+            }
+        })
+    }
+}
+
+/// Parses a whole `.npy` file.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<VectorSet> {
+    let err = |reason: String| LshError::format(path, reason);
+    let header = header(bytes).map_err(err)?;
+    let dtype = Dtype::of(&header.descr)
+        .map_err(|r| err(format!("bad .npy header {:?}: {r}", header.dict)))?;
     let (rows, dim) = match header.shape[..] {
         [d] => (1, d),
         [n, d] => (n, d),
@@ -96,8 +155,8 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<VectorSet> {
     if dim == 0 {
         return Err(err("the array has dimension 0".into()));
     }
-    let size = header.dtype.size();
-    let data = &bytes[start + header_len..];
+    let size = dtype.size();
+    let data = &bytes[header.data_at..];
     let need = payload_len(rows, dim, size as u64)
         .ok_or_else(|| err(format!("shape {:?} is too large", header.shape)))?;
     if (data.len() as u64) < need {
@@ -110,7 +169,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<VectorSet> {
     let (rows, dim) = (rows as usize, dim as usize);
     let values = data[..need as usize]
         .chunks_exact(size)
-        .map(|b| header.dtype.read(b));
+        .map(|b| dtype.read(b));
     let out: Vec<f32> = if header.fortran && rows > 1 {
         let col_major: Vec<f32> = values.collect();
         (0..rows * dim)
@@ -120,45 +179,6 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<VectorSet> {
         values.collect()
     };
     VectorSet::new(dim, out)
-}
-
-fn parse_header(text: &str) -> std::result::Result<Header, String> {
-    let descr = value_of(text, "descr").ok_or("no 'descr'")?;
-    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let dtype = match descr {
-        "<f4" | "=f4" | "f4" => Dtype::F32 { big: false },
-        ">f4" => Dtype::F32 { big: true },
-        "<f8" | "=f8" | "f8" => Dtype::F64 { big: false },
-        ">f8" => Dtype::F64 { big: true },
-        "|u1" | "u1" | "<u1" | ">u1" => Dtype::U8,
-        other => {
-            return Err(format!(
-                "unsupported dtype {other:?} (expected f4, f8 or u1)"
-            ))
-        }
-    };
-    let fortran = match value_of(text, "fortran_order").ok_or("no 'fortran_order'")? {
-        "True" => true,
-        "False" => false,
-        other => return Err(format!("bad fortran_order {other:?}")),
-    };
-    let shape_text = value_of(text, "shape").ok_or("no 'shape'")?;
-    let inner = shape_text
-        .strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .ok_or("shape is not a tuple")?;
-    let shape = inner
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.trim_end_matches('L').parse::<u64>())
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|_| format!("bad shape {shape_text}"))?;
-    Ok(Header {
-        dtype,
-        fortran,
-        shape,
-    })
 }
 
 /// The text of the value of `'key':` in a Python dict literal (a tuple, a quoted string or a word).
@@ -261,7 +281,7 @@ mod tests {
     #[test]
     fn bad_inputs() {
         let msg = |b: &[u8]| parse(b, p()).unwrap_err().to_string();
-        assert!(msg(b"hello").contains("not a .npy file"));
+        assert!(msg(b"hello").contains("not a NumPy .npy file"));
         assert!(msg(b"\x93NUMPY").contains("truncated"));
         assert!(msg(b"\x93NUMPY\x09\x00").contains("unsupported .npy format version 9"));
         assert!(msg(b"\x93NUMPY\x01\x00\xff\x00{").contains("truncated .npy header"));
