@@ -706,16 +706,19 @@ fn info(args: &InfoArgs) -> Result<()> {
         writeln!(out, "metadata: {}", m.metadata)?;
         return Ok(());
     }
-    // the header, and every array checked (mapped, in parallel) so that damage shows here too
-    let s = InvertedIndex::summary(&args.index).context("cannot load the index")?;
-    InvertedIndex::load(&args.index).context("cannot load the index")?;
+    // every array checked (mapped, in parallel) so that damage shows here too
+    let index = InvertedIndex::load(&args.index).context("cannot load the index")?;
+    let version = InvertedIndex::format_version(&args.index).context("cannot load the index")?;
+    let bytes = std::fs::metadata(&args.index)
+        .with_context(|| format!("cannot read {}", args.index.display()))?
+        .len();
     writeln!(out, "index: {}", args.index.display())?;
-    writeln!(out, "format version: {}", s.version)?;
-    writeln!(out, "objects: {}", s.num_objects)?;
-    writeln!(out, "postings: {}", s.num_postings)?;
-    writeln!(out, "keyword space: {}", s.keyword_space)?;
-    writeln!(out, "max object length: {}", s.max_object_len)?;
-    writeln!(out, "file: {} bytes", s.file_bytes)?;
-    writeln!(out, "metadata: {}", s.metadata)?;
+    writeln!(out, "format version: {version}")?;
+    writeln!(out, "objects: {}", index.num_objects())?;
+    writeln!(out, "postings: {}", index.num_postings())?;
+    writeln!(out, "keyword space: {}", index.keyword_space())?;
+    writeln!(out, "max object length: {}", index.max_object_len())?;
+    writeln!(out, "file: {bytes} bytes")?;
+    writeln!(out, "metadata: {}", index.metadata())?;
     Ok(())
 }

@@ -12,7 +12,7 @@ mod prepare;
 mod section;
 
 pub use build::{IndexBuilder, MAX_KEYWORD_SPACE};
-pub use persist::{IndexSummary, ALIGN, FORMAT_VERSION};
+pub use persist::{ALIGN, FORMAT_VERSION};
 pub use prepare::{PreparedQuery, Task, WorkList, MAX_COUNT_BOUND};
 pub use section::Section;
 

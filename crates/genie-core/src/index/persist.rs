@@ -77,23 +77,9 @@ struct Layout {
     arrays: [Extent; 5],
 }
 
-/// What a header says of an index, read without reading its arrays (`genie info`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IndexSummary {
-    /// Format version of the file.
-    pub version: u32,
-    /// Number of objects.
-    pub num_objects: u32,
-    /// Size of the keyword space.
-    pub keyword_space: u32,
-    /// Number of postings.
-    pub num_postings: u64,
-    /// The largest number of keywords of one object.
-    pub max_object_len: u32,
-    /// The plugin metadata (its checksum checked).
-    pub metadata: String,
-    /// Bytes of the file.
-    pub file_bytes: u64,
+/// Whether `head`, a file's first bytes, announce format version 1.
+fn is_version_one(head: &[u8]) -> bool {
+    head.len() >= 12 && &head[..8] == MAGIC && le_u32(head, 8) == super::legacy::FORMAT_VERSION
 }
 
 /// The checksum of `bytes` cut into chunks of `2^log2` bytes, the chunks hashed in parallel;
@@ -399,7 +385,7 @@ impl InvertedIndex {
 
     /// Writes the index to `path`, whole or not at all ([`crate::atomic`]).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        self.save_with_metadata(path, &self.metadata.clone())
+        self.save_with_metadata(path, &self.metadata)
     }
 
     /// As [`InvertedIndex::save`] with `metadata` in place of the index's own.
@@ -427,12 +413,13 @@ impl InvertedIndex {
     /// intact).
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(io_err(path))?;
+        let mut file = File::open(path).map_err(io_err(path))?;
         let len = file.metadata().map_err(io_err(path))?.len();
         let mut head = [0u8; 12];
         let got = (&file).take(12).read(&mut head).map_err(io_err(path))?;
-        if got == 12 && &head[..8] == MAGIC && le_u32(&head, 8) == super::legacy::FORMAT_VERSION {
-            let file = File::open(path).map_err(io_err(path))?;
+        if is_version_one(&head[..got]) {
+            file.seek(std::io::SeekFrom::Start(0))
+                .map_err(io_err(path))?;
             return Self::load_v1(path, file);
         }
         if len < ALIGN {
@@ -459,61 +446,24 @@ impl InvertedIndex {
         Ok(index)
     }
 
-    /// What the header of an index file says and its metadata, without reading its other arrays
-    /// (a parted index's parts and a version-1 file are read whole).
-    pub fn summary(path: impl AsRef<Path>) -> Result<IndexSummary> {
+    /// The format version the first bytes of an index file announce (for `genie info`; nothing
+    /// else of the file is read or checked).
+    pub fn format_version(path: impl AsRef<Path>) -> Result<u32> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(io_err(path))?;
-        let len = file.metadata().map_err(io_err(path))?.len();
-        let mut head = Vec::with_capacity(ALIGN as usize);
-        (&file)
-            .take(ALIGN)
-            .read_to_end(&mut head)
+        let mut head = [0u8; 12];
+        let got = File::open(path)
+            .and_then(|f| f.take(12).read(&mut head))
             .map_err(io_err(path))?;
-        if head.len() >= 12 && le_u32(&head, 8) == super::legacy::FORMAT_VERSION {
-            let index = Self::load(path)?;
-            return Ok(IndexSummary {
-                version: super::legacy::FORMAT_VERSION,
-                num_objects: index.num_objects,
-                keyword_space: index.keyword_space,
-                num_postings: index.num_postings(),
-                max_object_len: index.max_object_len,
-                metadata: index.metadata,
-                file_bytes: len,
-            });
+        if got < 12 || &head[..8] != MAGIC {
+            return Err(bad(path, "not a genie index file (bad magic)"));
         }
-        let l = Layout::parse(&head, len).map_err(|r| bad(path, r))?;
-        let m = l.arrays[4];
-        let mut meta = vec![0u8; m.bytes as usize];
-        let mut file = file;
-        file.seek(std::io::SeekFrom::Start(m.at))
-            .and_then(|_| file.read_exact(&mut meta))
-            .map_err(io_err(path))?;
-        if checksum(&meta, l.chunk_log2, false).0 != m.sum {
-            return Err(bad(
-                path,
-                "metadata checksum mismatch: the file is corrupted",
-            ));
-        }
-        let metadata = String::from_utf8(meta).map_err(|_| bad(path, "metadata is not UTF-8"))?;
-        Ok(IndexSummary {
-            version: FORMAT_VERSION,
-            num_objects: l.num_objects,
-            keyword_space: l.keyword_space,
-            num_postings: l.num_postings,
-            max_object_len: l.max_object_len,
-            metadata,
-            file_bytes: len,
-        })
+        Ok(le_u32(&head, 8))
     }
 
     /// Parses the file format (either version) from its bytes, into memory; the error is a
     /// description of what is wrong.
     pub fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, String> {
-        if bytes.len() >= 12
-            && &bytes[..8] == MAGIC
-            && le_u32(bytes, 8) == super::legacy::FORMAT_VERSION
-        {
+        if is_version_one(bytes) {
             return Self::from_bytes_v1(bytes);
         }
         let head = &bytes[..bytes.len().min(ALIGN as usize)];
@@ -561,10 +511,9 @@ mod tests {
         let mapped = InvertedIndex::load(&path).expect("test setup");
         assert!(mapped.postings.is_mapped() && mapped.offsets.is_mapped());
         assert_eq!(mapped, idx);
-        let s = InvertedIndex::summary(&path).expect("test setup");
         assert_eq!(
-            (s.num_objects, s.num_postings, s.metadata.as_str()),
-            (3000, idx.num_postings(), "{\"k\":1}")
+            InvertedIndex::format_version(&path).expect("test setup"),
+            FORMAT_VERSION
         );
     }
 
@@ -579,10 +528,7 @@ mod tests {
         let loaded = InvertedIndex::load(&path).expect("test setup");
         assert!(!loaded.postings.is_mapped());
         assert_eq!(loaded, idx);
-        assert_eq!(
-            InvertedIndex::summary(&path).expect("test setup").version,
-            1
-        );
+        assert_eq!(InvertedIndex::format_version(&path).expect("test setup"), 1);
     }
 
     #[test]
