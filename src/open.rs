@@ -6,7 +6,7 @@
 
 use crate::data_error::DataError;
 use crate::kind::{IndexSource, Kind, KindIndex, OpenOptions, Placement, Registry};
-use crate::searcher::{backends, needs_parts};
+use crate::searcher::{backends, each_on_a_thread, needs_parts};
 use genie_core::parts::{is_manifest, open_parts};
 use genie_core::{Backend, DeviceChoice, GenieError, InvertedIndex, Method};
 use serde_json::Value;
@@ -105,28 +105,10 @@ pub fn place_on(
         return Ok(vec![Arc::from(index)]);
     }
     // the replicas open at once, one thread per device (context, kernels, upload)
-    std::thread::scope(|s| {
-        let opening: Vec<_> = backends
-            .into_iter()
-            .map(|b| {
-                let options = &options;
-                s.spawn(move || {
-                    loaded
-                        .kind
-                        .open(&loaded.source, Placement::Resident(b), options)
-                        .map(Arc::from)
-                })
-            })
-            .collect();
-        opening
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(DataError::Core(genie_core::GenieError::Internal(
-                        "a device's opening panicked".into(),
-                    )))
-                })
-            })
-            .collect()
+    each_on_a_thread(backends, "a device's opening", |b| {
+        loaded
+            .kind
+            .open(&loaded.source, Placement::Resident(b), &options)
+            .map(Arc::from)
     })
 }

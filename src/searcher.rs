@@ -42,21 +42,8 @@ pub fn backends(
             "CUDA driver and NVRTC found, devices counted in {:.1} ms",
             t.elapsed().as_secs_f64() * 1e3
         );
-        std::thread::scope(|s| {
-            let opening: Vec<_> = list
-                .into_iter()
-                .map(|i| {
-                    s.spawn(move || CudaBackend::new(i).map(|b| Box::new(b) as Box<dyn Backend>))
-                })
-                .collect();
-            opening
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(GenieError::Internal("opening a GPU panicked".into()))
-                    })
-                })
-                .collect()
+        each_on_a_thread(list, "opening a GPU", |i| {
+            CudaBackend::new(i).map(|b| Box::new(b) as Box<dyn Backend>)
         })
     };
     match device {
@@ -67,6 +54,32 @@ pub fn backends(
             Ok(vec![Box::new(CpuBackend::new()) as Box<dyn Backend>])
         }),
     }
+}
+
+/// `f` of every item, each on a thread of its own (devices open at once), the results in the
+/// items' order; the first error, or `what` panicked as an internal error.
+pub(crate) fn each_on_a_thread<I: Send, T: Send, E: From<GenieError> + Send>(
+    items: Vec<I>,
+    what: &str,
+    f: impl Fn(I) -> Result<T, E> + Sync,
+) -> Result<Vec<T>, E> {
+    std::thread::scope(|s| {
+        let running: Vec<_> = items
+            .into_iter()
+            .map(|item| {
+                let f = &f;
+                s.spawn(move || f(item))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(GenieError::Internal(format!("{what} panicked")).into())
+                })
+            })
+            .collect()
+    })
 }
 
 /// Whether an index of `bytes` must be split into parts to be searched on `backend` (a GPU
