@@ -11,19 +11,20 @@
 typedef unsigned short u16;
 typedef unsigned char u8;
 
-__device__ __forceinline__ int seq_advance(u64& pv, u64& mv, u64 eq, int hin, u64 high) {
-    const u64 xv = eq | mv;
-    if (hin < 0) eq |= 1ull;
-    const u64 xh = (((eq & pv) + pv) ^ pv) | eq;
-    u64 ph = mv | ~(xh | pv);
-    u64 mh = pv & xh;
+template <typename W>
+__device__ __forceinline__ int seq_advance(W& pv, W& mv, W eq, int hin, W high) {
+    const W xv = eq | mv;
+    if (hin < 0) eq |= (W)1;
+    const W xh = (((eq & pv) + pv) ^ pv) | eq;
+    W ph = mv | ~(xh | pv);
+    W mh = pv & xh;
     const int hout = (ph & high) ? 1 : ((mh & high) ? -1 : 0);
     ph <<= 1;
     mh <<= 1;
     if (hin < 0) {
-        mh |= 1ull;
+        mh |= (W)1;
     } else if (hin > 0) {
-        ph |= 1ull;
+        ph |= (W)1;
     }
     pv = mh | ~(xv | ph);
     mv = ph & xv;
@@ -39,18 +40,7 @@ __device__ __forceinline__ u32 seq_distance_one(const u64* peq, u32 m, const u16
     const W high = (W)1 << (m - 1);
     W pv = ~(W)0, mv = (W)0;
     u32 score = m;
-    for (u32 i = 0; i < len; ++i) {
-        const W eq = (W)peq[text[i]];
-        const W xv = eq | mv;
-        const W xh = (((eq & pv) + pv) ^ pv) | eq;
-        W ph = mv | ~(xh | pv);
-        W mh = pv & xh;
-        score += (ph & high) ? 1u : ((mh & high) ? 0xffffffffu : 0u);
-        ph = (ph << 1) | (W)1;
-        mh <<= 1;
-        pv = mh | ~(xv | ph);
-        mv = ph & xv;
-    }
+    for (u32 i = 0; i < len; ++i) score += seq_advance<W>(pv, mv, (W)peq[text[i]], 1, high);
     return score;
 }
 
@@ -70,7 +60,7 @@ __device__ u32 seq_distance(const u64* peq, u32 words, u32 m, const u16* __restr
     for (u32 i = 0; i < len; ++i) {
         const u64* eq = peq + (u64)text[i] * words;
         int h = 1;
-        for (u32 b = 0; b < words; ++b) h = seq_advance(pv[b], mv[b], eq[b], h, b + 1 == words ? last_high : (1ull << 63));
+        for (u32 b = 0; b < words; ++b) h = seq_advance<u64>(pv[b], mv[b], eq[b], h, b + 1 == words ? last_high : (1ull << 63));
         score += h;
     }
     return score;
