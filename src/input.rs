@@ -343,6 +343,15 @@ impl LineReader {
         }
     }
 
+    /// The next query line's items (see [`parse_query_line`]), or `None` at the end of the file.
+    pub fn next_query(&mut self) -> Result<Option<Query>, InputError> {
+        let parsed = match self.next_line()? {
+            None => return Ok(None),
+            Some(line) => parse_query_line(line),
+        };
+        parsed.map(Some).map_err(|e| self.token_error(e))
+    }
+
     /// Reads the next object's keywords into `out`; `false` at the end of the file.
     pub fn next_object(&mut self, out: &mut Vec<Keyword>) -> Result<bool, InputError> {
         let parsed = match self.next_line()? {
@@ -487,6 +496,22 @@ mod tests {
             e.to_string(),
             r#"q.txt:3: bad keyword "x": expected an unsigned 32-bit integer"#
         );
+    }
+
+    #[test]
+    fn queries_with_errors() {
+        let mut r = reader(b"7 10-20 3:2\n\n4-x\n");
+        let q = r.next_query().expect("query 0").expect("a line");
+        assert_eq!(q, parse_query_line("7 10-20 3:2").expect("valid"));
+        assert!(r
+            .next_query()
+            .expect("query 1")
+            .expect("a line")
+            .items
+            .is_empty());
+        let e = r.next_query().expect_err("query 2");
+        assert!(e.to_string().starts_with("q.txt:3: "), "{e}");
+        assert!(r.next_query().expect("the end").is_none());
     }
 
     #[test]

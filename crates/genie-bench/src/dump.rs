@@ -269,16 +269,11 @@ pub fn run(args: &DumpArgs) -> anyhow::Result<()> {
         InvertedIndex::load(&args.index)
             .with_context(|| format!("cannot open {}", args.index.display()))?,
     );
-    let text = std::fs::read_to_string(&args.queries)
-        .with_context(|| format!("cannot read {}", args.queries.display()))?;
-    let queries = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            genie::input::parse_query_line(l)
-                .map_err(|e| anyhow::anyhow!("{} line {}: {e}", args.queries.display(), i + 1))
-        })
-        .collect::<anyhow::Result<Vec<Query>>>()?;
+    let mut reader = genie::input::LineReader::open(&args.queries)?;
+    let mut queries = Vec::new();
+    while let Some(q) = reader.next_query()? {
+        queries.push(q);
+    }
     let backend: Box<dyn Backend> = match args.device.as_str() {
         "cpu" => Box::new(CpuBackend::new()),
         "gpu" => Box::new(CudaBackend::new(0)?),
