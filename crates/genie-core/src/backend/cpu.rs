@@ -3,7 +3,7 @@
 //! postings are many for the objects is counted over tiles of objects instead
 //! ([`super::cpu_tiles`]), with the same answers.
 
-use super::cpu_tiles::{tiled_query, TileScratch};
+use super::cpu_tiles::{merge_top_k, tiled_query, TileScratch};
 use super::{Backend, Method, ResidentIndex, SearchParams};
 use crate::baseline::run_query_count_table;
 use crate::cpq::run_query;
@@ -11,11 +11,43 @@ use crate::error::Result;
 use crate::index::{InvertedIndex, PreparedQuery};
 use crate::model::Hit;
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::Arc;
 
-/// A query with at least `objects / TILED_SHARE` postings is counted over tiles: the tiles
-/// then scan their counters for fewer than `TILED_SHARE` objects per posting.
-pub const TILED_SHARE: u64 = 16;
+/// The CPU's cost model: nanoseconds per unit of work of each path on one core, measured by
+/// the criterion benches of `benches/cpu_kernels.rs` (and on the device by `genie-bench --mode
+/// cpu`); a query goes the way the model finds cheaper. Only the ratios matter.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuCosts {
+    /// The tiled count, per posting counted.
+    pub tiled_posting_ns: f64,
+    /// The tiled count, per object of the index scanned for the top-k (and cleared).
+    pub tiled_object_ns: f64,
+    /// The c-PQ, per posting counted.
+    pub cpq_posting_ns: f64,
+}
+
+impl Default for CpuCosts {
+    fn default() -> Self {
+        Self {
+            tiled_posting_ns: 0.9,
+            tiled_object_ns: 0.15,
+            cpq_posting_ns: 5.0,
+        }
+    }
+}
+
+impl CpuCosts {
+    /// Whether a query of `postings` postings over `objects` objects counts faster over tiles.
+    pub fn tiles_pay(&self, postings: u64, objects: u64) -> bool {
+        let tiled = self.tiled_posting_ns * postings as f64 + self.tiled_object_ns * objects as f64;
+        tiled < self.cpq_posting_ns * postings as f64
+    }
+}
+
+/// The fewest objects of a part of a tiled query's objects (two 16-bit tiles): below it, the
+/// parts' own costs (each list's slice found, a top-k each) outweigh the threads' gain.
+const MIN_PART: u32 = 1 << 18;
 
 /// Default working-memory budget of a CPU batch.
 pub const CPU_DEFAULT_BUDGET: u64 = 2 << 30;
@@ -79,27 +111,137 @@ impl ResidentIndex for CpuResident {
         batch: &[PreparedQuery],
         params: &SearchParams,
     ) -> Result<Vec<Vec<Hit>>> {
-        let wl = self.index.work_list(batch, params.sublist_len);
-        let n = u64::from(self.index.num_objects());
-        (0..batch.len())
+        let index = &*self.index;
+        let n = index.num_objects();
+        let costs = CpuCosts::default();
+        let tiled: Vec<bool> = batch
+            .iter()
+            .map(|q| {
+                params.cpu_tiles
+                    && params.method == Method::Cpq
+                    && costs.tiles_pay(postings_of(index, q), u64::from(n))
+            })
+            .collect();
+        // the tiled queries, each cut into parts of the objects when the batch alone would leave
+        // threads idle (a part at least a tile's worth of objects)
+        let threads = rayon::current_num_threads();
+        let num_tiled = tiled.iter().filter(|&&t| t).count();
+        let parts = if num_tiled == 0 {
+            1
+        } else {
+            let by_threads = threads.div_ceil(num_tiled);
+            let by_size = n.div_ceil(MIN_PART).max(1) as usize;
+            by_threads.min(by_size).max(1) as u32
+        };
+        let step = n.div_ceil(parts).max(1);
+        let jobs: Vec<(usize, Range<u32>)> = (0..batch.len())
+            .filter(|&q| tiled[q])
+            .flat_map(|q| {
+                (0..parts).map(move |p| (q, p * step..(p * step).saturating_add(step).min(n)))
+            })
+            .collect();
+        let mut part_hits: Vec<Vec<Hit>> = jobs
+            .par_iter()
+            .map_init(TileScratch::default, |scratch, (q, objects)| {
+                tiled_query(index, &batch[*q], params.k, objects.clone(), scratch)
+            })
+            .collect();
+        // the other queries by the c-PQ (or the count table), over a work list of their own
+        let rest: Vec<usize> = (0..batch.len()).filter(|&q| !tiled[q]).collect();
+        let rest_batch: Vec<PreparedQuery> = rest.iter().map(|&q| batch[q].clone()).collect();
+        let wl = index.work_list(&rest_batch, params.sublist_len);
+        let rest_hits: Vec<Vec<Hit>> = (0..rest.len())
             .into_par_iter()
-            .map_init(TileScratch::default, |scratch, q| {
-                let tasks = wl.of_query(q);
-                let postings: u64 = tasks.iter().map(|t| u64::from(t.len)).sum();
-                if params.cpu_tiles && params.method == Method::Cpq && postings * TILED_SHARE >= n {
-                    return Ok(tiled_query(&self.index, &batch[q], params.k, scratch));
-                }
+            .map(|r| {
+                let tasks = wl.of_query(r);
                 match params.method {
                     Method::Cpq => run_query(
-                        &self.index,
+                        index,
                         tasks,
                         params.k,
-                        batch[q].bound,
+                        rest_batch[r].bound,
                         params.table_factor,
                     ),
-                    Method::CountTable => run_query_count_table(&self.index, tasks, params.k),
+                    Method::CountTable => run_query_count_table(index, tasks, params.k),
                 }
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        let mut out = vec![Vec::new(); batch.len()];
+        for (r, hits) in rest.into_iter().zip(rest_hits) {
+            out[r] = hits;
+        }
+        for (q, chunk) in (0..batch.len())
+            .filter(|&q| tiled[q])
+            .zip(part_hits.chunks_mut(parts as usize))
+        {
+            out[q] = if parts == 1 {
+                std::mem::take(&mut chunk[0])
+            } else {
+                merge_top_k(chunk.iter_mut().map(std::mem::take), params.k)
+            };
+        }
+        Ok(out)
+    }
+}
+
+/// The postings a query reads (its items' slices of the List Array).
+fn postings_of(index: &InvertedIndex, query: &PreparedQuery) -> u64 {
+    query
+        .items
+        .iter()
+        .filter_map(|item| index.slice_of(item.lo, item.hi))
+        .map(|(a, b)| b - a)
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Engine, IndexBuilder, Item, Query};
+
+    /// A batch smaller than the threads cuts its tiled queries into parts of the objects; the
+    /// merged answers are the c-PQ's, whatever the threads.
+    #[test]
+    fn parts_of_a_small_batch_give_the_cpq_answers() {
+        let n = 3 * MIN_PART + 12_345;
+        let mut b = IndexBuilder::new();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..n {
+            let mut kws = Vec::new();
+            for _ in 0..4 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                kws.push((x % 40) as u32);
+            }
+            b.push_object(&kws).expect("object");
+        }
+        let index = Arc::new(b.build().expect("index"));
+        let queries: Vec<Query> = (0..3)
+            .map(|q| Query {
+                items: vec![
+                    Item::new(q, q + 9, 1).expect("item"),
+                    Item::new(20 + q, 22 + q, 2).expect("item"),
+                ],
+            })
+            .collect();
+        let cpq = SearchParams {
+            cpu_tiles: false,
+            ..SearchParams::top_k(50)
+        };
+        let engine = Engine::with_backend(index, &CpuBackend::new()).expect("engine");
+        let want = engine.search(&queries, &cpq).expect("c-PQ");
+        for threads in [1, 3, 8] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            for batch in [&queries[..1], &queries[..]] {
+                let got = pool
+                    .install(|| engine.search(batch, &SearchParams::top_k(50)))
+                    .expect("tiles");
+                assert_eq!(got, want[..batch.len()], "{threads} threads");
+            }
+        }
     }
 }

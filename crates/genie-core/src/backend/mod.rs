@@ -3,11 +3,11 @@
 //! backend is the reference; the CUDA backend must return identical results.
 
 mod cpu;
-mod cpu_tiles;
+pub mod cpu_tiles;
 pub mod cuda;
 mod device;
 
-pub use cpu::CpuBackend;
+pub use cpu::{CpuBackend, CpuCosts};
 pub use cuda::{
     cuda_probe, kernels, CellCodesRef, CodebookRef, CudaBackend, GpuSequences, GpuVectors, ScanJob,
     ScanTimes, SeqJob, VectorDistance, Within, SEQ_BINS, SEQ_MAX_WORDS,
