@@ -25,8 +25,8 @@ pub mod plugin;
 
 pub use backend::StageTimes;
 pub use backend::{
-    select_backend, Backend, CpuBackend, CudaBackend, DeviceChoice, Method, ResidentIndex,
-    SearchParams,
+    select_backend, Backend, CpuBackend, CpuCosts, CudaBackend, DeviceChoice, Method,
+    ResidentIndex, SearchParams,
 };
 pub use engine::Engine;
 pub use error::{GenieError, Result};

@@ -4,7 +4,7 @@
 //! contract order (count descending, then id ascending). Exact, so its answers are the c-PQ's.
 
 use crate::index::{InvertedIndex, PreparedQuery};
-use crate::model::Hit;
+use crate::model::{contract_order, sort_and_cut, Hit};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
@@ -83,16 +83,10 @@ pub fn tiled_query(
     hits
 }
 
-/// Count descending, then id ascending.
-fn contract_order(a: &Hit, b: &Hit) -> std::cmp::Ordering {
-    b.count.cmp(&a.count).then(a.id.cmp(&b.id))
-}
-
 /// The top-`k` of the union of disjoint parts' top-`k` lists.
 pub fn merge_top_k(parts: impl IntoIterator<Item = Vec<Hit>>, k: u32) -> Vec<Hit> {
     let mut all: Vec<Hit> = parts.into_iter().flatten().collect();
-    all.sort_unstable_by(contract_order);
-    all.truncate(k as usize);
+    sort_and_cut(&mut all, k as usize);
     all
 }
 
@@ -127,8 +121,8 @@ counter!(u8);
 counter!(u16);
 counter!(u32);
 
-/// Counters scanned at a time for a count above the worst kept (a vector's width of bytes).
-const SCAN: usize = 32;
+/// Counters scanned at a time for a count above the worst kept (a few vectors' width).
+const SCAN: usize = 128;
 
 /// Counts `lists` (each its next posting, end and weight) over `objects` in tiles of
 /// [`TILE_BYTES`] of counters and offers each tile's counts to `best`, the `k` best so far.
@@ -234,6 +228,11 @@ fn offer_tile<C: Counter>(counts: &mut [C], tile_start: u32, k: u32, best: &mut 
             0
         };
         let top = run.iter().copied().max().unwrap_or_default().get();
+        if top == 0 {
+            // nothing counted here: nothing to offer, nothing to clear
+            base += run.len() as u32;
+            continue;
+        }
         if top > floor {
             for (i, c) in run.iter().enumerate() {
                 let count = c.get();
