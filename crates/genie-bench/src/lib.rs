@@ -6,13 +6,15 @@
 //! and genie's rows on them are measured by [`ann_genie`] (`--mode vectors`). [`ann_e2lsh`] is
 //! `--mode ann`, [`vecs`] the `.fvecs`/`.ivecs` files shared with the peers. [`write_keywords`]
 //! writes the SIFT-like keyword objects in every input format of `genie build`
-//! (`--mode write-keywords`).
+//! (`--mode write-keywords`); [`cpu_suite`] times the CPU backend on the suite's keyword workloads
+//! (`--mode cpu`, no GPU needed).
 #![deny(missing_docs)]
 
 pub mod ann_e2lsh;
 pub mod ann_genie;
 pub mod chart_kit;
 pub mod charts_ann;
+pub mod cpu_suite;
 pub mod csv_rows;
 pub mod dump;
 pub mod kind_bench;

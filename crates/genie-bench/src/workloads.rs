@@ -9,6 +9,58 @@ use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// A keyword-level workload of the suite: its name, the paper's Table I figures (TITAN X, 1,024
+/// queries: index build, index transfer, query transfer, match, select, in s) and its generator.
+pub struct SuiteJob {
+    /// The workload's name, e.g. `SIFT-like`.
+    pub name: &'static str,
+    /// The paper's Table I figures.
+    pub paper: [f64; 5],
+    /// Generates the index and `nq` queries (the argument of [`keyword_suite`]).
+    pub make: Box<dyn Fn() -> Result<(InvertedIndex, Vec<Query>)> + Send + Sync>,
+}
+
+/// The paper's section VI-A keyword-level workloads at its sizes divided by `scale` (LSH
+/// signatures, words and intervals generated from `seed`), each with `nq` queries.
+pub fn keyword_suite(scale: usize, nq: usize, seed: u64) -> Vec<SuiteJob> {
+    let scale = scale.max(1);
+    vec![
+        SuiteJob {
+            name: "OCR-like",
+            paper: [81.39, 0.53, 0.015, 2.60, 0.004],
+            make: Box::new(move || {
+                attribute_workload(3_500_000 / scale, 237, 8192, 0, nq, seed, |r| {
+                    r.random_range(0..8192)
+                })
+            }),
+        },
+        SuiteJob {
+            name: "SIFT-like",
+            paper: [47.73, 0.34, 0.018, 7.04, 0.003],
+            make: Box::new(move || {
+                attribute_workload(4_500_000 / scale, 237, 67, 0, nq, seed, |r| {
+                    r.random_range(0..67)
+                })
+            }),
+        },
+        SuiteJob {
+            name: "Tweets-like",
+            paper: [12.10, 0.088, 0.0004, 1.19, 0.003],
+            make: Box::new(move || document_workload(6_800_000 / scale, 100_000, nq, seed)),
+        },
+        SuiteJob {
+            name: "Adult-x20-like",
+            paper: [1.06, 0.011, 0.0004, 1.82, 0.009],
+            make: Box::new(move || {
+                // skewed numeric attributes: a triangular distribution over the 1,024 intervals
+                attribute_workload(980_000 / scale, 14, 1024, 50, nq, seed, |r| {
+                    (r.random_range(0..512) + r.random_range(0..512)) as u32
+                })
+            }),
+        },
+    ]
+}
+
 /// Objects of `dims` attributes, each a value in `0..values` drawn by `value`, and queries that
 /// keep each attribute of a random object with probability 1/2 (else draw again), as ranges of
 /// +- `radius` values.

@@ -21,7 +21,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use genie_bench::workloads::{attribute_workload, document_workload, sequence_workload};
+use genie_bench::workloads::sequence_workload;
 use genie_core::backend::cuda::{measure_ceilings, Ceilings};
 use genie_core::{
     Backend, CpuBackend, CudaBackend, Engine, Hit, IndexBuilder, InvertedIndex, Method, Query,
@@ -342,6 +342,11 @@ fn main() -> Result<()> {
         // the keyword workload as files of every input format (genie_bench::write_keywords)
         let args = genie_bench::write_keywords::WriteArgs::parse();
         return genie_bench::write_keywords::run(&args);
+    }
+    if mode_is("cpu", std::env::args()) {
+        // the CPU backend on the suite's keyword workloads (genie_bench::cpu_suite)
+        let args = genie_bench::cpu_suite::CpuArgs::parse();
+        return genie_bench::cpu_suite::run(&args);
     }
     if kind_mode(std::env::args()) {
         // any kind's index and text queries, with the kind's stages (genie_bench::kind_bench)
@@ -780,45 +785,9 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         "Gpost/s",
         "MB/q"
     );
-    type Gen = Box<dyn Fn() -> Result<(InvertedIndex, Vec<Query>)>>;
-    let seed = args.seed;
     let gen_nq = args.curve.iter().copied().fold(nq, usize::max);
-    let jobs: Vec<(&'static str, [f64; 5], Gen)> = vec![
-        (
-            "OCR-like",
-            [81.39, 0.53, 0.015, 2.60, 0.004],
-            Box::new(move || {
-                attribute_workload(3_500_000 / scale, 237, 8192, 0, gen_nq, seed, |r| {
-                    r.random_range(0..8192)
-                })
-            }),
-        ),
-        (
-            "SIFT-like",
-            [47.73, 0.34, 0.018, 7.04, 0.003],
-            Box::new(move || {
-                attribute_workload(4_500_000 / scale, 237, 67, 0, gen_nq, seed, |r| {
-                    r.random_range(0..67)
-                })
-            }),
-        ),
-        (
-            "Tweets-like",
-            [12.10, 0.088, 0.0004, 1.19, 0.003],
-            Box::new(move || document_workload(6_800_000 / scale, 100_000, gen_nq, seed)),
-        ),
-        (
-            "Adult-x20-like",
-            [1.06, 0.011, 0.0004, 1.82, 0.009],
-            Box::new(move || {
-                // skewed numeric attributes: a triangular distribution over the 1,024 intervals
-                attribute_workload(980_000 / scale, 14, 1024, 50, gen_nq, seed, |r| {
-                    (r.random_range(0..512) + r.random_range(0..512)) as u32
-                })
-            }),
-        ),
-    ];
-    for (name, paper, make) in jobs {
+    for job in genie_bench::workloads::keyword_suite(scale, gen_nq, args.seed) {
+        let (name, paper, make) = (job.name, job.paper, job.make);
         let t = Instant::now();
         let (index, mut queries) = make()?;
         let build_s = t.elapsed().as_secs_f64();

@@ -1,0 +1,206 @@
+//! `genie-bench --mode cpu`: the CPU backend on the suite's keyword-level workloads
+//! ([`crate::workloads::keyword_suite`]), on any machine (no GPU needed). Per workload and
+//! thread count it times the CPU's default path (the cost model's choice: the tiled count for
+//! these workloads) on every query, and the c-PQ and the count table of the paper on a prefix of
+//! them, checks that all three give the same hits, and reports queries/s and G postings/s per
+//! core. `--dump DIR` writes each workload with genie's top-k counts for
+//! `bench/peers/scipy_csr.py --load DIR` (the SciPy peer of the same run).
+
+use crate::workloads::keyword_suite;
+use anyhow::{bail, Context, Result};
+use genie_core::{CpuBackend, Engine, Hit, InvertedIndex, Method, Query, SearchParams};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The command line of `genie-bench --mode cpu`.
+#[derive(clap::Parser, Debug, Clone)]
+#[command(
+    name = "genie-bench --mode cpu",
+    about = "the CPU backend (tiled count, c-PQ, count table) on the suite's keyword workloads"
+)]
+pub struct CpuArgs {
+    /// The mode; always `cpu` here.
+    #[arg(long, default_value = "cpu")]
+    pub mode: String,
+    /// The workloads' sizes divided by this (1: the paper's sizes).
+    #[arg(long, default_value_t = 1)]
+    pub scale_div: usize,
+    /// Queries per workload (the default path runs them all).
+    #[arg(long, default_value_t = 1024)]
+    pub queries: usize,
+    /// Queries of the c-PQ and the count table (a prefix of the others; their hits are compared).
+    #[arg(long, default_value_t = 64)]
+    pub reference_queries: usize,
+    /// Hits per query.
+    #[arg(long, default_value_t = 100)]
+    pub k: u32,
+    /// Thread counts to run, comma-separated (default: the machine's cores).
+    #[arg(long, value_delimiter = ',')]
+    pub threads: Vec<usize>,
+    /// Timed runs of each measurement after an untimed one; the best is reported.
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Only these workloads (comma-separated names, e.g. SIFT-like,Tweets-like).
+    #[arg(long, value_delimiter = ',')]
+    pub workloads: Vec<String>,
+    /// Seed of the generated data (the suite's default, so the data are the GPU suite's).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Write each workload for the SciPy peer into DIR/<workload>/.
+    #[arg(long, value_name = "DIR")]
+    pub dump: Option<PathBuf>,
+    /// Write the rows as CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+/// One timed measurement.
+struct Timed {
+    wall_s: f64,
+    hits: Vec<Vec<Hit>>,
+}
+
+/// Searches `qs` on `engine` in `pool`: one untimed run, then the best of `repeats`.
+fn timed(
+    pool: &rayon::ThreadPool,
+    engine: &Engine,
+    qs: &[Query],
+    params: &SearchParams,
+    repeats: usize,
+) -> Result<Timed> {
+    let mut hits = pool.install(|| engine.search(qs, params))?;
+    let mut best = f64::INFINITY;
+    for _ in 0..repeats.max(1) {
+        let t = Instant::now();
+        hits = pool.install(|| engine.search(qs, params))?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(Timed { wall_s: best, hits })
+}
+
+fn postings_of(index: &InvertedIndex, qs: &[Query]) -> u64 {
+    qs.iter()
+        .flat_map(|q| &q.items)
+        .filter_map(|it| index.slice_of(it.lo, it.hi))
+        .map(|(a, b)| b - a)
+        .sum()
+}
+
+/// Runs the mode; prints the table (and writes the CSV and dumps when asked).
+pub fn run(args: &CpuArgs) -> Result<()> {
+    let threads = if args.threads.is_empty() {
+        vec![std::thread::available_parallelism().map_or(1, |n| n.get())]
+    } else {
+        args.threads.clone()
+    };
+    if let Some(root) = &args.dump {
+        std::fs::create_dir_all(root)
+            .with_context(|| format!("--dump: cannot create the folder {}", root.display()))?;
+    }
+    let header =
+        "workload,objects,threads,path,queries,wall_s,qps,gpostings_per_s,gpostings_per_s_per_core";
+    let mut csv = format!("{header}\n");
+    let mut table = format!(
+        "{:<15} {:>9} {:>7} {:<12} {:>7} {:>9} {:>9} {:>9} {:>10}\n",
+        "workload",
+        "objects",
+        "threads",
+        "path",
+        "queries",
+        "wall_s",
+        "q/s",
+        "Gpost/s",
+        "Gpost/s/c"
+    );
+    let jobs = keyword_suite(args.scale_div, args.queries, args.seed);
+    for job in jobs {
+        if !args.workloads.is_empty() && !args.workloads.iter().any(|w| w == job.name) {
+            continue;
+        }
+        let t = Instant::now();
+        let (index, queries) = (job.make)()?;
+        let index = Arc::new(index);
+        println!(
+            "{}: {} objects, {} postings, {} queries, generated in {:.1} s",
+            job.name,
+            index.num_objects(),
+            index.num_postings(),
+            queries.len(),
+            t.elapsed().as_secs_f64()
+        );
+        let engine = Engine::with_backend(index.clone(), &CpuBackend::new())?;
+        let nr = args.reference_queries.min(queries.len());
+        let mut default_hits = None;
+        for &t in &threads {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
+            let runs = [
+                ("default", SearchParams::top_k(args.k), queries.len()),
+                (
+                    "c-PQ",
+                    SearchParams {
+                        cpu_tiles: false,
+                        ..SearchParams::top_k(args.k)
+                    },
+                    nr,
+                ),
+                (
+                    "count table",
+                    SearchParams::top_k(args.k).with_method(Method::CountTable),
+                    nr,
+                ),
+            ];
+            let mut reference: Option<Vec<Vec<Hit>>> = None;
+            for (path, params, nq) in runs {
+                let qs = &queries[..nq];
+                let r = timed(&pool, &engine, qs, &params, args.repeats)?;
+                match &reference {
+                    None => reference = Some(r.hits.clone()),
+                    Some(want) if want[..nq] != r.hits[..] => {
+                        bail!("{}: {path} differs from the default path", job.name)
+                    }
+                    Some(_) => {}
+                }
+                let gps = postings_of(&index, qs) as f64 / r.wall_s / 1e9;
+                let qps = nq as f64 / r.wall_s;
+                writeln!(
+                    table,
+                    "{:<15} {:>9} {:>7} {:<12} {:>7} {:>9.4} {:>9.0} {:>9.2} {:>10.3}",
+                    job.name,
+                    index.num_objects(),
+                    t,
+                    path,
+                    nq,
+                    r.wall_s,
+                    qps,
+                    gps,
+                    gps / t as f64
+                )?;
+                writeln!(
+                    csv,
+                    "{},{},{t},{path},{nq},{:.5},{:.1},{:.4},{:.4}",
+                    job.name,
+                    index.num_objects(),
+                    r.wall_s,
+                    qps,
+                    gps,
+                    gps / t as f64
+                )?;
+                if path == "default" && default_hits.is_none() {
+                    default_hits = Some(r.hits);
+                }
+            }
+        }
+        if let (Some(root), Some(hits)) = (&args.dump, &default_hits) {
+            let dir = root.join(job.name);
+            crate::dump::dump_workload(&dir, job.name, &index, &queries, hits, args.k)?;
+            println!("{} dumped to {}", job.name, dir.display());
+        }
+    }
+    if let Some(path) = &args.csv {
+        std::fs::write(path, &csv).with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!("\n{table}");
+    Ok(())
+}
