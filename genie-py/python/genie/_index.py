@@ -129,10 +129,11 @@ class Index(_Base):
         ``(nq, k)``: counts uint32, ids int64, ``-1`` (count 0) where a query has fewer hits;
         hits by count descending, then id ascending (the order of `genie search`).
 
-        ``queries``: a list with one query per element, an array of keywords, a tuple
-        ``(lo, hi)`` or ``(lo, hi, weight)`` of arrays (inclusive ranges and their weights), or a
-        line of `genie search`'s text form (``"7 10-20 3:2"``); or a tuple ``(offsets,
-        keywords)`` or ``(offsets, lo, hi, weight)``, a CSR of all queries (read in place).
+        ``queries``: a list with one query per element, an array of keywords or a tuple
+        ``(lo, hi)`` or ``(lo, hi, weight)`` of arrays (inclusive ranges and their weights); a
+        list of lines of `genie search`'s text form (``"7 10-20 3:2"``); or a tuple
+        ``(offsets, keywords)`` or ``(offsets, lo, hi, weight)``, a CSR of all queries (read in
+        place; :func:`genie.read_queries` reads a queries file so).
         ``device``: ``"auto"``, ``"cpu"``, ``"gpu"`` or ``"gpu:N"`` (default: the
         ``GENIE_DEVICE`` environment variable, else auto, as the `genie` program); the index is
         placed on a device the first time it is searched there. ``min_count``: only hits of at
