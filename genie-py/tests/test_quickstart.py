@@ -15,3 +15,13 @@ def test_quickstart_runs(tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert "ids" in res.stdout
+
+
+def test_readme_python_example_runs(tmp_path, monkeypatch):
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## Python") :]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start : section.index("```\n", start)]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    assert (tmp_path / "demo.genie").is_file()
