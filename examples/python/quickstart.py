@@ -14,7 +14,9 @@ index.save("demo.genie")  # the file `genie search --index demo.genie` reads
 print("loaded:", genie.load("demo.genie"), "on", index.backend())
 
 # table rows, queried by conditions
-df = pd.DataFrame({"age": [25, 38, 52, 33], "workclass": ["Private", "State-gov", "Private", "Private"]})
+df = pd.DataFrame(
+    {"age": [25, 38, 52, 33], "workclass": ["Private", "State-gov", "Private", "Private"]}
+)
 counts, ids = genie.TableIndex(df).search([{"age": (30, 40), "workclass": "Private"}], k=2)
 print("table: ids", ids.tolist(), "conditions met", counts.tolist())
 

@@ -142,7 +142,8 @@ class Index(_Base):
         return self._search(queries, k, device, min_count, {}, False)[:2]
 
     def _search(self, queries, k, device, min_count, options, as_json) -> Any:
-        if isinstance(queries, (list, tuple)) and queries and all(isinstance(x, str) for x in queries):
+        texts = isinstance(queries, (list, tuple)) and len(queries) > 0
+        if texts and all(isinstance(x, str) for x in queries):
             return super()._search(list(queries), k, device, min_count, options, as_json)
         offsets, lo, hi, w = q.keyword_items(queries)
         return self._handle.search_items(offsets, lo, hi, w, k, min_count, device, as_json)
@@ -184,8 +185,10 @@ class VectorIndex(_Base):
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest vectors found for each row of ``xq``: ``(distances, ids)`` of shape
         ``(nq, k)``, distances float32 ascending (``inf`` and id ``-1`` where there are fewer
-        hits). Options: ``candidates`` (how many candidates are re-ranked), and for codebook
-        indexes ``probes``, ``entries``, ``levels``."""
+        hits): the family's own distance (Euclidean for ``e2lsh``, not squared as faiss's
+        ``IndexFlatL2`` gives it; L1 for ``l1`` and ``rbh``; the cosine distance for ``srp``).
+        Options: ``candidates`` (how many candidates are re-ranked), and for codebook indexes
+        ``probes``, ``entries``, ``levels``."""
         _, ids, dist, _ = self._search(xq, k, device, min_count, options, False)
         if dist is None:
             dist = np.full(ids.shape, np.inf)

@@ -28,7 +28,8 @@ class Client:
 
     def _request(self, path: str, body: Optional[dict] = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method="GET" if data is None else "POST")
+        method = "GET" if data is None else "POST"
+        req = urllib.request.Request(self.url + path, data=data, method=method)
         if data is not None:
             req.add_header("content-type", "application/json")
         if self.token:
