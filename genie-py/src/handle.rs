@@ -11,6 +11,7 @@ use genie::kind::{Answer, KindIndex, Options, Prepared, Registry, Request};
 use genie::open::{self, Loaded, OpenSpec};
 use numpy::PyReadonlyArray2;
 use pyo3::prelude::*;
+use rayon::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -106,8 +107,12 @@ impl Handle {
             let mut start = 0;
             while start < n {
                 let end = (start + CHUNK).min(n);
+                // parsed on all cores; the first bad query in order is the one reported
                 let queries = (start..end)
+                    .into_par_iter()
                     .map(|i| parse(index.as_ref(), i))
+                    .collect::<Vec<_>>()
+                    .into_iter()
                     .collect::<Result<Vec<_>, _>>()?;
                 let batch: Vec<Request<'_>> = queries
                     .iter()
