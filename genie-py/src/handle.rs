@@ -9,7 +9,7 @@ use genie::core::{DeviceChoice, Item, Query};
 use genie::data_error::DataError;
 use genie::kind::{Answer, KindIndex, Options, Prepared, Registry, Request};
 use genie::open::{self, Loaded, OpenSpec};
-use numpy::PyReadonlyArray2;
+use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use serde_json::Value;
@@ -372,11 +372,19 @@ impl Handle {
         json: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = options_of(options).map_err(to_py)?;
-        let view = queries.as_array();
-        let rows: Vec<Vec<f32>> = view.outer_iter().map(|r| r.to_vec()).collect();
+        let (n, dim) = (queries.shape()[0], queries.shape()[1]);
+        // the rows read in place when the array is in C order, else copied once
+        let owned;
+        let data: &[f32] = match queries.as_slice() {
+            Ok(s) => s,
+            Err(_) => {
+                owned = queries.as_array().iter().copied().collect::<Vec<f32>>();
+                &owned
+            }
+        };
         let parse = |index: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
             let raw = Value::Array(
-                rows[i]
+                data[i * dim..(i + 1) * dim]
                     .iter()
                     .map(|&x| {
                         serde_json::Number::from_f64(f64::from(x))
@@ -386,7 +394,7 @@ impl Handle {
             );
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
-        let answers = self.answers(py, rows.len(), parse, k, min_count, device)?;
+        let answers = self.answers(py, n, parse, k, min_count, device)?;
         Self::output(py, &answers, k, json)
     }
 
