@@ -47,6 +47,10 @@ def test_vectors_as_faiss_and_the_program(cli, device, tmp_path):
     assert again.search_json(xq, 5, device=device) == index.search_json(xq, 5, device=device)
     with pytest.raises(ValueError, match="dimension"):
         index.search(xq[:, :8], 5)
+    bad = xq.copy()
+    bad[1, 3] = np.nan
+    with pytest.raises(ValueError, match="query 1: element 3: expected a finite"):
+        index.search(bad, 5)
     with pytest.raises(ValueError, match="lsh"):
         genie.VectorIndex(x, lsh="cosine")
 
