@@ -59,6 +59,27 @@ pub fn load(registry: &Registry, path: &Path) -> Result<Loaded, DataError> {
     })
 }
 
+/// An index built in memory and not (yet) saved, with its kind, ready to be placed like a loaded
+/// file; `path` stands for it in messages and is where its kind would look for side files (the
+/// keyword kind has none). For a program that builds indexes from data it holds (the Python
+/// package).
+pub fn in_memory(
+    registry: &Registry,
+    index: InvertedIndex,
+    path: &Path,
+) -> Result<Loaded, DataError> {
+    let metadata: Value = serde_json::from_str(index.metadata()).unwrap_or_default();
+    let kind = Arc::clone(registry.of_metadata(&metadata)?);
+    Ok(Loaded {
+        source: IndexSource {
+            path: path.to_path_buf(),
+            index: Some(Arc::new(index)),
+            metadata,
+        },
+        kind,
+    })
+}
+
 /// Opens the devices of `spec` on another thread (GPU contexts and kernels take a few hundred
 /// milliseconds, as long as loading a large index or longer); join it for [`place_on`].
 pub fn open_backends(
@@ -111,4 +132,33 @@ pub fn place_on(
             .open(&loaded.source, Placement::Resident(b), &options)
             .map(Arc::from)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kind::{keywords::build_csr, Options, Request};
+
+    #[test]
+    fn an_index_in_memory_is_placed_and_searched() {
+        let index = build_csr(&[0, 3, 3, 7], &[1, 4, 7, 2, 4, 4, 8], "mem").expect("index");
+        let loaded = in_memory(&Registry::default(), index, Path::new("mem")).expect("kind");
+        assert_eq!(loaded.kind.name(), "keywords");
+        let spec = OpenSpec {
+            device: DeviceChoice::Cpu,
+            ..OpenSpec::default()
+        };
+        let placed = place(&loaded, &spec).expect("placed");
+        let query = placed[0]
+            .parse(&serde_json::json!("4 8"), &Options::new())
+            .expect("query");
+        let request = Request {
+            query: query.as_ref(),
+            k: 5,
+            min_count: None,
+        };
+        let answers = placed[0].search(&[request]).expect("search");
+        let hits: Vec<(u32, u32)> = answers[0].hits.iter().map(|h| (h.id, h.count)).collect();
+        assert_eq!(hits, [(2, 2), (0, 1)]);
+    }
 }

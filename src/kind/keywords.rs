@@ -152,11 +152,7 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
     let offsets = opts.str("offsets")?.map(PathBuf::from);
     let source = Source::resolve(job.input, offsets.as_deref(), opts.str("column")?)?;
     let per_part = objects_per_part(&source, opts.u32("parts")?, opts.u32("part_objects")?)?;
-    let metadata = serde_json::json!({
-        "built_by": format!("genie {}", env!("CARGO_PKG_VERSION")),
-        "input": name,
-    })
-    .to_string();
+    let metadata = build_metadata(&name);
     let new_builder = || IndexBuilder::new().metadata(metadata.clone());
     let mut builder = new_builder();
     let mut writer = per_part.map(|_| PartWriter::new(job.output));
@@ -225,6 +221,55 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
     })
 }
 
+/// The metadata of an index of keyword objects read from `input` (its name in messages).
+fn build_metadata(input: &str) -> String {
+    serde_json::json!({
+        "built_by": format!("genie {}", env!("CARGO_PKG_VERSION")),
+        "input": input,
+    })
+    .to_string()
+}
+
+/// The index of keyword objects given in memory as a CSR pair (object `i` is
+/// `keywords[offsets[i]..offsets[i + 1]]`, `offsets` ascending from 0 to `keywords.len()`), with
+/// the metadata of a `genie build` of a file named `input`: the same index as the build of a file
+/// holding those objects, for a program that has them in memory (the Python package). The
+/// keywords are read in place.
+pub fn build_csr(
+    offsets: &[u64],
+    keywords: &[u32],
+    input: &str,
+) -> Result<InvertedIndex, DataError> {
+    let bad = |message: String| DataError::File {
+        path: PathBuf::from(input),
+        message,
+    };
+    match offsets.first() {
+        None => {
+            return Err(bad(
+                "no offsets: expected n + 1 offsets for n objects (the single offset 0 for none)"
+                    .into(),
+            ))
+        }
+        Some(&first) if first != 0 => {
+            return Err(bad(format!("the first offset is {first}: expected 0")))
+        }
+        Some(_) => {}
+    }
+    let last = offsets[offsets.len() - 1];
+    if last != keywords.len() as u64 {
+        return Err(bad(format!(
+            "the last offset is {last}: expected the number of keywords ({})",
+            keywords.len()
+        )));
+    }
+    let mut builder = IndexBuilder::new().metadata(build_metadata(input));
+    builder
+        .push_csr(offsets, keywords)
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(builder.build()?)
+}
+
 /// What a build wrote, for its summary line.
 #[derive(Default)]
 struct Totals {
@@ -273,6 +318,45 @@ fn objects_per_part(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_csr_in_memory_builds_the_index_of_the_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (input, output) = (dir.path().join("o.txt"), dir.path().join("o.genie"));
+        std::fs::write(&input, "1 4 7\n\n2 4 4 8\n").expect("write");
+        let job = BuildJob {
+            input: &input,
+            output: &output,
+            options: &Options::new(),
+            progress: &|_| {},
+        };
+        build(&job).expect("build");
+        let from_file = InvertedIndex::load(&output).expect("load");
+        let name = input.display().to_string();
+        let in_memory = build_csr(&[0, 3, 3, 7], &[1, 4, 7, 2, 4, 4, 8], &name).expect("csr");
+        assert_eq!(in_memory.num_objects(), 3);
+        assert_eq!(in_memory.metadata(), from_file.metadata());
+        for k in 0..10 {
+            assert_eq!(
+                in_memory.postings_of(k),
+                from_file.postings_of(k),
+                "keyword {k}"
+            );
+        }
+        for (offsets, want) in [
+            (&[][..], "no offsets"),
+            (&[1, 2][..], "the first offset is 1"),
+            (
+                &[0, 2][..],
+                "the last offset is 2: expected the number of keywords (1)",
+            ),
+            (&[0, 2, 1][..], "not ascending"),
+        ] {
+            let e = build_csr(offsets, &[5], "mem").expect_err("rejected");
+            assert!(e.to_string().starts_with("mem: "), "{e}");
+            assert!(e.to_string().contains(want), "{e}");
+        }
+    }
 
     #[test]
     fn json_queries() {

@@ -1,0 +1,119 @@
+"""Type stubs of the genie package (the API; docstrings are in the modules)."""
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+PathLike = Union[str, "os.PathLike[str]"]
+IntArray = npt.ArrayLike
+#: One keyword query: an array of keywords, a tuple (lo, hi) or (lo, hi, weight) of arrays of
+#: inclusive ranges and their weights, or a line of `genie search`'s text form ("7 10-20 3:2").
+KeywordQuery = Union[IntArray, Tuple[IntArray, IntArray], Tuple[IntArray, IntArray, IntArray], str]
+#: Keyword queries: a list of them, or a CSR (offsets, keywords) or (offsets, lo, hi, weight).
+KeywordQueries = Union[
+    Sequence[KeywordQuery],
+    Tuple[IntArray, IntArray],
+    Tuple[IntArray, IntArray, IntArray, IntArray],
+]
+#: A table query: a dict of conditions {"age": (30, 40), "workclass": "Private"}, or a string.
+TableQuery = Union[Mapping[str, Any], str]
+#: counts (uint32, 0 where there is no hit) and ids (int64, -1 where there is none), (nq, k).
+Counts = Tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]
+
+def kinds() -> List[str]: ...
+def load(path: PathLike) -> Union["Index", "VectorIndex", "SequenceIndex", "DocumentIndex", "TableIndex"]: ...
+def read_queries(path: PathLike, kind: str = "keywords", **options: Any) -> Any: ...
+
+class _Base:
+    @property
+    def kind(self) -> str: ...
+    @property
+    def num_objects(self) -> int: ...
+    def __len__(self) -> int: ...
+    @property
+    def metadata(self) -> Dict[str, Any]: ...
+    def backend(self, device: Optional[str] = None) -> str: ...
+    def save(self, path: PathLike) -> None: ...
+    def search_json(
+        self,
+        queries: Any,
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+        **options: Any,
+    ) -> List[str]: ...
+
+class Index(_Base):
+    @classmethod
+    def from_keywords(
+        cls, objects: Union[Sequence[IntArray], Tuple[IntArray, IntArray]], name: str = "<memory>"
+    ) -> "Index": ...
+    def search(
+        self,
+        queries: KeywordQueries,
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+    ) -> Counts: ...
+
+class VectorIndex(_Base):
+    def __init__(self, x: npt.ArrayLike, lsh: str = "e2lsh", **options: Any) -> None: ...
+    @property
+    def ntotal(self) -> int: ...
+    def search(
+        self,
+        xq: npt.ArrayLike,
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+        **options: Any,
+    ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]: ...
+
+class SequenceIndex(_Base):
+    def __init__(self, sequences: Sequence[str], ngram: int = 3, **options: Any) -> None: ...
+    def search(
+        self,
+        queries: Sequence[str],
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+        **options: Any,
+    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+
+class DocumentIndex(_Base):
+    def __init__(self, documents: Sequence[str], **options: Any) -> None: ...
+    def search(
+        self,
+        queries: Sequence[str],
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+    ) -> Counts: ...
+
+class TableIndex(_Base):
+    def __init__(self, table: Any, **options: Any) -> None: ...
+    def search(
+        self,
+        queries: Union[TableQuery, Sequence[TableQuery]],
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+        radius: Optional[int] = None,
+    ) -> Counts: ...
+
+class Client:
+    url: str
+    token: Optional[str]
+    timeout: float
+    def __init__(self, url: str, token: Optional[str] = None, timeout: float = 60.0) -> None: ...
+    def indexes(self) -> List[Dict[str, Any]]: ...
+    def search(
+        self, name: str, queries: Any, k: int = 10, min_count: Optional[int] = None, **options: Any
+    ) -> Tuple[np.ndarray, npt.NDArray[np.int64]]: ...
+    def search_json(
+        self, name: str, queries: Any, k: int = 10, min_count: Optional[int] = None, **options: Any
+    ) -> List[Dict[str, Any]]: ...

@@ -1,0 +1,337 @@
+"""The index classes: one per kind of data, each a thin wrapper of the extension's handle (the
+genie library's index, opened as `genie search` opens it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import _genie
+from . import _queries as q
+
+
+def _options(options: Dict[str, Any]) -> str:
+    return json.dumps({k: v for k, v in options.items() if v is not None})
+
+
+class _Base:
+    """What every index has: its kind, size, metadata, device, save and JSON-line search."""
+
+    _kind = ""
+
+    def __init__(self) -> None:  # pragma: no cover - replaced by the kinds' constructors
+        raise TypeError("use a kind's constructor or genie.load")
+
+    @classmethod
+    def _wrap(cls, handle: Any, tmp: Optional[tempfile.TemporaryDirectory] = None) -> Any:
+        self = object.__new__(cls)
+        self._handle = handle
+        # an index built from Python data lives in a temporary folder as long as it does
+        self._tmp = tmp
+        return self
+
+    def _build_from_file(self, write, name: str, options: Dict[str, Any]) -> None:
+        tmp = tempfile.TemporaryDirectory(prefix="genie-")
+        try:
+            source = os.path.join(tmp.name, name)
+            write(source)
+            index = os.path.join(tmp.name, "index.genie")
+            _genie.build(self._kind, source, index, _options(options))
+            self._handle = _genie.Handle.load(index)
+        except BaseException:
+            tmp.cleanup()
+            raise
+        self._tmp = tmp
+
+    @property
+    def kind(self) -> str:
+        """The kind of data: keywords, vectors, sequences, documents or table."""
+        return self._handle.kind
+
+    @property
+    def num_objects(self) -> int:
+        """The number of objects (rows, vectors, sequences, documents)."""
+        return self._handle.num_objects
+
+    def __len__(self) -> int:
+        return self._handle.num_objects
+
+    @property
+    def metadata(self) -> dict:
+        """The index's metadata (what built it, and the kind's parameters)."""
+        return json.loads(self._handle.metadata)
+
+    def backend(self, device: Optional[str] = None) -> str:
+        """Where searches on ``device`` run, e.g. ``cpu (rayon, 16 threads)`` or the GPU's name."""
+        return self._handle.backend(device)
+
+    def save(self, path: "os.PathLike[str] | str") -> None:
+        """Writes the index and its side files to ``path``: the files `genie build` writes, which
+        `genie search`, `genie serve` and :func:`genie.load` read."""
+        self._handle.save(os.fspath(path))
+
+    def search_json(
+        self,
+        queries: Any,
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+        **options: Any,
+    ) -> List[str]:
+        """The JSON lines `genie search` writes for these queries (one per query, without the
+        line end): ``{"query":0,"hits":[{"id":12,"count":3}]}``, with ``distance`` for vectors
+        and sequences, ``exact`` and ``candidates`` for sequences."""
+        return self._search(queries, k, device, min_count, options, True)
+
+    def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+        texts = self._texts(queries)
+        return self._handle.search_texts(texts, k, min_count, device, _options(options), as_json)
+
+    def _texts(self, queries: Any) -> List[str]:
+        return q.lines(queries, "query")
+
+    def __repr__(self) -> str:
+        return f"<genie.{type(self).__name__} of {self.num_objects} objects>"
+
+
+class Index(_Base):
+    """An index of keyword objects: each object a set of unsigned 32-bit keywords, each query a
+    list of keywords or weighted keyword ranges; a hit's count is the weighted number of the
+    object's keywords inside the query's ranges.
+
+    Build one with :meth:`Index.from_keywords`, or open a file with :func:`genie.load`.
+    """
+
+    _kind = "keywords"
+
+    @classmethod
+    def from_keywords(cls, objects: Any, name: str = "<memory>") -> "Index":
+        """The index of ``objects``: a list of integer arrays (one per object, duplicates count
+        once), or a CSR pair ``(offsets, keywords)`` of NumPy arrays as SciPy's
+        ``indptr``/``indices`` (uint64 or int64 offsets and uint32 or int32 keywords are read in
+        place). Object ids are the positions in the list. ``name`` stands for the input in the
+        metadata and in messages."""
+        offsets, keywords = q.objects_csr(objects)
+        return cls._wrap(_genie.Handle.from_csr(offsets, keywords, name))
+
+    def search(
+        self,
+        queries: Any,
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """The top-``k`` objects of each query, as ``(counts, ids)`` arrays of shape
+        ``(nq, k)``: counts uint32, ids int64, ``-1`` (count 0) where a query has fewer hits;
+        hits by count descending, then id ascending (the order of `genie search`).
+
+        ``queries``: a list with one query per element, an array of keywords or a tuple
+        ``(lo, hi)`` or ``(lo, hi, weight)`` of arrays (inclusive ranges and their weights); a
+        list of lines of `genie search`'s text form (``"7 10-20 3:2"``); or a tuple
+        ``(offsets, keywords)`` or ``(offsets, lo, hi, weight)``, a CSR of all queries (read in
+        place; :func:`genie.read_queries` reads a queries file so).
+        ``device``: ``"auto"``, ``"cpu"``, ``"gpu"`` or ``"gpu:N"`` (default: the
+        ``GENIE_DEVICE`` environment variable, else auto, as the `genie` program); the index is
+        placed on a device the first time it is searched there. ``min_count``: only hits of at
+        least that count.
+        """
+        return self._search(queries, k, device, min_count, {}, False)[:2]
+
+    def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+        texts = isinstance(queries, (list, tuple)) and len(queries) > 0
+        if texts and all(isinstance(x, str) for x in queries):
+            return super()._search(list(queries), k, device, min_count, options, as_json)
+        offsets, lo, hi, w = q.keyword_items(queries)
+        return self._handle.search_items(offsets, lo, hi, w, k, min_count, device, as_json)
+
+
+class VectorIndex(_Base):
+    """An index of dense vectors hashed by an LSH family (or IVF-PQ codebooks), searched as in
+    faiss: ``search(xq, k) -> (distances, ids)``, re-ranked by the exact distance.
+
+    ``x``: a 2-D array of vectors (one per row; converted to float32). ``lsh``: ``e2lsh``
+    (Euclidean), ``l1``, ``rbh`` (Laplacian kernel), ``srp`` (angle) or ``codebook``. Other
+    build options as `genie build --kind vectors` takes them: ``functions``, ``width``,
+    ``buckets``, ``bits``, ``seed``, ``candidates``, ``target_recall``, ``cells``,
+    ``subspaces``. The build tunes the width and candidates for ``target_recall`` (default 0.95)
+    on a held-out sample, as the program does.
+    """
+
+    _kind = "vectors"
+
+    def __init__(self, x: Any, lsh: str = "e2lsh", **options: Any) -> None:
+        x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+        if x.ndim != 2:
+            raise ValueError(f"vectors: expected a 2-D array, found {x.ndim} dimensions")
+        options["lsh"] = lsh
+        self._build_from_file(lambda p: np.save(p, x), "vectors.npy", options)
+
+    @property
+    def ntotal(self) -> int:
+        """The number of vectors (as faiss names it)."""
+        return self.num_objects
+
+    def search(
+        self,
+        xq: Any,
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+        **options: Any,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest vectors found for each row of ``xq``: ``(distances, ids)`` of shape
+        ``(nq, k)``, distances float32 ascending (``inf`` and id ``-1`` where there are fewer
+        hits): the family's own distance (Euclidean for ``e2lsh``, not squared as faiss's
+        ``IndexFlatL2`` gives it; L1 for ``l1`` and ``rbh``; the cosine distance for ``srp``).
+        Options: ``candidates`` (how many candidates are re-ranked), and for codebook indexes
+        ``probes``, ``entries``, ``levels``."""
+        _, ids, dist, _ = self._search(xq, k, device, min_count, options, False)
+        if dist is None:
+            dist = np.full(ids.shape, np.inf)
+        return dist.astype(np.float32), ids
+
+    def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+        x = np.ascontiguousarray(np.asarray(queries, dtype=np.float32))
+        if x.ndim == 1:
+            x = x.reshape(1, -1)
+        if x.ndim != 2:
+            raise ValueError(f"queries: expected a 2-D array, found {x.ndim} dimensions")
+        return self._handle.search_vectors(x, k, min_count, device, _options(options), as_json)
+
+
+class SequenceIndex(_Base):
+    """An index of sequences (strings) under edit distance, by ordered n-grams.
+
+    ``sequences``: a list of strings, one line each. ``ngram``: the n-gram length (default 3).
+    ``alphabet``: ``"chars"`` (default) or ``"bytes"``; ``no_pad`` as `genie build`.
+    """
+
+    _kind = "sequences"
+
+    def __init__(self, sequences: Any, ngram: int = 3, **options: Any) -> None:
+        texts = q.lines(sequences, "sequence")
+        options["ngram"] = ngram
+        self._build_from_file(lambda p: _write_lines(p, texts), "sequences.txt", options)
+
+    def search(
+        self,
+        queries: Any,
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+        **options: Any,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """The ``k`` sequences nearest by edit distance to each query string: ``(distances,
+        ids)`` of shape ``(nq, k)``, distances int64 (``-1`` and id ``-1`` where there are fewer
+        hits). Options: ``candidates``, ``max_candidates``, ``exhaustive``. ``search_json`` also
+        says per query whether the answer is proven exact."""
+        _, ids, dist, _ = self._search(queries, k, device, min_count, options, False)
+        if dist is None:
+            dist = np.full(ids.shape, -1.0)
+        out = np.where(ids >= 0, dist, -1)
+        return out.astype(np.int64), ids
+
+
+class DocumentIndex(_Base):
+    """An index of short documents (strings) by their words; a hit's count is the number of
+    distinct words it shares with the query. ``keep_stop_words`` as `genie build`."""
+
+    _kind = "documents"
+
+    def __init__(self, documents: Any, **options: Any) -> None:
+        texts = q.lines(documents, "document")
+        self._build_from_file(lambda p: _write_lines(p, texts), "documents.txt", options)
+
+    def search(
+        self,
+        queries: Any,
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """The top-``k`` documents of each query string: ``(counts, ids)`` of shape ``(nq, k)``
+        as :meth:`Index.search`."""
+        return self._search(queries, k, device, min_count, {}, False)[:2]
+
+
+class TableIndex(_Base):
+    """An index of the rows of a table: a pandas DataFrame or a pyarrow Table. Numeric columns
+    are cut into ``bins`` equal-width intervals, the others are categorical (``numeric`` and
+    ``categorical`` name columns to force); a hit's count is the number of conditions the row
+    meets."""
+
+    _kind = "table"
+
+    def __init__(self, table: Any, **options: Any) -> None:
+        self._build_from_file(lambda p: _write_csv(table, p), "table.csv", options)
+
+    def search(
+        self,
+        queries: Any,
+        k: int,
+        device: Optional[str] = None,
+        min_count: Optional[int] = None,
+        radius: Optional[int] = None,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """The top-``k`` rows of each query: ``(counts, ids)`` of shape ``(nq, k)``. A query is a
+        dict of conditions, ``{"age": (30, 40), "workclass": "Private"}`` (a value, or a
+        ``(lo, hi)`` range with ``None`` for an open end), or a string as `genie search` reads
+        it (conditions ``age=30..40``, or a CSV row searched ``radius`` intervals around each
+        number)."""
+        opts = {"radius": radius}
+        return self._search(queries, k, device, min_count, opts, False)[:2]
+
+    def _texts(self, queries: Any) -> List[str]:
+        if isinstance(queries, (str, dict)):
+            queries = [queries]
+        return q.lines([q.conditions(x) for x in queries], "query")
+
+
+def _write_lines(path: str, texts: List[str]) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for t in texts:
+            f.write(t)
+            f.write("\n")
+
+
+def _write_csv(table: Any, path: str) -> None:
+    """A DataFrame or an Arrow table as the CSV file `genie build --kind table` reads."""
+    if hasattr(table, "to_csv"):
+        table.to_csv(path, index=False)
+        return
+    if hasattr(table, "schema") and hasattr(table, "column_names"):
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(table, path)
+        return
+    raise ValueError(
+        f"table: expected a pandas DataFrame or a pyarrow Table, found {type(table).__name__}"
+    )
+
+
+_CLASSES = {
+    "keywords": Index,
+    "vectors": VectorIndex,
+    "sequences": SequenceIndex,
+    "documents": DocumentIndex,
+    "table": TableIndex,
+}
+
+
+def load(path: "os.PathLike[str] | str") -> Any:
+    """Opens an index file written by `genie build` or :meth:`save`, as the class of its kind
+    (:class:`Index`, :class:`VectorIndex`, ...). Raises FileNotFoundError when there is no such
+    file and ValueError when it is not a sound genie index."""
+    handle = _genie.Handle.load(os.fspath(path))
+    return _CLASSES.get(handle.kind, _Base)._wrap(handle)
+
+
+def read_queries(path: "os.PathLike[str] | str", kind: str = "keywords", **options: Any) -> Any:
+    """Reads a queries file as `genie search` does: for keywords the CSR of items
+    ``(offsets, lo, hi, weight)`` that :meth:`Index.search` takes, for vectors a float32 array,
+    for the other kinds a list of strings. Errors name the file and line."""
+    return _genie.read_queries(kind, os.fspath(path), _options(options))

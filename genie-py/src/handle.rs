@@ -1,0 +1,464 @@
+//! [`Handle`]: an index of any kind, as the `genie` program opens it ([`genie::open`]): loaded
+//! from a file or built in memory, placed on a device the first time a search asks for it (one
+//! placement per device, kept), searched with the GIL released, by as many Python threads at
+//! once as like (a [`KindIndex`] searches through `&self`).
+
+use crate::arrays::{answer_arrays, answer_lines, Ints};
+use crate::errors::{to_py, value_error};
+use genie::core::{DeviceChoice, Item, Query};
+use genie::data_error::DataError;
+use genie::kind::{Answer, KindIndex, Options, Prepared, Registry, Request};
+use genie::open::{self, Loaded, OpenSpec};
+use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Queries searched at once: the `genie search --batch-queries` default (each batch is split
+/// further into batches that fit the device).
+const CHUNK: usize = 65_536;
+
+/// An index of any kind, placed on devices as searches ask for them.
+#[pyclass(frozen, module = "genie._genie")]
+pub struct Handle {
+    loaded: Loaded,
+    /// Built in memory, not read from a file (saved by writing it).
+    in_memory: bool,
+    /// The placements so far, by device.
+    placed: Mutex<Vec<(String, Arc<dyn KindIndex>)>>,
+}
+
+/// The device choice of a `device` argument (`None`: the `GENIE_DEVICE` environment variable,
+/// else `auto`, as in the `genie` program), with the GPU to use: `gpu:N` is GPU N, `gpu` and
+/// `auto` GPU 0.
+fn spec_of(device: Option<&str>) -> Result<OpenSpec, DataError> {
+    let (device, ordinal) = match device {
+        None => (DeviceChoice::from_env()?, None),
+        Some(d) => match d.strip_prefix("gpu:") {
+            Some(n) => {
+                let n = n.parse::<usize>().map_err(|_| DataError::BadOption {
+                    name: "device".into(),
+                    message: format!("expected auto, cpu, gpu or gpu:N, found {d:?}"),
+                })?;
+                (DeviceChoice::Gpu, Some(n))
+            }
+            None => (d.parse::<DeviceChoice>()?, None),
+        },
+    };
+    let devices = match device {
+        DeviceChoice::Cpu => None,
+        _ => Some(vec![ordinal.unwrap_or(0)]),
+    };
+    Ok(OpenSpec {
+        device,
+        devices,
+        ..OpenSpec::default()
+    })
+}
+
+impl Handle {
+    fn new(loaded: Loaded, in_memory: bool) -> Self {
+        Self {
+            loaded,
+            in_memory,
+            placed: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The index placed for `device` (placed now if it was not yet).
+    fn placed(&self, device: Option<&str>) -> Result<Arc<dyn KindIndex>, DataError> {
+        let spec = spec_of(device)?;
+        let key = format!("{:?} {:?}", spec.device, spec.devices);
+        let mut placed = self
+            .placed
+            .lock()
+            .map_err(|_| DataError::Unsupported("a search panicked on this index".into()))?;
+        if let Some((_, index)) = placed.iter().find(|(k, _)| *k == key) {
+            return Ok(Arc::clone(index));
+        }
+        let mut replicas = open::place(&self.loaded, &spec)?;
+        if replicas.is_empty() {
+            return Err(DataError::Unsupported("no device to search on".into()));
+        }
+        let index = replicas.swap_remove(0);
+        placed.push((key, Arc::clone(&index)));
+        Ok(index)
+    }
+
+    /// Parses the queries with `parse` and searches them on `device`, `CHUNK` at a time, the
+    /// GIL released throughout.
+    fn answers<F>(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        parse: F,
+        k: u32,
+        min_count: Option<u32>,
+        device: Option<&str>,
+    ) -> PyResult<Vec<Answer>>
+    where
+        F: Fn(&dyn KindIndex, usize) -> Result<Prepared, DataError> + Send + Sync,
+    {
+        py.detach(|| {
+            let index = self.placed(device)?;
+            let mut answers = Vec::with_capacity(n);
+            let mut start = 0;
+            while start < n {
+                let end = (start + CHUNK).min(n);
+                // parsed on all cores; the first bad query in order is the one reported
+                let queries = (start..end)
+                    .into_par_iter()
+                    .map(|i| parse(index.as_ref(), i))
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .collect::<Result<Vec<_>, _>>()?;
+                let batch: Vec<Request<'_>> = queries
+                    .iter()
+                    .map(|q| Request {
+                        query: q.as_ref(),
+                        k,
+                        min_count,
+                    })
+                    .collect();
+                answers.extend(index.search(&batch)?);
+                start = end;
+            }
+            Ok(answers)
+        })
+        .map_err(to_py)
+    }
+
+    /// The answers as arrays, or as the JSON lines of `genie search`.
+    fn output<'py>(
+        py: Python<'py>,
+        answers: &[Answer],
+        k: u32,
+        json: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if json {
+            Ok(answer_lines(answers, 0)?.into_pyobject(py)?.into_any())
+        } else {
+            Ok(answer_arrays(py, answers, k as usize)?.into_any())
+        }
+    }
+}
+
+/// The message of a bad query `i`, as the `genie` program says it for a line of a file.
+fn at_query(i: usize, e: DataError) -> DataError {
+    DataError::BadQuery(format!("query {i}: {e}"))
+}
+
+/// Options of a kind from their JSON text (`{}` or empty is none).
+pub fn options_of(json: &str) -> Result<Options, DataError> {
+    if json.trim().is_empty() {
+        return Ok(Options::new());
+    }
+    let value: Value = serde_json::from_str(json).map_err(|e| DataError::BadOption {
+        name: "options".into(),
+        message: e.to_string(),
+    })?;
+    Options::from_json(&value)
+}
+
+#[pymethods]
+impl Handle {
+    /// Opens an index file written by `genie build` or `save` (the file is memory-mapped and
+    /// checked, as `genie search` does).
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let loaded = py
+            .detach(|| open::load(&Registry::default(), &path))
+            .map_err(to_py)?;
+        Ok(Self::new(loaded, false))
+    }
+
+    /// The index of keyword objects of a CSR pair (object `i` is
+    /// `keywords[offsets[i]:offsets[i + 1]]`); `name` stands for the input in the metadata and
+    /// in messages.
+    #[staticmethod]
+    fn from_csr(
+        py: Python<'_>,
+        offsets: &Bound<'_, PyAny>,
+        keywords: &Bound<'_, PyAny>,
+        name: String,
+    ) -> PyResult<Self> {
+        let offsets = Ints::of(offsets, "offsets")?;
+        let keywords = Ints::of(keywords, "keywords")?;
+        let offsets = offsets.as_u64("offsets", "offset")?;
+        let keywords = keywords.as_u32("keywords", "keyword")?;
+        let loaded = py
+            .detach(|| {
+                let index = genie::kind::keywords::build_csr(&offsets, &keywords, &name)?;
+                open::in_memory(&Registry::default(), index, Path::new(&name))
+            })
+            .map_err(to_py)?;
+        Ok(Self::new(loaded, true))
+    }
+
+    /// The kind of data the index holds (`keywords`, `vectors`, `sequences`, `documents`,
+    /// `table`).
+    #[getter]
+    fn kind(&self) -> String {
+        self.loaded.kind.name().to_string()
+    }
+
+    /// The index's metadata, as JSON text.
+    #[getter]
+    fn metadata(&self) -> String {
+        self.loaded.source.metadata.to_string()
+    }
+
+    /// The index file (for an index built in memory, the name given).
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.loaded.source.path.clone()
+    }
+
+    /// The number of objects (`None` for a parted index not yet placed).
+    #[getter]
+    fn num_objects(&self) -> Option<u64> {
+        match &self.loaded.source.index {
+            Some(index) => Some(u64::from(index.num_objects())),
+            None => self
+                .placed
+                .lock()
+                .ok()?
+                .first()
+                .map(|(_, i)| i.num_objects()),
+        }
+    }
+
+    /// The search options the kind takes.
+    #[getter]
+    fn search_options(&self) -> Vec<String> {
+        let options = self.loaded.kind.search_options();
+        options.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Where a search on `device` runs (placing the index there if it is not yet).
+    #[pyo3(signature = (device=None))]
+    fn backend(&self, py: Python<'_>, device: Option<&str>) -> PyResult<String> {
+        py.detach(|| self.placed(device).map(|i| i.backend_name()))
+            .map_err(to_py)
+    }
+
+    /// Searches keyword queries given as a CSR of items: query `i` is the items
+    /// `offsets[i]:offsets[i + 1]` of `lo`, `hi` and `weight`.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (offsets, lo, hi, weight, k, min_count=None, device=None, json=false))]
+    fn search_items<'py>(
+        &self,
+        py: Python<'py>,
+        offsets: &Bound<'py, PyAny>,
+        lo: &Bound<'py, PyAny>,
+        hi: &Bound<'py, PyAny>,
+        weight: &Bound<'py, PyAny>,
+        k: u32,
+        min_count: Option<u32>,
+        device: Option<&str>,
+        json: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (o, l, h, w) = (
+            Ints::of(offsets, "offsets")?,
+            Ints::of(lo, "lo")?,
+            Ints::of(hi, "hi")?,
+            Ints::of(weight, "weight")?,
+        );
+        let offsets = o.as_u64("offsets", "offset")?;
+        let (lo, hi, weight) = (
+            l.as_u32("lo", "item")?,
+            h.as_u32("hi", "item")?,
+            w.as_u32("weight", "item")?,
+        );
+        let items = lo.len();
+        if hi.len() != items || weight.len() != items {
+            return Err(value_error(format!(
+                "lo, hi and weight differ in length ({items}, {}, {})",
+                hi.len(),
+                weight.len()
+            )));
+        }
+        let n = offsets.len().saturating_sub(1);
+        if offsets.first().is_some_and(|&f| f != 0)
+            || offsets.last().copied().unwrap_or(0) != items as u64
+        {
+            return Err(value_error(format!(
+                "offsets: expected ascending offsets from 0 to the number of items ({items})"
+            )));
+        }
+        if let Some(w) = offsets.windows(2).find(|w| w[0] > w[1]) {
+            return Err(value_error(format!(
+                "offsets: not ascending: {} then {}",
+                w[0], w[1]
+            )));
+        }
+        let (offsets, lo, hi, weight) = (&offsets[..], &lo[..], &hi[..], &weight[..]);
+        let parse = |_: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
+            let (a, b) = (offsets[i] as usize, offsets[i + 1] as usize);
+            let items = (a..b)
+                .map(|j| {
+                    Item::new(lo[j], hi[j], weight[j]).map_err(|e| {
+                        at_query(i, DataError::BadQuery(format!("item {}: {e}", j - a)))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Box::new(Query { items }))
+        };
+        let answers = self.answers(py, n, parse, k, min_count, device)?;
+        Self::output(py, &answers, k, json)
+    }
+
+    /// Searches queries in the kind's raw form, as JSON texts (a keyword line `"7 10-20 3:2"` is
+    /// `"\"7 10-20 3:2\""`; a sequence, document or table row is a JSON string), under the
+    /// kind's search options (JSON text of an object).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false))]
+    fn search_json<'py>(
+        &self,
+        py: Python<'py>,
+        queries: Vec<String>,
+        k: u32,
+        min_count: Option<u32>,
+        device: Option<&str>,
+        options: &str,
+        json: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = options_of(options).map_err(to_py)?;
+        let parse = |index: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
+            let raw: Value = serde_json::from_str(&queries[i])
+                .map_err(|e| at_query(i, DataError::BadQuery(e.to_string())))?;
+            index.parse(&raw, &options).map_err(|e| at_query(i, e))
+        };
+        let answers = self.answers(py, queries.len(), parse, k, min_count, device)?;
+        Self::output(py, &answers, k, json)
+    }
+
+    /// Searches texts (sequences, documents, table rows or conditions, keyword lines), one query
+    /// each, under the kind's search options (JSON text of an object).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false))]
+    fn search_texts<'py>(
+        &self,
+        py: Python<'py>,
+        queries: Vec<String>,
+        k: u32,
+        min_count: Option<u32>,
+        device: Option<&str>,
+        options: &str,
+        json: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = options_of(options).map_err(to_py)?;
+        let parse = |index: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
+            let raw = Value::String(queries[i].clone());
+            index.parse(&raw, &options).map_err(|e| at_query(i, e))
+        };
+        let answers = self.answers(py, queries.len(), parse, k, min_count, device)?;
+        Self::output(py, &answers, k, json)
+    }
+
+    /// Searches query vectors, the rows of a 2-D float32 array, under the kind's search options.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false))]
+    fn search_vectors<'py>(
+        &self,
+        py: Python<'py>,
+        queries: PyReadonlyArray2<'py, f32>,
+        k: u32,
+        min_count: Option<u32>,
+        device: Option<&str>,
+        options: &str,
+        json: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = options_of(options).map_err(to_py)?;
+        let (n, dim) = (queries.shape()[0], queries.shape()[1]);
+        // the rows read in place when the array is in C order, else copied once
+        let owned;
+        let data: &[f32] = match queries.as_slice() {
+            Ok(s) => s,
+            Err(_) => {
+                owned = queries.as_array().iter().copied().collect::<Vec<f32>>();
+                &owned
+            }
+        };
+        let parse = |index: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
+            let raw = Value::Array(
+                data[i * dim..(i + 1) * dim]
+                    .iter()
+                    .map(|&x| {
+                        serde_json::Number::from_f64(f64::from(x))
+                            .map_or(Value::Null, Value::Number)
+                    })
+                    .collect(),
+            );
+            index.parse(&raw, &options).map_err(|e| at_query(i, e))
+        };
+        let answers = self.answers(py, n, parse, k, min_count, device)?;
+        Self::output(py, &answers, k, json)
+    }
+
+    /// Saves the index to `path` with its side files: the files `genie build` writes (an index
+    /// built in memory is written; one read from a file is copied with its side files).
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| save(&self.loaded, self.in_memory, &path))
+            .map_err(to_py)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<genie index of {} ({} objects) at {}>",
+            self.loaded.kind.name(),
+            self.num_objects()
+                .map_or("?".to_string(), |n| n.to_string()),
+            self.loaded.source.path.display()
+        )
+    }
+}
+
+/// Writes `loaded` to `path`: the core index (built in memory), or a copy of its file and side
+/// files.
+fn save(loaded: &Loaded, in_memory: bool, path: &Path) -> Result<(), DataError> {
+    let source = &loaded.source;
+    if in_memory {
+        let Some(index) = &source.index else {
+            return Err(DataError::Unsupported(
+                "an index in memory without its data".into(),
+            ));
+        };
+        return Ok(index.save(path)?);
+    }
+    if source.index.is_none() {
+        return Err(DataError::Unsupported(format!(
+            "{}: a parted index is written by genie build --parts",
+            source.path.display()
+        )));
+    }
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same(&source.path, path) {
+        return Ok(());
+    }
+    let copy = |from: &Path, to: &Path| {
+        std::fs::copy(from, to)
+            .map(|_| ())
+            .map_err(|error| DataError::Io {
+                path: to.to_path_buf(),
+                error,
+            })
+    };
+    copy(&source.path, path)?;
+    let kind = &loaded.kind;
+    for (from, to) in kind
+        .side_files(&source.path)
+        .iter()
+        .zip(kind.side_files(path))
+    {
+        if from.exists() {
+            copy(from, &to)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,105 @@
+"""Fixtures of the genie test suite: the `genie` program to compare with, the device to search
+on, and small data.
+
+- The program: ``GENIE_CLI``, else ``target/debug/genie`` or ``target/release/genie`` of this
+  repository (``CARGO_TARGET_DIR`` respected); a suite that cannot find it fails, it does not
+  skip.
+- The device: ``GENIE_TEST_DEVICE`` (``cpu`` by default; ``gpu`` on a machine with a GPU runs
+  every search of the suite, the package's and the program's, on the GPU).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _find_cli() -> Path:
+    given = os.environ.get("GENIE_CLI")
+    if given:
+        return Path(given)
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    if not target.is_absolute():
+        target = REPO / target
+    found = [target / p / "genie" for p in ("debug", "release")]
+    found = [p for p in found if p.is_file()]
+    if not found:
+        pytest.fail(
+            "the genie program is needed to compare with: build it (cargo build) or set "
+            "GENIE_CLI",
+            pytrace=False,
+        )
+    return max(found, key=lambda p: p.stat().st_mtime)
+
+
+@pytest.fixture(scope="session")
+def device() -> str:
+    """The device every search of the suite runs on."""
+    return os.environ.get("GENIE_TEST_DEVICE", "cpu")
+
+
+class Cli:
+    """Runs the `genie` program."""
+
+    def __init__(self, path: Path, device: str) -> None:
+        self.path = path
+        self.device = device
+
+    def run(self, *args: object) -> str:
+        """The program's standard output; a failure is an assertion error with its stderr."""
+        env = dict(os.environ, RUST_LOG="warn")
+        res = subprocess.run(
+            [str(self.path), *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+        assert res.returncode == 0, f"genie {args}: {res.stderr}"
+        return res.stdout
+
+    def fails(self, *args: object) -> str:
+        """The program's error message (it must fail)."""
+        res = subprocess.run(
+            [str(self.path), *map(str, args)], capture_output=True, text=True, timeout=300
+        )
+        assert res.returncode != 0, f"genie {args} succeeded"
+        return res.stderr
+
+    def search(self, index: Path, queries: Path, k: int, *extra: object) -> list:
+        """The JSON lines of `genie search` on the suite's device."""
+        out = self.run(
+            "search", "--quiet", "--device", self.device, "--index", index,
+            "--queries", queries, "--k", k, *extra,
+        )
+        return out.splitlines()
+
+
+@pytest.fixture(scope="session")
+def cli(device: str) -> Cli:
+    """The `genie` program of this repository."""
+    return Cli(_find_cli(), device)
+
+
+@pytest.fixture(scope="session")
+def keyword_data():
+    """Random keyword objects and queries (a fixed seed): lists of int arrays."""
+    rng = np.random.default_rng(7)
+    objects = [rng.choice(200, size=rng.integers(0, 12), replace=False) for _ in range(500)]
+    queries = [rng.choice(200, size=rng.integers(1, 8), replace=False) for _ in range(60)]
+    return objects, queries
+
+
+def write_lines(path: Path, rows) -> Path:
+    """One line per row (a row of ints is joined by spaces)."""
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for r in rows:
+            f.write(r if isinstance(r, str) else " ".join(str(int(x)) for x in r))
+            f.write("\n")
+    return path

@@ -1,0 +1,159 @@
+"""The other kinds (vectors, sequences, documents, table rows): each built from Python data and
+by the `genie` program from the same data in a file, with identical answers, and with the
+return values their users know."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import genie
+from conftest import write_lines
+
+LETTERS = np.array(list("abcdefghij"))
+
+
+def words(rng, n):
+    return ["".join(rng.choice(LETTERS, size=rng.integers(3, 9))) for _ in range(n)]
+
+
+def test_vectors_as_faiss_and_the_program(cli, device, tmp_path):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(600, 16)).astype(np.float32)
+    xq = x[:20] + rng.normal(scale=0.05, size=(20, 16)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "q.npy", xq)
+    cli.run("build", "--quiet", "--kind", "vectors", "--input", tmp_path / "x.npy",
+            "--output", tmp_path / "v.genie")
+    want = cli.search(tmp_path / "v.genie", tmp_path / "q.npy", 5)
+    index = genie.VectorIndex(x, lsh="e2lsh")
+    assert index.kind == "vectors" and index.ntotal == 600
+    assert index.search_json(xq, 5, device=device) == want
+    assert genie.load(tmp_path / "v.genie").search_json(xq, 5, device=device) == want
+    assert genie.read_queries(tmp_path / "q.npy", kind="vectors").shape == (20, 16)
+    d, i = index.search(xq, 5, device=device)
+    assert d.shape == i.shape == (20, 5) and d.dtype == np.float32 and i.dtype == np.int64
+    assert (i[:, 0] == np.arange(20)).all()  # each query's own vector first
+    assert (np.diff(d, axis=1) >= 0).all()
+    for line, row in zip(want, i):
+        assert [h["id"] for h in json.loads(line)["hits"]] == list(row)
+    # save and load: the index and its vectors
+    index.save(tmp_path / "saved.genie")
+    again = genie.load(tmp_path / "saved.genie")
+    assert isinstance(again, genie.VectorIndex)
+    assert again.search_json(xq, 5, device=device) == index.search_json(xq, 5, device=device)
+    with pytest.raises(ValueError, match="dimension"):
+        index.search(xq[:, :8], 5)
+    bad = xq.copy()
+    bad[1, 3] = np.nan
+    with pytest.raises(ValueError, match="query 1: element 3: expected a finite"):
+        index.search(bad, 5)
+    with pytest.raises(ValueError, match="lsh"):
+        genie.VectorIndex(x, lsh="cosine")
+
+
+def test_sequences_by_edit_distance(cli, device, tmp_path):
+    rng = np.random.default_rng(5)
+    seqs = words(rng, 400)
+    queries = [s[:-1] + "a" for s in seqs[:30]] + ["", "zzzz"]
+    write_lines(tmp_path / "s.txt", seqs)
+    write_lines(tmp_path / "q.txt", queries)
+    cli.run("build", "--quiet", "--kind", "sequences", "--ngram", 2,
+            "--input", tmp_path / "s.txt", "--output", tmp_path / "s.genie")
+    want = cli.search(tmp_path / "s.genie", tmp_path / "q.txt", 4)
+    index = genie.SequenceIndex(seqs, ngram=2)
+    assert index.search_json(queries, 4, device=device) == want
+    d, i = index.search(queries, 4, device=device)
+    assert d.dtype == np.int64 and i.dtype == np.int64 and d.shape == (32, 4)
+    for line, drow, irow in zip(want, d, i):
+        hits = json.loads(line)["hits"]
+        assert [h["id"] for h in hits] == [x for x in irow if x >= 0]
+        assert [h["distance"] for h in hits] == [x for x in drow if x >= 0]
+    index.save(tmp_path / "saved.genie")
+    assert cli.search(tmp_path / "saved.genie", tmp_path / "q.txt", 4) == want
+    with pytest.raises(ValueError, match="line break"):
+        genie.SequenceIndex(["ab\ncd"])
+
+
+def test_documents_by_shared_words(cli, device, tmp_path):
+    rng = np.random.default_rng(9)
+    vocab = words(rng, 80)
+    docs = [" ".join(rng.choice(vocab, size=rng.integers(2, 10))) for _ in range(300)]
+    queries = [" ".join(rng.choice(vocab, size=3)) for _ in range(25)] + ["The and of"]
+    write_lines(tmp_path / "d.txt", docs)
+    write_lines(tmp_path / "q.txt", queries)
+    cli.run("build", "--quiet", "--kind", "documents", "--input", tmp_path / "d.txt",
+            "--output", tmp_path / "d.genie")
+    want = cli.search(tmp_path / "d.genie", tmp_path / "q.txt", 6)
+    index = genie.DocumentIndex(docs)
+    assert index.search_json(queries, 6, device=device) == want
+    counts, ids = index.search(queries, 6, device=device)
+    assert counts.shape == (26, 6) and (ids[-1] == -1).all()
+    index.save(tmp_path / "saved.genie")
+    assert cli.search(tmp_path / "saved.genie", tmp_path / "q.txt", 6) == want
+
+
+def people(n=300, seed=11):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": rng.integers(17, 90, size=n),
+        "workclass": rng.choice(["Private", "State-gov", "Self-emp"], size=n),
+        "hours": np.round(rng.uniform(1, 99, size=n), 1),
+        "sex": rng.choice(["Male", "Female"], size=n),
+    })
+
+
+CONDITIONS = [
+    {"age": (30, 40), "workclass": "Private"},
+    {"hours": (None, 20.5), "sex": "Female"},
+    {"age": 50},
+    {"workclass": "Nobody"},
+    "age=20..25 sex=Male",
+]
+
+
+def test_table_from_pandas_and_arrow(cli, device, tmp_path):
+    df = people()
+    df.to_csv(tmp_path / "t.csv", index=False)
+    texts = [genie._queries.conditions(c) for c in CONDITIONS]
+    write_lines(tmp_path / "q.txt", texts)
+    cli.run("build", "--quiet", "--kind", "table", "--input", tmp_path / "t.csv",
+            "--output", tmp_path / "t.genie")
+    want = cli.search(tmp_path / "t.genie", tmp_path / "q.txt", 8)
+    index = genie.TableIndex(df)
+    assert index.search_json(CONDITIONS, 8, device=device) == want
+    counts, ids = index.search(CONDITIONS, 8, device=device)
+    assert counts.shape == (5, 8) and (ids[3] == -1).all()
+    assert (counts[0] == 2).all()  # many rows meet both conditions
+    rows = df.iloc[ids[0]]
+    assert rows.age.between(30, 40).all() and (rows.workclass == "Private").all()
+    # a row as a CSV line, searched with a radius, as the program does
+    row = ",".join(str(v) for v in df.iloc[7])
+    write_lines(tmp_path / "r.txt", [row])
+    want_row = cli.search(tmp_path / "t.genie", tmp_path / "r.txt", 3, "--radius", 1)
+    assert index.search_json([row], 3, device=device, radius=1) == want_row
+    with pytest.raises(ValueError, match="unknown attribute"):
+        index.search([{"height": 3}], 3)
+    with pytest.raises(ValueError, match="pandas DataFrame or a pyarrow Table"):
+        genie.TableIndex([[1, 2]])
+    with pytest.raises(ValueError, match="a space inside"):
+        index.search([{"workclass": "Self emp"}], 3)
+
+
+def test_table_from_arrow(cli, device, tmp_path):
+    # pyarrow is installed by .ci/run; a machine without it (a device run) skips this one
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.csv as pacsv
+
+    table = pa.Table.from_pandas(people(), preserve_index=False)
+    pacsv.write_csv(table, tmp_path / "a.csv")
+    texts = [genie._queries.conditions(c) for c in CONDITIONS]
+    write_lines(tmp_path / "q.txt", texts)
+    cli.run("build", "--quiet", "--kind", "table", "--input", tmp_path / "a.csv",
+            "--output", tmp_path / "a.genie")
+    want = cli.search(tmp_path / "a.genie", tmp_path / "q.txt", 8)
+    assert genie.TableIndex(table).search_json(CONDITIONS, 8, device=device) == want
+    assert genie.TableIndex(table).search(CONDITIONS, 8, device=device)[0][0].tolist() == [2] * 8
