@@ -12,9 +12,9 @@ SciPy's sparse product runs on one core; --threads N splits the queries over N t
 product releases the GIL in recent SciPy; the timing shows whether it scales).
 
 Usage:
-  python3 bench/peers/scipy_csr.py --load /tmp/peer-dump --csv peer.csv [--threads 16]
+  python3 bench/peers/scipy_csr.py --load /tmp/peer-dump --csv peer.csv [--threads 16] [--repeats 3]
   python3 bench/peers/scipy_csr.py --selftest
-Prints per workload: time per 1,024-query batch set (median of 3 after a warm-up), queries/s,
+Prints per workload: time per 1,024-query batch set (median of --repeats after a warm-up), queries/s,
 and whether the counts equal genie's.
 """
 import argparse
@@ -126,7 +126,7 @@ def run_loaded(a):
         k = genie.shape[1]
         A = postings_matrix(offsets, postings, int(meta["num_objects"]))
         Q = query_matrix(items, starts, len(offsets) - 1)
-        secs, (counts, _) = timed(lambda: search(A, Q, k, a.threads))
+        secs, (counts, _) = timed(lambda: search(A, Q, k, a.threads), a.repeats)
         same = int((counts == genie.astype(np.int64)).all(axis=1).sum())
         nq = Q.shape[0]
         print(f"{meta['workload']}: {nq} queries, k {k}: {secs * 1e3:.1f} ms "
@@ -184,6 +184,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--load", action="append", default=[], metavar="DIR")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs after the warm-up")
     ap.add_argument("--csv")
     ap.add_argument("--selftest", action="store_true")
     a = ap.parse_args()
