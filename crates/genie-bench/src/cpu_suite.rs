@@ -39,6 +39,10 @@ pub struct CpuArgs {
     /// Thread counts to run, comma-separated (default: the machine's cores).
     #[arg(long, value_delimiter = ',')]
     pub threads: Vec<usize>,
+    /// Also run the default path with tiles of these KiB of counters (comma-separated; the
+    /// default path's own size is genie_core's `TILE_BYTES`).
+    #[arg(long, value_delimiter = ',')]
+    pub tile_kib: Vec<usize>,
     /// Timed runs of each measurement after an untimed one; the best is reported.
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
@@ -135,10 +139,21 @@ pub fn run(args: &CpuArgs) -> Result<()> {
         let mut default_hits = None;
         for &t in &threads {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
-            let runs = [
-                ("default", SearchParams::top_k(args.k), queries.len()),
+            let mut runs = vec![(
+                "default".to_string(),
+                SearchParams::top_k(args.k),
+                queries.len(),
+            )];
+            for &kib in &args.tile_kib {
+                let params = SearchParams {
+                    cpu_tile_bytes: kib << 10,
+                    ..SearchParams::top_k(args.k)
+                };
+                runs.push((format!("tiles {kib}K"), params, queries.len()));
+            }
+            runs.extend([
                 (
-                    "c-PQ",
+                    "c-PQ".to_string(),
                     SearchParams {
                         cpu_tiles: false,
                         ..SearchParams::top_k(args.k)
@@ -146,11 +161,11 @@ pub fn run(args: &CpuArgs) -> Result<()> {
                     nr,
                 ),
                 (
-                    "count table",
+                    "count table".to_string(),
                     SearchParams::top_k(args.k).with_method(Method::CountTable),
                     nr,
                 ),
-            ];
+            ]);
             let mut reference: Option<Vec<Vec<Hit>>> = None;
             for (path, params, nq) in runs {
                 let qs = &queries[..nq];

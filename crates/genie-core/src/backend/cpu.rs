@@ -145,9 +145,12 @@ impl ResidentIndex for CpuResident {
             .collect();
         let mut part_hits: Vec<Vec<Hit>> = jobs
             .par_iter()
-            .map_init(TileScratch::default, |scratch, (q, objects)| {
-                tiled_query(index, &batch[*q], params.k, objects.clone(), scratch)
-            })
+            .map_init(
+                || TileScratch::with_tile_bytes(params.cpu_tile_bytes),
+                |scratch, (q, objects)| {
+                    tiled_query(index, &batch[*q], params.k, objects.clone(), scratch)
+                },
+            )
             .collect();
         // the other queries by the c-PQ (or the count table), over a work list of their own
         let rest: Vec<usize> = (0..batch.len()).filter(|&q| !tiled[q]).collect();

@@ -16,11 +16,23 @@ pub const TILE_BYTES: usize = 256 << 10;
 /// Per-thread buffers of the tiled count, reused from query to query.
 #[derive(Debug, Default)]
 pub struct TileScratch {
+    /// Bytes of counters per tile (0: [`TILE_BYTES`]).
+    tile_bytes: usize,
     wide: Vec<u32>,
     narrow: Vec<u16>,
     bytes: Vec<u8>,
     /// Per keyword list of the query: its next posting, its end and its weight.
     lists: Vec<(usize, usize, u32)>,
+}
+
+impl TileScratch {
+    /// Buffers for tiles of `tile_bytes` of counters (0: [`TILE_BYTES`]).
+    pub fn with_tile_bytes(tile_bytes: usize) -> Self {
+        Self {
+            tile_bytes,
+            ..Self::default()
+        }
+    }
 }
 
 /// The contract order's `k` best so far; its top is the worst of them.
@@ -67,13 +79,42 @@ pub fn tiled_query(
     }
     let mut best = Best::with_capacity(k as usize + 1);
     let lists = &mut scratch.lists;
+    let bytes = if scratch.tile_bytes == 0 {
+        TILE_BYTES
+    } else {
+        scratch.tile_bytes
+    };
     // the narrowest counter that holds the query's count bound: no sum overflows it
     if query.bound <= u32::from(u8::MAX) {
-        count_tiles(postings, lists, objects, k, &mut scratch.bytes, &mut best);
+        count_tiles(
+            postings,
+            lists,
+            objects,
+            k,
+            bytes,
+            &mut scratch.bytes,
+            &mut best,
+        );
     } else if query.bound <= u32::from(u16::MAX) {
-        count_tiles(postings, lists, objects, k, &mut scratch.narrow, &mut best);
+        count_tiles(
+            postings,
+            lists,
+            objects,
+            k,
+            bytes,
+            &mut scratch.narrow,
+            &mut best,
+        );
     } else {
-        count_tiles(postings, lists, objects, k, &mut scratch.wide, &mut best);
+        count_tiles(
+            postings,
+            lists,
+            objects,
+            k,
+            bytes,
+            &mut scratch.wide,
+            &mut best,
+        );
     }
     let mut hits: Vec<Hit> = best
         .into_iter()
@@ -125,16 +166,18 @@ counter!(u32);
 const SCAN: usize = 128;
 
 /// Counts `lists` (each its next posting, end and weight) over `objects` in tiles of
-/// [`TILE_BYTES`] of counters and offers each tile's counts to `best`, the `k` best so far.
+/// `tile_bytes` of counters and offers each tile's counts to `best`, the `k` best so far.
 fn count_tiles<C: Counter>(
     postings: &[u32],
     lists: &mut [(usize, usize, u32)],
     objects: Range<u32>,
     k: u32,
+    tile_bytes: usize,
     counts: &mut Vec<C>,
     best: &mut Best,
 ) {
-    let tile = (TILE_BYTES / std::mem::size_of::<C>()) as u32;
+    // at least a run of the scan's counters
+    let tile = (tile_bytes / std::mem::size_of::<C>()).max(SCAN) as u32;
     counts.clear();
     counts.resize(tile.min(objects.len() as u32) as usize, C::default());
     let mut tile_start = objects.start;
@@ -273,6 +316,7 @@ mod tests {
             items in prop::collection::vec((0u32..70, 0u32..4, 1u32..4), 0..8),
             width in 0usize..3,
             cuts in prop::collection::vec(0u32..200_000, 0..4),
+            tile_size in 0usize..3,
         ) {
             // weights that lift the count bound past 8 and 16 bits: each counter width's path
             let scale = [1, 300, 30_000][width];
@@ -310,7 +354,8 @@ mod tests {
                     .collect(),
             };
             let prepared = index.prepare(&query).expect("prepared");
-            let mut scratch = TileScratch::default();
+            // tiles of every size: many tiles of few objects, and the default
+            let mut scratch = TileScratch::with_tile_bytes([0, 128, 4096][tile_size]);
             let got = tiled_query(&index, &prepared, k, 0..n, &mut scratch);
             let want = crate::oracle::top_k(&all, std::slice::from_ref(&query), k as usize);
             prop_assert_eq!(&got, &want[0]);

@@ -56,6 +56,10 @@ pub struct SearchParams {
     /// postings are many for the objects (see `backend::cpu`; default `true`); `false` forces the
     /// c-PQ. Results are identical either way.
     pub cpu_tiles: bool,
+    /// On the CPU's tiled count, bytes of counters per tile (default
+    /// [`cpu_tiles::TILE_BYTES`]): the tile's objects are those whose counters fit. Results are
+    /// identical whatever the size.
+    pub cpu_tile_bytes: usize,
 }
 
 /// Default of [`SearchParams::gpu_dense`]: lists holding at least 1/32 of the objects, where a
@@ -74,6 +78,7 @@ impl SearchParams {
             gpu_dense: DEFAULT_GPU_DENSE,
             gpu_wide_tiles: true,
             cpu_tiles: true,
+            cpu_tile_bytes: cpu_tiles::TILE_BYTES,
         }
     }
 
