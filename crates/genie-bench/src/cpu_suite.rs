@@ -84,6 +84,32 @@ fn timed(
     Ok(Timed { wall_s: best, hits })
 }
 
+/// The host's ceiling for streaming postings on `threads` threads: G 32-bit words read per second
+/// from an array of 2 GiB (far past the caches), best of three passes.
+fn read_ceiling(threads: usize) -> Result<f64> {
+    use rayon::prelude::*;
+    let words: Vec<u32> = (0..(512u32 << 20))
+        .into_par_iter()
+        .map(|i| i ^ 0x9E37)
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let sum: u64 = pool.install(|| {
+            words
+                .par_chunks(1 << 16)
+                .map(|c| c.iter().map(|&w| u64::from(w)).sum::<u64>())
+                .sum()
+        });
+        std::hint::black_box(sum);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(words.len() as f64 / best / 1e9)
+}
+
 fn postings_of(index: &InvertedIndex, qs: &[Query]) -> u64 {
     qs.iter()
         .flat_map(|q| &q.items)
@@ -118,6 +144,14 @@ pub fn run(args: &CpuArgs) -> Result<()> {
         "Gpost/s",
         "Gpost/s/c"
     );
+    for &t in &threads {
+        let g = read_ceiling(t)?;
+        println!(
+            "host read ceiling, {t} threads: {g:.1} G words/s ({:.0} GB/s, {:.2} G postings/s per core)",
+            g * 4.0,
+            g / t as f64
+        );
+    }
     let jobs = keyword_suite(args.scale_div, args.queries, args.seed);
     for job in jobs {
         if !args.workloads.is_empty() && !args.workloads.iter().any(|w| w == job.name) {
