@@ -6,6 +6,7 @@ use super::{prepared, Answer, KindIndex, Options, Prepared, Request};
 use crate::data_error::DataError;
 use crate::searcher::Searcher;
 use genie_core::{Method, Query, SearchParams, StageTimes};
+use rayon::prelude::*;
 use serde_json::Value;
 use std::any::Any;
 
@@ -89,7 +90,8 @@ fn search_counts(
         None => r.k,
     };
     let mut k_run = batch.iter().map(first_k).max().unwrap_or(0);
-    let owned: Vec<Query> = queries.iter().map(|q| (*q).clone()).collect();
+    // copied on all cores: a large batch's items are millions
+    let owned: Vec<Query> = queries.par_iter().map(|q| (*q).clone()).collect();
     let mut hits = searcher.search(&owned, &SearchParams::top_k(k_run).with_method(method))?;
     loop {
         // requests whose range output may go on past what was fetched
@@ -116,7 +118,7 @@ fn search_counts(
         }
     }
     Ok(batch
-        .iter()
+        .par_iter()
         .zip(hits)
         .map(|(r, mut h)| {
             h.truncate(r.k as usize);
