@@ -209,15 +209,17 @@ def _search_shard(i: int, path: str, kind: str, objects: int, runs: Any, queries
                   device: Optional[str], min_count: Optional[int], options: Dict[str, Any],
                   pause: float) -> Tuple[Any, ...]:
     """Shard ``i``'s top-``k`` of each query, with global ids: ``(counts, ids, distances or None,
-    exact or None)``."""
+    exact or None, seconds of the search)``."""
     if pause:
         time.sleep(pause)
     index = _load_shard(i, path)
+    t = time.perf_counter()
     counts, ids, dist, exact = index._search(queries, k, device, min_count, options, False)
+    seconds = time.perf_counter() - t
     ids = np.asarray(ids)
     if kind == "table":
         ids = np.where(ids >= objects, -1, ids)  # the range rows
-    return counts, _local_to_global(ids, np.asarray(runs, dtype=np.int64)), dist, exact
+    return counts, _local_to_global(ids, np.asarray(runs, dtype=np.int64)), dist, exact, seconds
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,7 +337,8 @@ class DistributedIndex:
         self.poll = 0.25
         #: how many times one search moves a shard whose worker left before it gives up
         self.max_moves = 3
-        #: what the last search measured: seconds, merge_s, broadcast_bytes, reassigned
+        #: what the last search measured: seconds (all of it), merge_s (the merge), shard_s (the
+        #: slowest shard's own search), broadcast_bytes, reassigned (shards moved)
         self.last_search: Dict[str, Any] = {}
 
     # -- what it is
@@ -525,6 +528,7 @@ class DistributedIndex:
         qf = self.client.scatter(queries, broadcast=True, hash=False)
         broadcast = sizeof(queries) * len(self.client.ncores())
         parts, reassigned = self._run(qf, shard_k, device, min_count, options, _pause)
+        shard_s = max(p[4] for p in parts)
         t1 = time.perf_counter()
         if kind == "vectors":  # the candidates by count, then re-ranked by distance
             counts, ids, dist = _merge(parts, shard_k, False)
@@ -533,8 +537,8 @@ class DistributedIndex:
             counts, ids, dist = _merge(parts, k, by_distance)
         t2 = time.perf_counter()
         self.client.cancel([qf])
-        self.last_search = {"seconds": t2 - t0, "merge_s": t2 - t1, "broadcast_bytes": broadcast,
-                            "reassigned": reassigned}
+        self.last_search = {"seconds": t2 - t0, "merge_s": t2 - t1, "shard_s": shard_s,
+                            "broadcast_bytes": broadcast, "reassigned": reassigned}
         if kind == "vectors":
             return dist.astype(np.float32), ids
         if kind == "sequences":
