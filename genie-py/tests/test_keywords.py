@@ -143,3 +143,21 @@ def test_gpu_without_a_gpu_is_an_error(device):
         assert "GPU" in str(e)
     else:  # a machine with a GPU
         assert "cpu" not in backend.lower()
+
+
+def test_unaligned_arrays_are_read(device):
+    # arrays unpickled from a buffer (as dask sends them) may be unaligned: copied, not misread
+    def unaligned(a):
+        raw = np.frombuffer(b"\0" + a.tobytes(), dtype=a.dtype, offset=1)
+        assert not raw.flags.aligned
+        return raw
+
+    index = genie.Index.from_keywords(
+        (unaligned(np.array([0, 2, 3], np.uint64)), unaligned(np.array([1, 2, 3], np.uint32))))
+    counts, ids = index.search((unaligned(np.array([0, 2], np.uint64)),
+                                unaligned(np.array([1, 3], np.uint32))), 2, device=device)
+    assert ids.tolist() == [[0, 1]] and counts.tolist() == [[1, 1]]
+    x = np.random.default_rng(1).normal(size=(50, 8)).astype(np.float32)
+    v = genie.VectorIndex(unaligned(x).reshape(50, 8), lsh="e2lsh", width=4.0, candidates=50)
+    _, vi = v.search(unaligned(x[:3]).reshape(3, 8), 1, device=device)
+    assert vi[:, 0].tolist() == [0, 1, 2]

@@ -164,7 +164,7 @@ class VectorIndex(_Base):
     _kind = "vectors"
 
     def __init__(self, x: Any, lsh: str = "e2lsh", **options: Any) -> None:
-        x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+        x = q.aligned_rows(x, np.float32)
         if x.ndim != 2:
             raise ValueError(f"vectors: expected a 2-D array, found {x.ndim} dimensions")
         options["lsh"] = lsh
@@ -195,7 +195,7 @@ class VectorIndex(_Base):
         return dist.astype(np.float32), ids
 
     def _search(self, queries, k, device, min_count, options, as_json) -> Any:
-        x = np.ascontiguousarray(np.asarray(queries, dtype=np.float32))
+        x = q.aligned_rows(queries, np.float32)
         if x.ndim == 1:
             x = x.reshape(1, -1)
         if x.ndim != 2:

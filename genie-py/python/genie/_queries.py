@@ -22,7 +22,14 @@ def _ints(a: Any, what: str) -> np.ndarray:
         raise ValueError(f"{what}: expected integers, found dtype {arr.dtype}")
     if arr.dtype.type not in INT_TYPES:
         arr = arr.astype(np.int64)
-    return np.ascontiguousarray(arr)
+    # aligned too: an array unpickled from a buffer (as dask sends them) may not be, and the
+    # extension reads arrays in place
+    return np.require(arr, requirements=["C", "A"])
+
+
+def aligned_rows(a: Any, dtype: Any) -> np.ndarray:
+    """``a`` as a C-ordered, aligned array of ``dtype`` (copied only when it is not one)."""
+    return np.require(np.asarray(a, dtype=dtype), requirements=["C", "A"])
 
 
 def _concat(parts: Sequence[np.ndarray], dtype: Any) -> np.ndarray:

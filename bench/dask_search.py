@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Times genie.dask: the issue-3 keyword workload (SIFT-like signatures: N objects of 128
+dimensions with 64 values each, keyword d*64+v, from a seed; or a workload written by
+`genie-bench --mode write-keywords --out DIR`: offsets.npy, keywords.npy, queries.txt) sharded
+over W dask workers, searched, checked identical to one index over all the data, one line per W:
+
+    python bench/dask_search.py --objects 200000 --queries 1024 --k 100 --workers 1,2,4,8,16
+    python bench/dask_search.py --objects 1000000 --queries 8192 --workers 1,2 --gpus --device gpu
+
+    dask_search,workers=W,device=...,objects=...,queries=...,k=...,seconds=...,qps=...,merge_s=...,broadcast_bytes=...,result_bytes=...,identical=...
+
+seconds: the median of --repeats searches of all the queries (after a warm-up), from the call to
+the merged answer (the broadcast, the shards' searches, the transfer of their top-k and the
+merge); merge_s: the merge's part; broadcast_bytes: the queries' size times the workers;
+result_bytes: what the shards send back (nq x k x (count, id[, distance]) per shard). The
+workers run in processes (one thread each; on the CPU each process's search uses
+cores / W threads); --gpus gives worker i the GPU i alone (CUDA_VISIBLE_DEVICES=i). The
+reference is one genie index in this process, searched on --device (skip with --no-check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+DIMS, VALUES = 128, 64
+CHUNK = 6_250  # rows per partition (the sweep's 200,000 objects make 32)
+
+
+def signatures(start: int, stop: int, seed: int) -> np.ndarray:
+    """Objects start..stop of the seeded workload: keywords d*64+v, one row per object."""
+    rng = np.random.default_rng([seed, start])
+    v = rng.integers(0, VALUES, size=(stop - start, DIMS), dtype=np.uint32)
+    return v + np.arange(DIMS, dtype=np.uint32) * VALUES
+
+
+def rows_of(path: str, start: int, stop: int, width: int) -> np.ndarray:
+    """Objects start..stop of a write-keywords workload, as rows of ``width`` keywords."""
+    kw = np.load(path, mmap_mode="r")
+    return np.asarray(kw[start * width:stop * width], dtype=np.uint32).reshape(-1, width)
+
+
+def queries_of(n: int, nq: int, seed: int) -> np.ndarray:
+    """Each query an object of the workload with a quarter of its dimensions moved by one value."""
+    rng = np.random.default_rng([seed, 1 << 40])
+    rows, chunks = [], {}
+    for obj in rng.integers(0, n, size=nq):
+        start = obj // CHUNK * CHUNK
+        if start not in chunks:
+            chunks[start] = signatures(start, min(start + CHUNK, n), seed)
+        r = chunks[start][obj - start].copy()
+        d = rng.choice(DIMS, size=DIMS // 4, replace=False)
+        vals = (r[d] % VALUES + rng.choice([1, VALUES - 1], size=len(d))) % VALUES
+        r[d] = d.astype(np.uint32) * VALUES + vals.astype(np.uint32)
+        rows.append(r)
+    return np.stack(rows)
+
+
+def cluster(workers: int, gpus: bool, threads: int):
+    from distributed import Client, Nanny, Scheduler, SpecCluster
+
+    spec = {}
+    for i in range(workers):
+        env = {"RAYON_NUM_THREADS": str(threads)}
+        if gpus:
+            env["CUDA_VISIBLE_DEVICES"] = str(i)
+        spec[f"w{i}"] = {"cls": Nanny, "options": {"nthreads": 1, "env": env,
+                                                   "dashboard_address": None}}
+    sched = {"cls": Scheduler, "options": {"dashboard_address": None}}
+    c = SpecCluster(workers=spec, scheduler=sched, silence_logs=40)
+    client = Client(c, timeout=120)
+    client.wait_for_workers(workers, timeout=300)
+    return c, client
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--objects", type=int, default=200_000)
+    p.add_argument("--queries", type=int, default=1024)
+    p.add_argument("--k", type=int, default=100)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--workload", help="a folder of genie-bench --mode write-keywords")
+    p.add_argument("--workers", default="1,2", help="worker counts, e.g. 1,2,4,8,16")
+    p.add_argument("--gpus", action="store_true", help="worker i sees GPU i alone")
+    p.add_argument("--device", default="cpu", help="cpu or gpu (each worker's own GPU)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--dir", help="where the shards go (default: a temporary folder)")
+    p.add_argument("--no-check", action="store_true", help="skip the single-index reference")
+    args = p.parse_args()
+
+    import dask
+    import dask.array as da
+
+    import genie
+    from genie.dask import DistributedIndex
+
+    if args.workload:
+        offsets = np.load(os.path.join(args.workload, "offsets.npy"))
+        keywords = np.load(os.path.join(args.workload, "keywords.npy"))
+        width = int(offsets[1] - offsets[0])
+        if not (np.diff(offsets) == width).all():
+            sys.exit("the workload's objects differ in length; this script takes rows of one")
+        n = len(offsets) - 1
+        kw_path = os.path.abspath(os.path.join(args.workload, "keywords.npy"))
+
+        def data():  # each worker reads its partitions from the file (memory-mapped)
+            return da.concatenate([
+                da.from_delayed(dask.delayed(rows_of)(kw_path, s, min(s + CHUNK, n), width),
+                                shape=(min(s + CHUNK, n) - s, width), dtype=np.uint32)
+                for s in range(0, n, CHUNK)])
+        queries = genie.read_queries(os.path.join(args.workload, "queries.txt"))
+        nq = len(queries[0]) - 1
+        reference = lambda: genie.Index.from_keywords((offsets, keywords))  # noqa: E731
+    else:
+        n = args.objects
+        starts = list(range(0, n, CHUNK))
+
+        def data():
+            blocks = [da.from_delayed(dask.delayed(signatures)(s, min(s + CHUNK, n), args.seed),
+                                      shape=(min(s + CHUNK, n) - s, DIMS), dtype=np.uint32)
+                      for s in starts]
+            return da.concatenate(blocks)
+
+        qrows = queries_of(n, args.queries, args.seed)
+        nq = len(qrows)
+        queries = (np.arange(nq + 1, dtype=np.uint64) * DIMS, qrows.ravel())
+
+        def reference():
+            kw = np.concatenate([signatures(s, min(s + CHUNK, n), args.seed) for s in starts])
+            return genie.Index.from_keywords(
+                (np.arange(n + 1, dtype=np.uint64) * DIMS, kw.ravel()))
+
+    want = None
+    if not args.no_check:
+        one = reference()
+        one.search(queries, args.k, device=args.device)
+        t = time.perf_counter()
+        want = one.search(queries, args.k, device=args.device)
+        single = time.perf_counter() - t
+        print(f"single_index,device={args.device},objects={n},queries={nq},k={args.k},"
+              f"seconds={single:.4f},qps={nq / single:.0f}", flush=True)
+        del one
+    cores = os.cpu_count() or 1
+    for w in [int(x) for x in args.workers.split(",")]:
+        threads = max(1, cores // w) if not args.gpus else cores
+        c, client = cluster(w, args.gpus, threads)
+        try:
+            with tempfile.TemporaryDirectory(prefix="genie-dask-", dir=args.dir) as tmp:
+                t = time.perf_counter()
+                index = DistributedIndex.build(client, data(), kind="keywords", path=tmp,
+                                               device=args.device)
+                build = time.perf_counter() - t
+                got = index.search(queries, args.k, device=args.device)  # warm-up
+                times, merges, shard = [], [], []
+                for _ in range(args.repeats):
+                    got = index.search(queries, args.k, device=args.device)
+                    times.append(index.last_search["seconds"])
+                    merges.append(index.last_search["merge_s"])
+                    shard.append(index.last_search["shard_s"])
+                same = "unchecked" if want is None else bool(
+                    (got[0] == want[0]).all() and (got[1] == want[1]).all())
+                sec = statistics.median(times)
+                shards = len(index.shards)
+                print(f"dask_search,workers={w},shards={shards},device={args.device},"
+                      f"objects={n},queries={nq},k={args.k},build_s={build:.2f},"
+                      f"seconds={sec:.4f},qps={nq / sec:.0f},"
+                      f"merge_s={statistics.median(merges):.4f},"
+                      f"shard_s={statistics.median(shard):.4f},"
+                      f"broadcast_bytes={index.last_search['broadcast_bytes']},"
+                      f"result_bytes={nq * args.k * 12 * shards},identical={same}", flush=True)
+                index.close()
+        finally:
+            client.close(timeout=60)
+            c.close(timeout=60)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,648 @@
+"""genie on a Dask cluster: one shard per worker, searched where it lies, the shards' top-k merged
+exactly into the answer of one index over all the data.
+
+::
+
+    from dask.distributed import Client, LocalCluster
+    import dask.bag as db
+    from genie.dask import DistributedIndex
+
+    client = Client(LocalCluster(n_workers=4, threads_per_worker=1))
+    objects = db.from_sequence([[1, 4, 7], [2, 4, 8], [4, 8, 9], [1, 8]], npartitions=4)
+    index = DistributedIndex.build(client, objects, kind="keywords", path="/shared/idx")
+    counts, ids = index.search([[4, 8]], k=2)      # as genie.Index.search over all four objects
+
+**Data.** A dask bag (keyword lists, strings, vectors), a dask array (rows: vectors, or keyword
+rows of equal length) or a dask dataframe (table rows; or one column of strings). The global
+object ids are the data's order (partition by partition). Each worker builds one shard of the
+partitions it holds (they are computed, or already persisted, there and not moved), so a shard
+may hold several runs of ids; its local ids map to global ids by an increasing map, which keeps
+the tie order (id ascending) of one index.
+
+**Storage.** Each shard is saved, with its side files, in ``path`` (``shard-NNNNN.genie``) with a
+``manifest.json`` that records the kind, the parameters and, per shard, its file and id runs. The
+path must be one that every worker can reach: a shared file system (NFS, Lustre, a cloud file
+system mount) on a cluster, any local folder on a LocalCluster. Shared storage is what lets a
+replacement worker on another node reload the shard of one that died; worker-local disks would
+lose the shard with its node. :meth:`DistributedIndex.open` reopens an index from its manifest.
+
+**Residency.** A worker keeps its shard open (memory-mapped, placed on its device by the first
+search) in a per-process cache keyed by the shard's file, between searches; tasks for a shard are
+pinned to its worker. A plain cache, rather than a dask actor, because a task that finds the
+cache empty (a new worker) reloads the shard from its file, so the replacement path is the
+ordinary path.
+
+**Search.** The queries are scattered once per call to every worker (``broadcast=True``); each
+worker searches its shard for the global ``k`` (``k + 2`` for tables, whose two range rows are
+dropped; the ``candidates`` of the global search for vectors); the client merges: count
+descending then id ascending, or distance ascending, count descending, id ascending for vectors
+and sequences. Vectors merge in two steps, as one index searches: the global top ``candidates``
+by count, then those re-ranked by distance.
+
+**Faults.** The client keeps the shard-to-file map. When a worker leaves during a search (its
+process died; the nanny starts a replacement), the search tasks of its shards are cancelled and
+sent to a worker that holds no shard (the replacement, waited for up to ``replace_timeout``
+seconds), else to the least loaded one; that worker loads the shard from its file. Each shard
+gives exactly one result per search (a late duplicate is never merged), so nothing is lost or
+counted twice. A missing or corrupted shard file is an error naming the shard and its file.
+
+**Identical to one index.** Keywords and documents: always. Tables: each shard is built over the
+global range of each numeric column (two extra rows at its end, never returned) and with the
+columns of non-numeric dtype forced categorical, so the intervals are those of one index.
+Vectors: the hash functions must be the same in every shard, so the build fixes ``functions``,
+``width`` and ``candidates`` (those given, else the ones the tuning chose on the first shard;
+``params`` says them): the answers are those of one :class:`genie.VectorIndex` built with these
+(``codebook`` indexes are not sharded). Sequences: whenever the answers are proven exact
+(Theorem 5.2; ``exhaustive=True`` forces it), as both are then the true top-k.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _index
+from . import _queries as q
+
+MANIFEST = "manifest.json"
+#: rows appended to each table shard (the global minimum and maximum of each numeric column)
+TABLE_RANGE_ROWS = 2
+#: the k the vector tuning aims at (genie_lsh::tuning::TUNE_K)
+_TUNE_K = 10
+
+# ---------------------------------------------------------------------------------------------
+# on the workers
+
+
+_SHARDS: Dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def _shard_name(i: int) -> str:
+    return f"shard-{i:05d}.genie"
+
+
+def _load_shard(i: int, path: str) -> Any:
+    """Shard ``i`` from ``path``, from this process's cache or its file."""
+    with _LOCK:
+        index = _SHARDS.get(path)
+        if index is not None:
+            return index
+        try:
+            index = _index.load(path)
+        except FileNotFoundError as e:
+            raise FileNotFoundError(f"shard {i}: its file {path} is missing ({e})") from None
+        except (ValueError, OSError) as e:
+            raise ValueError(f"shard {i}: its file {path} is not a sound genie index: {e}") from None
+        _SHARDS[path] = index
+        return index
+
+
+def _drop_shards(paths: Sequence[str]) -> int:
+    with _LOCK:
+        return sum(_SHARDS.pop(p, None) is not None for p in paths)
+
+
+def _resident(path: str) -> bool:
+    return path in _SHARDS
+
+
+def _rows(parts: Sequence[Any]) -> Any:
+    """The objects of several partitions, in order, as one list, array or DataFrame."""
+    first = parts[0] if parts else []
+    if isinstance(first, np.ndarray):
+        return np.concatenate(parts) if len(parts) > 1 else first
+    if hasattr(first, "iloc"):
+        import pandas as pd
+
+        if len(parts) == 1:
+            return first
+        return pd.concat(parts, ignore_index=True)
+    out: List[Any] = []
+    for p in parts:
+        out.extend(p.tolist() if hasattr(p, "tolist") else p)
+    return out
+
+
+def _texts(rows: Any) -> List[str]:
+    if hasattr(rows, "iloc"):
+        if getattr(rows, "ndim", 1) == 2:
+            if rows.shape[1] != 1:
+                raise ValueError("a dataframe of texts must have one column")
+            rows = rows.iloc[:, 0]
+        rows = rows.tolist()
+    return [str(x) for x in rows]
+
+
+def _with_range_rows(df: Any, ranges: Dict[str, Tuple[Any, Any]]) -> Any:
+    """``df`` with two rows appended: each numeric column's global minimum, then maximum (other
+    columns repeat the first row's value)."""
+    import pandas as pd
+
+    if len(df) == 0:
+        raise ValueError("a table shard without rows")
+    extra = pd.concat([df.iloc[:1], df.iloc[:1]], ignore_index=True)
+    for col, (lo, hi) in ranges.items():
+        extra[col] = pd.Series([lo, hi], dtype=df[col].dtype)
+    return pd.concat([df, extra], ignore_index=True)
+
+
+def _build_shard(i: int, path: str, kind: str, params: Dict[str, Any], device: Optional[str],
+                 *parts: Any) -> Dict[str, Any]:
+    """Builds shard ``i`` of ``parts``, saves it at ``path``, keeps it open; its size and the
+    index's metadata."""
+    params = dict(params)
+    rows = _rows(parts)
+    if kind == "keywords":
+        if isinstance(rows, np.ndarray):
+            if rows.ndim != 2:
+                raise ValueError("keywords: a dask array of keywords must have one row per object")
+            n, width = rows.shape
+            offsets = np.arange(n + 1, dtype=np.uint64) * np.uint64(width)
+            index = _index.Index.from_keywords((offsets, q.aligned_rows(rows.ravel(), rows.dtype)),
+                                               name=f"shard {i}")
+        else:
+            index = _index.Index.from_keywords(list(rows), name=f"shard {i}")
+    elif kind == "vectors":
+        x = rows if isinstance(rows, np.ndarray) else np.asarray(list(rows), dtype=np.float32)
+        lsh = params.pop("lsh", "e2lsh")
+        index = _index.VectorIndex(x, lsh=lsh, **params)
+    elif kind == "sequences":
+        index = _index.SequenceIndex(_texts(rows), **params)
+    elif kind == "documents":
+        index = _index.DocumentIndex(_texts(rows), **params)
+    elif kind == "table":
+        ranges = {c: tuple(v) for c, v in params.pop("_ranges").items()}
+        index = _index.TableIndex(_with_range_rows(rows, ranges), **params)
+    else:
+        raise ValueError(f"kind: expected one of {', '.join(KINDS)}, found {kind!r}")
+    index.save(path)
+    del index
+    index = _load_shard(i, path)
+    if device is not None:
+        index.backend(device)
+    return {"objects": len(rows), "metadata": index.metadata}
+
+
+def _open_shard(i: int, path: str, device: Optional[str]) -> int:
+    index = _load_shard(i, path)
+    if device is not None:
+        index.backend(device)
+    return index.num_objects
+
+
+def _local_to_global(ids: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """Local ids (``-1`` none) as global ids by the shard's runs ``(local, global, length)``."""
+    if len(runs) == 1:
+        return np.where(ids >= 0, ids + (runs[0, 1] - runs[0, 0]), -1)
+    r = np.searchsorted(runs[:, 0], ids, side="right") - 1
+    r = np.clip(r, 0, len(runs) - 1)
+    return np.where(ids >= 0, ids - runs[r, 0] + runs[r, 1], -1)
+
+
+def _search_shard(i: int, path: str, kind: str, objects: int, runs: Any, queries: Any, k: int,
+                  device: Optional[str], min_count: Optional[int], options: Dict[str, Any],
+                  pause: float) -> Tuple[Any, ...]:
+    """Shard ``i``'s top-``k`` of each query, with global ids: ``(counts, ids, distances or None,
+    exact or None, seconds of the search)``."""
+    if pause:
+        time.sleep(pause)
+    index = _load_shard(i, path)
+    t = time.perf_counter()
+    counts, ids, dist, exact = index._search(queries, k, device, min_count, options, False)
+    seconds = time.perf_counter() - t
+    ids = np.asarray(ids)
+    if kind == "table":
+        ids = np.where(ids >= objects, -1, ids)  # the range rows
+    return counts, _local_to_global(ids, np.asarray(runs, dtype=np.int64)), dist, exact, seconds
+
+
+# ---------------------------------------------------------------------------------------------
+# the merge
+
+
+def _merge(parts: Sequence[Tuple[Any, ...]], k: int, by_distance: bool) -> Tuple[Any, Any, Any]:
+    """The exact top-``k`` of the shards' answers: ``(counts, ids, distances or None)``; hits by
+    count descending then id ascending, or by distance ascending, count descending, id
+    ascending."""
+    counts = np.concatenate([np.asarray(p[0], dtype=np.int64) for p in parts], axis=1)
+    ids = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts], axis=1)
+    dist = None
+    if any(p[2] is not None for p in parts):
+        dist = np.concatenate(
+            [np.full(np.shape(p[1]), np.inf) if p[2] is None else np.asarray(p[2], np.float64)
+             for p in parts], axis=1)
+    none = ids < 0
+    counts = np.where(none, 0, counts)
+    id_key = np.where(none, np.iinfo(np.int64).max, ids)
+    keys = [id_key, -counts]
+    if by_distance:
+        keys.append(np.where(none, np.inf, dist))
+    order = np.lexsort(keys, axis=1)[:, :k]
+    take = lambda a: np.take_along_axis(a, order, axis=1)  # noqa: E731
+    counts, ids = take(counts), np.where(take(none), -1, take(ids))
+    dist = None if dist is None else np.where(ids < 0, np.inf, take(dist))
+    width = counts.shape[1]
+    if width < k:  # fewer hits than k in all the shards together
+        pad = k - width
+        counts = np.pad(counts, ((0, 0), (0, pad)))
+        ids = np.pad(ids, ((0, 0), (0, pad)), constant_values=-1)
+        if dist is not None:
+            dist = np.pad(dist, ((0, 0), (0, pad)), constant_values=np.inf)
+    return counts, ids, dist
+
+
+def _vector_candidates(meta: Dict[str, Any], k: int) -> int:
+    """The candidates one index re-ranks for ``k`` hits when a search asks for none
+    (genie_lsh's ``IndexMetadata::default_candidates``, for an index built with explicit
+    candidates)."""
+    c = meta.get("candidates")
+    if c is None:
+        return max(20 * k, 200)
+    return max(c, -(-c * k // _TUNE_K), k)
+
+
+# ---------------------------------------------------------------------------------------------
+# the client
+
+
+KINDS = ("keywords", "vectors", "sequences", "documents", "table")
+
+
+def _partitions(data: Any) -> List[Any]:
+    """The partitions of a dask collection as delayed objects, in order."""
+    if hasattr(data, "chunks") and hasattr(data, "rechunk"):  # dask array
+        if data.ndim == 2 and len(data.chunks[1]) > 1:
+            data = data.rechunk({1: -1})
+        return list(np.asarray(data.to_delayed()).ravel())
+    if hasattr(data, "to_delayed"):  # bag, dataframe, series
+        return list(data.to_delayed())
+    raise TypeError(
+        f"data: expected a dask bag, array or dataframe, found {type(data).__name__}")
+
+
+def _spread(lengths: Sequence[int], holder: Sequence[str],
+            workers: Sequence[str]) -> Dict[str, List[int]]:
+    """Partitions cut into contiguous runs of about equal objects, one per worker, each run
+    given to the worker holding most of its objects."""
+    total = int(sum(lengths))
+    n = max(1, min(len(workers), sum(1 for x in lengths if x > 0)))
+    runs: List[List[int]] = [[] for _ in range(n)]
+    done = 0
+    for p, m in enumerate(lengths):
+        if m > 0:
+            r = min(n - 1, (done + m // 2) * n // max(total, 1))
+            runs[r].append(p)
+            done += m
+    runs = [r for r in runs if r]
+    held = []
+    for r, ps in enumerate(runs):
+        for w in workers:
+            objs = sum(lengths[p] for p in ps if holder[p] == w)
+            held.append((-objs, r, w))
+    groups: Dict[str, List[int]] = {}
+    taken = set()
+    for _, r, w in sorted(held):
+        if r not in taken and w not in groups:
+            groups[w] = runs[r]
+            taken.add(r)
+    return groups
+
+
+def _partition_range(part: Any) -> Dict[str, Tuple[Any, Any]]:
+    out = {}
+    for col in part.columns:
+        if part[col].dtype.kind in "iuf":
+            s = part[col].dropna()
+            if len(s):
+                out[col] = (s.min(), s.max())
+    return out
+
+
+class DistributedIndex:
+    """An index sharded over the workers of a dask cluster; see the module's documentation."""
+
+    def __init__(self, client: Any, path: str, manifest: Dict[str, Any],
+                 owners: List[str]) -> None:
+        self.client = client
+        self.path = path
+        self._manifest = manifest
+        self._owners = list(owners)
+        self.replace_timeout = 60.0
+        self.poll = 0.25
+        #: how many times one search moves a shard whose worker left before it gives up
+        self.max_moves = 3
+        #: what the last search measured: seconds (all of it), merge_s (the merge), shard_s (the
+        #: slowest shard's own search), broadcast_bytes, reassigned (shards moved)
+        self.last_search: Dict[str, Any] = {}
+
+    # -- what it is
+
+    @property
+    def kind(self) -> str:
+        return self._manifest["kind"]
+
+    @property
+    def num_objects(self) -> int:
+        return self._manifest["objects"]
+
+    def __len__(self) -> int:
+        return self.num_objects
+
+    @property
+    def params(self) -> Dict[str, Any]:
+        """The build parameters every shard was built with."""
+        return {k: v for k, v in self._manifest["params"].items() if not k.startswith("_")}
+
+    @property
+    def shards(self) -> List[Dict[str, Any]]:
+        """Per shard: its file, objects, id runs ``[local, global, length]`` and worker."""
+        return [dict(s, file=self._file(i), worker=self._owners[i])
+                for i, s in enumerate(self._manifest["shards"])]
+
+    def _file(self, i: int) -> str:
+        return os.path.join(self.path, self._manifest["shards"][i]["file"])
+
+    def __repr__(self) -> str:
+        return (f"<genie.dask.DistributedIndex of {self.num_objects} {self.kind} objects in "
+                f"{len(self._owners)} shards>")
+
+    # -- build and open
+
+    @classmethod
+    def build(cls, client: Any, data: Any, kind: str = "keywords", path: Optional[str] = None,
+              device: Optional[str] = None, spread: bool = True,
+              **params: Any) -> "DistributedIndex":
+        """Builds one shard per worker holding partitions of ``data`` (a dask bag, array or
+        dataframe), each where its partitions lie, saved under ``path`` (a folder every worker
+        can reach; created). ``params``: the build options of the kind's class
+        (:class:`genie.VectorIndex`'s ``lsh``, ``functions``, ``width``, ...; ``ngram``;
+        ``bins``, ...). ``device``: where each shard is placed (default as genie's).
+
+        ``spread`` (default): the partitions are cut into one run per worker of about equal
+        objects, each run given to the worker that already holds most of it (partitions placed
+        so, as dask places a collection's partitions, do not move). ``spread=False``: a shard
+        per worker that holds partitions, of exactly those."""
+        from distributed import wait
+
+        if kind not in KINDS:
+            raise ValueError(f"kind: expected one of {', '.join(KINDS)}, found {kind!r}")
+        if path is None:
+            raise ValueError("path: a folder every worker can reach is needed for the shards")
+        if kind == "vectors" and params.get("lsh") == "codebook":
+            raise ValueError("vectors: codebook indexes are trained on their data; not sharded")
+        path = os.path.abspath(os.fspath(path))
+        os.makedirs(path, exist_ok=True)
+        futures = client.compute(_partitions(data))
+        wait(futures)
+        for f in futures:
+            if f.status == "error":
+                f.result()
+        lengths = client.gather(client.map(len, futures, pure=False))
+        who = client.who_has(futures)
+        holder = [sorted(who[f.key])[0] for f in futures]
+        if spread:
+            groups = _spread(lengths, holder, sorted(client.ncores()))
+        else:  # a shard per worker holding partitions, those partitions in order
+            groups = {}
+            for p, w in enumerate(holder):
+                if lengths[p] > 0:
+                    groups.setdefault(w, []).append(p)
+        if not groups:
+            raise ValueError("data: no objects")
+        starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        params = {k: v for k, v in params.items() if v is not None}
+        if kind == "table":
+            params = cls._table_params(client, data, futures, params)
+        order = sorted(groups.items(), key=lambda g: g[1][0])
+        shards, owners = [], []
+        for i, (w, ps) in enumerate(order):
+            runs, local = [], 0
+            for p in ps:
+                if runs and runs[-1][1] + runs[-1][2] == starts[p]:
+                    runs[-1][2] += int(lengths[p])
+                else:
+                    runs.append([local, int(starts[p]), int(lengths[p])])
+                local += int(lengths[p])
+            shards.append({"file": _shard_name(i), "objects": local, "runs": runs})
+            owners.append(w)
+
+        def submit(i: int, shard_params: Dict[str, Any]) -> Any:
+            parts = [futures[p] for p in order[i][1]]
+            return client.submit(_build_shard, i, os.path.join(path, shards[i]["file"]), kind,
+                                 shard_params, device, *parts, workers=[owners[i]],
+                                 allow_other_workers=False, pure=False)
+
+        if kind == "vectors" and not all(p in params for p in ("functions", "width",
+                                                               "candidates")):
+            # the first shard's tuning fixes the hash functions of all
+            meta = submit(0, params).result()["metadata"]
+            lsh = meta["params"]
+            params = dict(params, functions=lsh["functions"], width=lsh["width"],
+                          candidates=meta.get("candidates") or _vector_candidates({}, _TUNE_K))
+        # (the first shard is built again with the parameters fixed, as the others are)
+        client.gather([submit(i, params) for i in range(len(shards))])
+        manifest = {"format": 1, "kind": kind, "objects": int(starts[-1]), "params": params,
+                    "shards": shards}
+        with open(os.path.join(path, MANIFEST), "w", encoding="utf-8") as f:
+            json.dump(manifest, f, indent=1, default=_json_default)
+        client.cancel(futures)
+        return cls(client, path, manifest, owners)
+
+    @staticmethod
+    def _table_params(client: Any, data: Any, futures: List[Any],
+                      params: Dict[str, Any]) -> Dict[str, Any]:
+        if not hasattr(data, "columns"):
+            raise ValueError("table: expected a dask dataframe")
+        ranges: Dict[str, Tuple[Any, Any]] = {}
+        for part in client.gather(client.map(_partition_range, futures, pure=False)):
+            for col, (lo, hi) in part.items():
+                a, b = ranges.get(col, (lo, hi))
+                ranges[col] = (min(a, lo), max(b, hi))
+        given = set(_names(params.get("numeric"))) | set(_names(params.get("categorical")))
+        dtypes = dict(data.dtypes.items())
+        forced = [str(c) for c, t in dtypes.items()
+                  if t.kind not in "iuf" and str(c) not in given]
+        if forced:
+            params["categorical"] = _names(params.get("categorical")) + forced
+        params["_ranges"] = {str(c): [_py(lo), _py(hi)] for c, (lo, hi) in ranges.items()}
+        return params
+
+    @classmethod
+    def open(cls, client: Any, path: str, device: Optional[str] = None) -> "DistributedIndex":
+        """Opens the index saved under ``path`` by :meth:`build`: one shard per worker, each
+        loaded from its file (an error names a shard whose file is missing or not sound)."""
+        path = os.path.abspath(os.fspath(path))
+        try:
+            with open(os.path.join(path, MANIFEST), encoding="utf-8") as f:
+                manifest = json.load(f)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{path}: no {MANIFEST}, not a sharded genie index") from None
+        workers = sorted(client.ncores())
+        if not workers:
+            raise RuntimeError("the cluster has no workers")
+        n = len(manifest["shards"])
+        owners = [workers[i % len(workers)] for i in range(n)]
+        self = cls(client, path, manifest, owners)
+        client.gather([client.submit(_open_shard, i, self._file(i), device, workers=[owners[i]],
+                                     allow_other_workers=False, pure=False)
+                       for i in range(n)])
+        return self
+
+    def close(self) -> None:
+        """Drops the shards from the workers' memory (the files stay)."""
+        files = [self._file(i) for i in range(len(self._owners))]
+        self.client.run(_drop_shards, files)
+
+    def resident(self) -> Dict[str, List[bool]]:
+        """Per worker, which shards it holds in memory."""
+        files = [self._file(i) for i in range(len(self._owners))]
+        return self.client.run(lambda: [_resident(f) for f in files])
+
+    # -- search
+
+    def search(self, queries: Any, k: int, device: Optional[str] = None,
+               min_count: Optional[int] = None, _pause: float = 0.0,
+               **options: Any) -> Tuple[np.ndarray, np.ndarray]:
+        """The top-``k`` of each query over all shards, as the kind's ``search`` of one index
+        over all the data returns them: ``(counts, ids)``; ``(distances, ids)`` for vectors
+        (float32) and sequences (int64). ``options``: the kind's search options."""
+        t0 = time.perf_counter()
+        kind = self.kind
+        queries = self._queries(queries)
+        shard_k = k
+        by_distance = kind in ("vectors", "sequences")
+        if kind == "table":
+            shard_k = k + TABLE_RANGE_ROWS
+        if kind == "vectors":
+            c = options.get("candidates") or _vector_candidates(self._manifest["params"], k)
+            shard_k = max(int(c), k)
+            options = dict(options, candidates=shard_k)
+        from dask.sizeof import sizeof
+
+        qf = self.client.scatter(queries, broadcast=True, hash=False)
+        broadcast = sizeof(queries) * len(self.client.ncores())
+        parts, reassigned = self._run(qf, shard_k, device, min_count, options, _pause)
+        shard_s = max(p[4] for p in parts)
+        t1 = time.perf_counter()
+        if kind == "vectors":  # the candidates by count, then re-ranked by distance
+            counts, ids, dist = _merge(parts, shard_k, False)
+            counts, ids, dist = _merge([(counts, ids, dist, None)], k, True)
+        else:
+            counts, ids, dist = _merge(parts, k, by_distance)
+        t2 = time.perf_counter()
+        self.client.cancel([qf])
+        self.last_search = {"seconds": t2 - t0, "merge_s": t2 - t1, "shard_s": shard_s,
+                            "broadcast_bytes": broadcast, "reassigned": reassigned}
+        if kind == "vectors":
+            return dist.astype(np.float32), ids
+        if kind == "sequences":
+            return np.where(ids >= 0, dist, -1).astype(np.int64), ids
+        return counts.astype(np.uint32), ids
+
+    def _queries(self, queries: Any) -> Any:
+        """The queries in the form each shard's search reads, made once on the client."""
+        kind = self.kind
+        if kind == "keywords":
+            if isinstance(queries, (list, tuple)) and queries and all(
+                    isinstance(x, str) for x in queries):
+                return list(queries)
+            return q.keyword_items(queries)
+        if kind == "vectors":
+            x = q.aligned_rows(queries, np.float32)
+            return x.reshape(1, -1) if x.ndim == 1 else x
+        if kind == "table":
+            if isinstance(queries, (str, dict)):
+                queries = [queries]
+            return q.lines([q.conditions(x) for x in queries], "query")
+        return q.lines(queries, "query")
+
+    def _run(self, qf: Any, k: int, device: Optional[str], min_count: Optional[int],
+             options: Dict[str, Any], pause: float) -> Tuple[List[Any], int]:
+        """Each shard's answer, one per shard, its task moved when its worker leaves."""
+        from distributed import wait
+
+        client = self.client
+        alive = set(client.ncores())
+        reassigned = 0
+        for i, w in enumerate(self._owners):
+            if w not in alive:
+                self._owners[i] = self._replacement(alive)
+                reassigned += 1
+
+        def submit(i: int) -> Any:
+            s = self._manifest["shards"][i]
+            return client.submit(_search_shard, i, self._file(i), self.kind, s["objects"],
+                                 s["runs"], qf, k, device, min_count, options, pause,
+                                 workers=[self._owners[i]], allow_other_workers=False,
+                                 pure=False)
+
+        pending = {i: submit(i) for i in range(len(self._owners))}
+        results: Dict[int, Any] = {}
+        moves: Dict[int, int] = {}
+        while pending:
+            try:
+                wait(list(pending.values()), timeout=self.poll)
+            except TimeoutError:
+                pass
+            for i, f in list(pending.items()):
+                if f.status == "finished":
+                    results[i] = f.result()
+                    del pending[i]
+                elif f.status == "error":
+                    f.result()  # raises the shard's error
+            if not pending:
+                break
+            alive = set(client.ncores())
+            for i, f in list(pending.items()):
+                if self._owners[i] not in alive:
+                    f.cancel()
+                    moves[i] = moves.get(i, 0) + 1
+                    if moves[i] > self.max_moves:
+                        raise RuntimeError(
+                            f"shard {i} ({self._file(i)}): its worker left {moves[i]} times "
+                            "during one search")
+                    self._owners[i] = self._replacement(alive)
+                    pending[i] = submit(i)
+                    reassigned += 1
+        return [results[i] for i in range(len(self._owners))], reassigned
+
+    def _replacement(self, alive: set) -> str:
+        """A worker for a shard whose worker left: one that holds no shard (the replacement the
+        nanny started), waited for; else the one holding the fewest."""
+        deadline = time.monotonic() + self.replace_timeout
+        while True:
+            free = sorted(alive - set(self._owners))
+            if free:
+                return free[0]
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(self.poll)
+            alive = set(self.client.ncores())
+        if not alive:
+            raise RuntimeError("the cluster has no workers left")
+        held = {w: self._owners.count(w) for w in alive}
+        return min(sorted(alive), key=lambda w: held[w])
+
+
+def _names(v: Any) -> List[str]:
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return v.split(",")
+    return [str(x) for x in v]
+
+
+def _py(v: Any) -> Any:
+    return v.item() if hasattr(v, "item") else v
+
+
+def _json_default(v: Any) -> Any:
+    if hasattr(v, "item"):
+        return v.item()
+    raise TypeError(f"not JSON: {type(v).__name__}")

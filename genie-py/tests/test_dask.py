@@ -1,0 +1,177 @@
+"""genie.dask: an index sharded over the workers of a LocalCluster (processes, one thread each)
+answers as one index over all the data, for every kind; a worker killed in the middle of a search
+is replaced and the answers stay complete and identical; a shard file missing or corrupted is an
+error naming the shard."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import genie
+
+distributed = pytest.importorskip("distributed")
+db = pytest.importorskip("dask.bag")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+from genie.dask import DistributedIndex  # noqa: E402
+
+from test_kinds import CONDITIONS, people, words  # noqa: E402
+
+WORKERS = 3
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None,
+        worker_dashboard_address=None, death_timeout=60,
+    )
+    c = distributed.Client(cluster, timeout=60)
+    c.wait_for_workers(WORKERS, timeout=60)
+    yield c
+    c.close(timeout=30)
+    cluster.close(timeout=30)
+
+
+def keyword_objects(n=900, seed=7):
+    rng = np.random.default_rng(seed)
+    # a small vocabulary: many ties in count, so the id order of ties is checked too
+    return [rng.choice(60, size=rng.integers(1, 10), replace=False) for _ in range(n)]
+
+
+def keyword_queries(nq=40, seed=8):
+    rng = np.random.default_rng(seed)
+    return [rng.choice(60, size=rng.integers(1, 8), replace=False) for _ in range(nq)]
+
+
+def same(got, want):
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        assert g.dtype == w.dtype
+
+
+def test_keywords_bag_and_array(client, device, tmp_path):
+    objects, queries = keyword_objects(), keyword_queries()
+    index = DistributedIndex.build(client, db.from_sequence(objects, npartitions=7),
+                                   kind="keywords", path=tmp_path / "bag")
+    assert len(index.shards) == WORKERS and index.num_objects == len(objects)
+    assert len({s["worker"] for s in index.shards}) == WORKERS
+    one = genie.Index.from_keywords(objects)
+    for k in (1, 5, 50):
+        same(index.search(queries, k, device=device), one.search(queries, k, device=device))
+    # shards stay in memory on their workers between searches
+    resident = index.resident()
+    for i, s in enumerate(index.shards):
+        assert resident[s["worker"]][i]
+    # rows of equal length as a dask array; queries in text form
+    rows = np.random.default_rng(3).integers(0, 500, size=(1000, 12)).astype(np.uint32)
+    arr = DistributedIndex.build(client, da.from_array(rows, chunks=(150, 12)), kind="keywords",
+                                 path=tmp_path / "arr")
+    texts = [" ".join(map(str, r[:6])) for r in rows[::97]]
+    same(arr.search(texts, 10, device=device),
+         genie.Index.from_keywords(list(rows)).search(texts, 10, device=device))
+    # where the partitions lie: one shard per worker that holds any
+    lying = DistributedIndex.build(client, db.from_sequence(objects, npartitions=7),
+                                   kind="keywords", path=tmp_path / "lying", spread=False)
+    same(lying.search(queries, 5, device=device), one.search(queries, 5, device=device))
+    # reopened from its files on the cluster
+    again = DistributedIndex.open(client, tmp_path / "bag")
+    same(again.search(queries, 5, device=device), one.search(queries, 5, device=device))
+
+
+def test_vectors(client, device, tmp_path):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(900, 16)).astype(np.float32)
+    xq = x[:25] + rng.normal(scale=0.05, size=(25, 16)).astype(np.float32)
+    index = DistributedIndex.build(client, da.from_array(x, chunks=(200, 16)), kind="vectors",
+                                   path=tmp_path / "v", lsh="e2lsh")
+    assert {"functions", "width", "candidates"} <= set(index.params)
+    one = genie.VectorIndex(x, **index.params)
+    for k in (1, 10):
+        same(index.search(xq, k, device=device), one.search(xq, k, device=device))
+    same(index.search(xq, 5, device=device, candidates=30),
+         one.search(xq, 5, device=device, candidates=30))
+
+
+def test_sequences_and_documents(client, device, tmp_path):
+    rng = np.random.default_rng(5)
+    seqs = words(rng, 600)
+    queries = [s[:-1] + "a" for s in seqs[:30]] + ["", "zzzz"]
+    index = DistributedIndex.build(client, db.from_sequence(seqs, npartitions=5),
+                                   kind="sequences", path=tmp_path / "s", ngram=2)
+    one = genie.SequenceIndex(seqs, ngram=2)
+    same(index.search(queries, 4, device=device, exhaustive=True),
+         one.search(queries, 4, device=device, exhaustive=True))
+    same(index.search(queries, 4, device=device), one.search(queries, 4, device=device))
+    vocab = words(rng, 80)
+    docs = [" ".join(rng.choice(vocab, size=rng.integers(2, 10))) for _ in range(500)]
+    dq = [" ".join(rng.choice(vocab, size=3)) for _ in range(25)] + ["The and of"]
+    ddf = dd.from_pandas(pd.DataFrame({"text": docs}), npartitions=4)
+    index = DistributedIndex.build(client, ddf, kind="documents", path=tmp_path / "d")
+    same(index.search(dq, 6, device=device), genie.DocumentIndex(docs).search(dq, 6,
+                                                                              device=device))
+
+
+def test_table(client, device, tmp_path):
+    df = people(n=700)
+    index = DistributedIndex.build(client, dd.from_pandas(df, npartitions=6), kind="table",
+                                   path=tmp_path / "t")
+    one = genie.TableIndex(df)
+    for k in (3, 40):
+        same(index.search(CONDITIONS, k, device=device), one.search(CONDITIONS, k, device=device))
+    row = ",".join(str(v) for v in df.iloc[7])
+    same(index.search([row], 5, device=device, radius=1),
+         one.search([row], 5, device=device, radius=1))
+
+
+def test_worker_killed_mid_search(client, device, tmp_path):
+    objects, queries = keyword_objects(seed=11), keyword_queries(seed=12)
+    index = DistributedIndex.build(client, db.from_sequence(objects, npartitions=6),
+                                   kind="keywords", path=tmp_path / "kill")
+    want = genie.Index.from_keywords(objects).search(queries, 10, device=device)
+    same(index.search(queries, 10, device=device), want)
+    victim = index.shards[1]["worker"]
+    pid = client.run(os.getpid, workers=[victim])[victim]
+    got = {}
+
+    def search():
+        got["answer"] = index.search(queries, 10, device=device, _pause=1.5)
+
+    t = threading.Thread(target=search)
+    t.start()
+    time.sleep(0.5)  # the shards' tasks are running (each pauses 1.5 s before its search)
+    os.kill(pid, signal.SIGKILL)
+    t.join(timeout=120)
+    assert not t.is_alive()
+    same(got["answer"], want)
+    assert index.last_search["reassigned"] >= 1
+    assert victim not in {s["worker"] for s in index.shards}
+    client.wait_for_workers(WORKERS, timeout=60)
+    same(index.search(queries, 10, device=device), want)
+
+
+def test_shard_file_missing_or_corrupted(client, tmp_path):
+    objects = keyword_objects(n=300, seed=13)
+    DistributedIndex.build(client, db.from_sequence(objects, npartitions=3), kind="keywords",
+                           path=tmp_path / "good")
+    shutil.copytree(tmp_path / "good", tmp_path / "missing")
+    os.remove(tmp_path / "missing" / "shard-00001.genie")
+    with pytest.raises(FileNotFoundError, match=r"shard 1: its file .*shard-00001\.genie"):
+        DistributedIndex.open(client, tmp_path / "missing")
+    shutil.copytree(tmp_path / "good", tmp_path / "bad")
+    path = tmp_path / "bad" / "shard-00002.genie"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2:] = b"\x5a" * (len(data) - len(data) // 2)
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"shard 2: its file .*shard-00002\.genie is not a sound"):
+        DistributedIndex.open(client, tmp_path / "bad")
+    with pytest.raises(FileNotFoundError, match="manifest"):
+        DistributedIndex.open(client, tmp_path / "nothing")
