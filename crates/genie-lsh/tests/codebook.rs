@@ -56,7 +56,9 @@ fn tuned_codebook_reaches_its_recall_and_survives_a_reload() {
     let r = recall(&index, &base, &queries, &index.probe());
     // held-out queries: the sample's recall carries over, within sampling noise
     assert!(r >= 0.85, "recall {r} with {:?}", index.probe());
-    // a wider probe finds at least as much
+    // a wider probe finds about as much or more: not always more, since tuning picks its probe
+    // by measured cost (timing-dependent) and may weight entries by closeness levels, which this
+    // probe does not (seen: 0.9665 against a tuned 0.974 on these 2,000 neighbours)
     let wide = Probe {
         probes: 64,
         entries: 128,
@@ -65,7 +67,7 @@ fn tuned_codebook_reaches_its_recall_and_survives_a_reload() {
         levels: 0,
     };
     let w = recall(&index, &base, &queries, &wide);
-    assert!(w >= r && w >= 0.95, "{w} {r}");
+    assert!(w + 0.01 >= r && w >= 0.95, "{w} {r}");
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cb.genie");
