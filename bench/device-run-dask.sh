@@ -11,7 +11,7 @@
 #   ../shared/gpu/stage && (cd genie-py && maturin build --release --out ../.gpu/wheels)
 #   pip download --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
 #     --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --implementation cp \
-#     -d .gpu/wheels "dask[distributed]" numpy pandas pyarrow pytest
+#     -d .gpu/wheels "dask[distributed]" numpy pandas pytest   (pyarrow too, if it fits the carry)
 # Writes $OUT/dask-summary.txt and the logs.
 set -uo pipefail
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
@@ -24,7 +24,9 @@ echo "host cores: $(nproc); commit: $(cat .gpu/COMMIT 2>/dev/null); $(${PYTHON:-
 ${PYTHON:-python3} -m venv --system-site-packages "$d/venv"
 v="$d/venv/bin/python"
 $v -m pip install -q --no-index --no-deps .gpu/wheels/genie_rs-*.whl 2>&1 | tee -a "$sum"
-$v -m pip install -q --no-index --find-links .gpu/wheels "dask[distributed]" numpy pandas pyarrow pytest 2>&1 | tail -3 | tee -a "$sum"
+# pyarrow (55 MB) only when carried: without it the dask dataframe tests skip, saying why
+extra=""; ls .gpu/wheels/pyarrow-* > /dev/null 2>&1 && extra=pyarrow
+$v -m pip install -q --no-index --find-links .gpu/wheels "dask[distributed]" numpy pandas pytest $extra 2>&1 | tail -3 | tee -a "$sum"
 $v -c "import dask, distributed, genie; print('dask', dask.__version__, 'distributed', distributed.__version__, 'genie', genie.__version__)" 2>&1 | tee -a "$sum"
 echo "== pytest genie-py/tests/test_dask.py on the GPU" | tee -a "$sum"
 GENIE_TEST_DEVICE=gpu timeout 900 $v -m pytest -q -rs genie-py/tests/test_dask.py > "$res/dask-pytest.log" 2>&1

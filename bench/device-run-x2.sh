@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Issues 15 and 18 on a 2-GPU machine (nvidia-h200-x2), one call, from the repo root with
+# .gpu/bin (genie, genie-bench) and .gpu/wheels (the genie wheel, dask's and numpy's) carried:
+#   1. issue 15, placement: the SIFT-like workload (1,000,000 objects of 237 keywords, seed 1, the
+#      cold-path index) searched with 8,192 queries at k 100 by `genie search --device gpu` on
+#      both GPUs (the default: a replica per GPU, the batch dealt between them) and on
+#      `--devices 0`; whole-command wall (best and median of RUNS, default 3) and the search stage
+#      of a `-v` run of each; the two outputs compared byte for byte;
+#   2. issue 18: bench/device-run-dask.sh (genie.dask, one worker per GPU).
+# Writes $OUT/x2-summary.txt, $OUT/dask-summary.txt and the logs.
+set -uo pipefail
+res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
+d=/tmp/genie-x2; rm -rf "$d"; mkdir -p "$d"
+g=.gpu/bin/genie; gb=.gpu/bin/genie-bench
+sum="$res/x2-summary.txt"
+n=${OBJECTS:-1000000}; runs=${RUNS:-3}
+export RUST_LOG=${RUST_LOG:-warn}
+nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | tee "$sum"
+echo "host cores: $(nproc); commit: $(cat .gpu/COMMIT 2>/dev/null)" | tee -a "$sum"
+now() { date +%s.%N; }
+since() { python3 -c "print(f'{($(now) - $1) * 1e3:.1f}')"; }
+walls() {
+  local ts=() reps=$1; shift
+  for _ in $(seq "$reps"); do
+    local t0; t0=$(now); "$@" > /dev/null 2>&1 || { echo "FAILED: $*"; return 1; }
+    ts+=("$(since "$t0")")
+  done
+  python3 -c "import statistics,sys; v=sorted(map(float,sys.argv[1:])); print(f'best {v[0]:.1f} ms, median {statistics.median(v):.1f} ms')" "${ts[@]}"
+}
+$gb --mode write-keywords --objects "$n" --queries 8192 --seed 1 --formats text --out "$d/w" > "$d/write.log" 2>&1 || cat "$d/write.log"
+$g --quiet build --input "$d/w/objects.txt" --output "$d/i.genie" 2> "$d/build.log" || cat "$d/build.log"
+echo "index: $(stat -c %s "$d/i.genie") bytes, queries: $(wc -l < "$d/w/queries.txt")" | tee -a "$sum"
+echo "== issue 15: 8,192 queries, k 100, both GPUs (default) vs --devices 0" | tee -a "$sum"
+for devs in "" "--devices 0"; do
+  tag=${devs:+one}; tag=${tag:-both}
+  $g -v search --device gpu $devs --index "$d/i.genie" --queries "$d/w/queries.txt" --k 100 --output "$d/o-$tag.jsonl" > "$d/v-$tag.log" 2>&1
+  echo "devices $tag: $(grep -oE 'backend: .*' "$d/v-$tag.log" | head -2 | tr '\n' ' ')" | tee -a "$sum"
+  grep -E "stages: read|searched|replica|placement" "$d/v-$tag.log" | sed 's/^.*\] /  /' | tee -a "$sum"
+  echo "  whole command: $(walls "$runs" $g --quiet search --device gpu $devs --index "$d/i.genie" --queries "$d/w/queries.txt" --k 100 --output "$d/o2.jsonl")" | tee -a "$sum"
+done
+cp "$d/v-both.log" "$d/v-one.log" "$res/" 2>/dev/null
+cmp -s "$d/o-both.jsonl" "$d/o-one.jsonl" && echo "two GPUs == one: yes" | tee -a "$sum" || echo "two GPUs == one: NO" | tee -a "$sum"
+rm -rf "$d"
+echo "== issue 18" | tee -a "$sum"
+bash bench/device-run-dask.sh
