@@ -2,17 +2,20 @@
 """Times genie.dask: the issue-3 keyword workload (SIFT-like signatures: N objects of 128
 dimensions with 64 values each, keyword d*64+v, from a seed; or a workload written by
 `genie-bench --mode write-keywords --out DIR`: offsets.npy, keywords.npy, queries.txt) sharded
-over W dask workers, searched, checked identical to one index over all the data, one line per W:
+over W dask workers, searched, checked identical to one index over all the data, one line per W
+and layout (--layouts: `sharded`, one shard per worker; `replicated`, one shard held by every
+worker, the queries dealt among them):
 
     python bench/dask_search.py --objects 200000 --queries 1024 --k 100 --workers 1,2,4,8,16
     python bench/dask_search.py --objects 1000000 --queries 8192 --workers 1,2 --gpus --device gpu
 
-    dask_search,workers=W,device=...,objects=...,queries=...,k=...,seconds=...,qps=...,merge_s=...,broadcast_bytes=...,result_bytes=...,identical=...
+    dask_search,workers=W,shards=S,layout=...,device=...,objects=...,queries=...,k=...,seconds=...,qps=...,merge_s=...,shard_s=...,broadcast_bytes=...,result_bytes=...,identical=...
 
 seconds: the median of --repeats searches of all the queries (after a warm-up), from the call to
 the merged answer (the broadcast, the shards' searches, the transfer of their top-k and the
-merge); merge_s: the merge's part; broadcast_bytes: the queries' size times the workers;
-result_bytes: what the shards send back (nq x k x (count, id[, distance]) per shard). The
+merge); merge_s: the merges' part; shard_s: the busiest worker's own search; broadcast_bytes:
+the queries sent (each chunk to the workers that search it); result_bytes: what the shards send
+back (nq x k x (count, id[, distance]) per shard). The
 workers run in processes (one thread each; on the CPU each process's search uses
 cores / W threads); --gpus gives worker i the GPU i alone (CUDA_VISIBLE_DEVICES=i). The
 reference is one genie index in this process, searched on --device (skip with --no-check).
@@ -79,6 +82,36 @@ def cluster(workers: int, gpus: bool, threads: int):
     return c, client
 
 
+def run(client, layout, w, data, queries, nq, n, want, args) -> None:
+    from genie.dask import DistributedIndex
+
+    with tempfile.TemporaryDirectory(prefix="genie-dask-", dir=args.dir) as tmp:
+        t = time.perf_counter()
+        index = DistributedIndex.build(client, data(), kind="keywords", path=tmp,
+                                       device=args.device,
+                                       shards=1 if layout == "replicated" else None)
+        build = time.perf_counter() - t
+        got = index.search(queries, args.k, device=args.device)  # warm-up
+        times, merges, shard = [], [], []
+        for _ in range(args.repeats):
+            got = index.search(queries, args.k, device=args.device)
+            times.append(index.last_search["seconds"])
+            merges.append(index.last_search["merge_s"])
+            shard.append(index.last_search["shard_s"])
+        same = "unchecked" if want is None else bool(
+            (got[0] == want[0]).all() and (got[1] == want[1]).all())
+        sec = statistics.median(times)
+        shards = len(index.shards)
+        print(f"dask_search,workers={w},shards={shards},layout={layout},device={args.device},"
+              f"objects={n},queries={nq},k={args.k},build_s={build:.2f},"
+              f"seconds={sec:.4f},qps={nq / sec:.0f},"
+              f"merge_s={statistics.median(merges):.4f},"
+              f"shard_s={statistics.median(shard):.4f},"
+              f"broadcast_bytes={index.last_search['broadcast_bytes']},"
+              f"result_bytes={nq * args.k * 12 * shards},identical={same}", flush=True)
+        index.close()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--objects", type=int, default=200_000)
@@ -89,6 +122,8 @@ def main() -> None:
     p.add_argument("--workers", default="1,2", help="worker counts, e.g. 1,2,4,8,16")
     p.add_argument("--gpus", action="store_true", help="worker i sees GPU i alone")
     p.add_argument("--device", default="cpu", help="cpu or gpu (each worker's own GPU)")
+    p.add_argument("--layouts", default="sharded,replicated",
+                   help="sharded (a shard per worker), replicated (one shard on every worker)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--dir", help="where the shards go (default: a temporary folder)")
     p.add_argument("--no-check", action="store_true", help="skip the single-index reference")
@@ -98,7 +133,6 @@ def main() -> None:
     import dask.array as da
 
     import genie
-    from genie.dask import DistributedIndex
 
     if args.workload:
         offsets = np.load(os.path.join(args.workload, "offsets.npy"))
@@ -151,30 +185,9 @@ def main() -> None:
         threads = max(1, cores // w) if not args.gpus else cores
         c, client = cluster(w, args.gpus, threads)
         try:
-            with tempfile.TemporaryDirectory(prefix="genie-dask-", dir=args.dir) as tmp:
-                t = time.perf_counter()
-                index = DistributedIndex.build(client, data(), kind="keywords", path=tmp,
-                                               device=args.device)
-                build = time.perf_counter() - t
-                got = index.search(queries, args.k, device=args.device)  # warm-up
-                times, merges, shard = [], [], []
-                for _ in range(args.repeats):
-                    got = index.search(queries, args.k, device=args.device)
-                    times.append(index.last_search["seconds"])
-                    merges.append(index.last_search["merge_s"])
-                    shard.append(index.last_search["shard_s"])
-                same = "unchecked" if want is None else bool(
-                    (got[0] == want[0]).all() and (got[1] == want[1]).all())
-                sec = statistics.median(times)
-                shards = len(index.shards)
-                print(f"dask_search,workers={w},shards={shards},device={args.device},"
-                      f"objects={n},queries={nq},k={args.k},build_s={build:.2f},"
-                      f"seconds={sec:.4f},qps={nq / sec:.0f},"
-                      f"merge_s={statistics.median(merges):.4f},"
-                      f"shard_s={statistics.median(shard):.4f},"
-                      f"broadcast_bytes={index.last_search['broadcast_bytes']},"
-                      f"result_bytes={nq * args.k * 12 * shards},identical={same}", flush=True)
-                index.close()
+            layouts = args.layouts.split(",") if w > 1 else ["sharded"]
+            for layout in layouts:
+                run(client, layout, w, data, queries, nq, n, want, args)
         finally:
             client.close(timeout=60)
             c.close(timeout=60)

@@ -33,9 +33,9 @@ echo "index: $(stat -c %s "$d/i.genie") bytes, queries: $(wc -l < "$d/w/queries.
 echo "== issue 15: 8,192 queries, k 100, both GPUs (default) vs --devices 0" | tee -a "$sum"
 for devs in "" "--devices 0"; do
   tag=${devs:+one}; tag=${tag:-both}
-  $g -v search --device gpu $devs --index "$d/i.genie" --queries "$d/w/queries.txt" --k 100 --output "$d/o-$tag.jsonl" > "$d/v-$tag.log" 2>&1
-  echo "devices $tag: $(grep -oE 'backend: .*' "$d/v-$tag.log" | head -2 | tr '\n' ' ')" | tee -a "$sum"
-  grep -E "stages: read|searched|replica|placement" "$d/v-$tag.log" | sed 's/^.*\] /  /' | tee -a "$sum"
+  RUST_LOG=genie=debug,genie_core=debug $g -v search --device gpu $devs --index "$d/i.genie" --queries "$d/w/queries.txt" --k 100 --output "$d/o-$tag.jsonl" > "$d/v-$tag.log" 2>&1
+  echo "devices $tag:" | tee -a "$sum"
+  grep -E "mapped and checked|uploaded|backend:|stages:|searched|replica|placement" "$d/v-$tag.log" | sed 's/^.*\] /  /' | tee -a "$sum"
   echo "  whole command: $(walls "$runs" $g --quiet search --device gpu $devs --index "$d/i.genie" --queries "$d/w/queries.txt" --k 100 --output "$d/o2.jsonl")" | tee -a "$sum"
 done
 cp "$d/v-both.log" "$d/v-one.log" "$res/" 2>/dev/null

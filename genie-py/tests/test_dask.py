@@ -181,3 +181,83 @@ def test_shard_file_missing_or_corrupted(client, tmp_path):
         DistributedIndex.open(client, tmp_path / "bad")
     with pytest.raises(FileNotFoundError, match="manifest"):
         DistributedIndex.open(client, tmp_path / "nothing")
+
+
+def test_replicas_share_the_queries(client, device, tmp_path):
+    objects, queries = keyword_objects(seed=21), keyword_queries(nq=60, seed=22)
+    want = genie.Index.from_keywords(objects).search(queries, 10, device=device)
+    bag = db.from_sequence(objects, npartitions=6)
+    for shards in (1, 2):
+        index = DistributedIndex.build(client, bag, kind="keywords", path=tmp_path / f"r{shards}",
+                                       shards=shards)
+        assert len(index.shards) == shards
+        holders = [w for s in index.shards for w in s["workers"]]
+        assert sorted(holders) == sorted(client.ncores())  # every worker holds one shard
+        same(index.search(queries, 10, device=device), want)
+        assert index.last_search["chunks"] == index.pipeline * max(
+            len(s["workers"]) for s in index.shards)
+        resident = index.resident()
+        for i, s in enumerate(index.shards):
+            assert all(resident[w][i] for w in s["workers"])
+        reopened = DistributedIndex.open(client, tmp_path / f"r{shards}")
+        assert [len(s["workers"]) for s in reopened.shards] == [len(s["workers"])
+                                                                 for s in index.shards]
+        same(reopened.search(queries, 10, device=device), want)
+        index.close()
+    with pytest.raises(ValueError, match="shards"):
+        DistributedIndex.build(client, bag, kind="keywords", path=tmp_path / "r0", shards=0)
+
+
+def test_replica_killed_mid_search(client, device, tmp_path):
+    objects, queries = keyword_objects(seed=23), keyword_queries(nq=60, seed=24)
+    index = DistributedIndex.build(client, db.from_sequence(objects, npartitions=6),
+                                   kind="keywords", path=tmp_path / "rk", shards=1)
+    want = genie.Index.from_keywords(objects).search(queries, 10, device=device)
+    victim = index.shards[0]["workers"][1]
+    pid = client.run(os.getpid, workers=[victim])[victim]
+    got = {}
+
+    def search():
+        got["answer"] = index.search(queries, 10, device=device, _pause=1.5)
+
+    t = threading.Thread(target=search)
+    t.start()
+    time.sleep(0.5)  # each replica's first chunk is running (each task pauses 1.5 s)
+    os.kill(pid, signal.SIGKILL)
+    t.join(timeout=120)
+    assert not t.is_alive()
+    same(got["answer"], want)
+    assert index.last_search["reassigned"] >= 1  # its chunks moved to the other replicas
+    assert victim not in index.shards[0]["workers"]
+    client.wait_for_workers(WORKERS, timeout=60)
+    same(index.search(queries, 10, device=device), want)  # the new worker adopted as a replica
+    assert len(index.shards[0]["workers"]) == WORKERS
+
+
+def test_merge_by_count_is_the_lexicographic_order():
+    from genie.dask import _merge
+
+    rng = np.random.default_rng(25)
+    for _ in range(20):
+        shards, nq, k = rng.integers(1, 5), rng.integers(0, 30), rng.integers(1, 12)
+        parts = []
+        for _ in range(shards):
+            # a shard's answer: hits by count descending then id ascending, then some dropped
+            # (a table shard's range rows: -1 anywhere)
+            counts = rng.integers(0, 6, size=(nq, k)).astype(np.uint32)
+            ids = np.array([rng.choice(1000, size=k, replace=False) for _ in range(nq)],
+                           dtype=np.int64).reshape(nq, k)
+            order = np.lexsort((ids, -counts.astype(np.int64)), axis=1)
+            counts = np.take_along_axis(counts, order, axis=1)
+            ids = np.take_along_axis(ids, order, axis=1)
+            ids[rng.random((nq, k)) < 0.2] = -1
+            parts.append((counts, ids, None, None, 0.0))
+        counts, ids, _ = _merge(parts, int(k), False)
+        # the reference: every (count, id) pair, none dropped, sorted by count desc, id asc
+        for r in range(nq):
+            pairs = sorted((-int(c), int(i)) for p in parts for c, i in zip(p[0][r], p[1][r])
+                           if i >= 0)[:k]
+            want_ids = [i for _, i in pairs] + [-1] * (k - len(pairs))
+            want_counts = [-c for c, _ in pairs] + [0] * (k - len(pairs))
+            assert ids[r].tolist() == want_ids
+            assert counts[r].tolist() == want_counts

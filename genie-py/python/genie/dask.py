@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import CancelledError
 import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -230,6 +231,8 @@ def _merge(parts: Sequence[Tuple[Any, ...]], k: int, by_distance: bool) -> Tuple
     """The exact top-``k`` of the shards' answers: ``(counts, ids, distances or None)``; hits by
     count descending then id ascending, or by distance ascending, count descending, id
     ascending."""
+    if not by_distance and all(p[2] is None for p in parts):
+        return _merge_counts(parts, k)
     counts = np.concatenate([np.asarray(p[0], dtype=np.int64) for p in parts], axis=1)
     ids = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts], axis=1)
     dist = None
@@ -247,8 +250,32 @@ def _merge(parts: Sequence[Tuple[Any, ...]], k: int, by_distance: bool) -> Tuple
     take = lambda a: np.take_along_axis(a, order, axis=1)  # noqa: E731
     counts, ids = take(counts), np.where(take(none), -1, take(ids))
     dist = None if dist is None else np.where(ids < 0, np.inf, take(dist))
+    return _pad(counts, ids, dist, k)
+
+
+def _merge_counts(parts: Sequence[Tuple[Any, ...]], k: int) -> Tuple[Any, Any, None]:
+    """:func:`_merge` by count descending then id ascending, as one sort of 64-bit keys: the
+    count's complement above, the id below (no hit: the largest key)."""
+    ids = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts], axis=1)
+    if ids.size and ids.max() >= 1 << 32:
+        return _merge([(p[0], p[1], np.zeros(np.shape(p[1]))) for p in parts], k, False)[:2] + (
+            None,)
+    counts = np.concatenate([np.asarray(p[0], dtype=np.uint64) for p in parts], axis=1)
+    key = ((np.uint64(0xFFFFFFFF) - counts) << np.uint64(32)) | ids.astype(np.uint64)
+    key[ids < 0] = np.iinfo(np.uint64).max
+    if len(parts) > 1 or (ids < 0).any():  # (a table shard's range rows drop out mid-list)
+        key.sort(axis=1)
+    key = key[:, :k]
+    none = key == np.iinfo(np.uint64).max
+    ids = np.where(none, -1, (key & np.uint64(0xFFFFFFFF)).astype(np.int64))
+    counts = np.where(none, 0, np.uint64(0xFFFFFFFF) - (key >> np.uint64(32))).astype(np.int64)
+    return _pad(counts, ids, None, k)
+
+
+def _pad(counts: Any, ids: Any, dist: Any, k: int) -> Tuple[Any, Any, Any]:
+    """The answers widened to ``k`` hits (fewer hits than ``k`` in all the shards together)."""
     width = counts.shape[1]
-    if width < k:  # fewer hits than k in all the shards together
+    if width < k:
         pad = k - width
         counts = np.pad(counts, ((0, 0), (0, pad)))
         ids = np.pad(ids, ((0, 0), (0, pad)), constant_values=-1)
@@ -286,12 +313,12 @@ def _partitions(data: Any) -> List[Any]:
         f"data: expected a dask bag, array or dataframe, found {type(data).__name__}")
 
 
-def _spread(lengths: Sequence[int], holder: Sequence[str],
-            workers: Sequence[str]) -> Dict[str, List[int]]:
-    """Partitions cut into contiguous runs of about equal objects, one per worker, each run
-    given to the worker holding most of its objects."""
+def _spread(lengths: Sequence[int], holder: Sequence[str], workers: Sequence[str],
+            shards: Optional[int] = None) -> Dict[str, List[int]]:
+    """Partitions cut into contiguous runs of about equal objects, one per worker (or
+    ``shards`` of them), each run given to the worker holding most of its objects."""
     total = int(sum(lengths))
-    n = max(1, min(len(workers), sum(1 for x in lengths if x > 0)))
+    n = max(1, min(shards or len(workers), len(workers), sum(1 for x in lengths if x > 0)))
     runs: List[List[int]] = [[] for _ in range(n)]
     done = 0
     for p, m in enumerate(lengths):
@@ -314,6 +341,37 @@ def _spread(lengths: Sequence[int], holder: Sequence[str],
     return groups
 
 
+def _replicas(owners: Sequence[str], workers: Sequence[str]) -> List[List[str]]:
+    """Per shard, the workers that hold it: its owner first, then the workers that own no shard
+    dealt in turn (a shard's replicas share its queries)."""
+    holders = [[w] for w in owners]
+    spare = [w for w in sorted(workers) if w not in set(owners)]
+    for j, w in enumerate(spare):
+        holders[j % len(holders)].append(w)
+    return holders
+
+
+def _slice(queries: Any, a: int, b: int) -> Any:
+    """Queries ``a..b`` of the form :meth:`DistributedIndex._queries` makes."""
+    if isinstance(queries, tuple):  # a CSR: offsets, then arrays of items
+        o = queries[0]
+        lo, hi = int(o[a]), int(o[b])
+        return (o[a:b + 1] - o[a],) + tuple(x[lo:hi] for x in queries[1:])
+    return queries[a:b]
+
+
+def _count(queries: Any) -> int:
+    return len(queries[0]) - 1 if isinstance(queries, tuple) else len(queries)
+
+
+def _stack(answers: Sequence[Tuple[Any, Any, Any]]) -> Tuple[Any, Any, Any]:
+    """The merged answers of consecutive query chunks as one."""
+    counts = np.concatenate([a[0] for a in answers])
+    ids = np.concatenate([a[1] for a in answers])
+    dist = None if answers[0][2] is None else np.concatenate([a[2] for a in answers])
+    return counts, ids, dist
+
+
 def _partition_range(part: Any) -> Dict[str, Tuple[Any, Any]]:
     out = {}
     for col in part.columns:
@@ -328,17 +386,22 @@ class DistributedIndex:
     """An index sharded over the workers of a dask cluster; see the module's documentation."""
 
     def __init__(self, client: Any, path: str, manifest: Dict[str, Any],
-                 owners: List[str]) -> None:
+                 holders: List[List[str]]) -> None:
         self.client = client
         self.path = path
         self._manifest = manifest
-        self._owners = list(owners)
+        #: per shard, the workers holding it (a shard's queries are dealt among them)
+        self._holders = [list(h) for h in holders]
         self.replace_timeout = 60.0
         self.poll = 0.25
-        #: how many times one search moves a shard whose worker left before it gives up
+        #: how many times one search moves a task whose worker left before it gives up
         self.max_moves = 3
-        #: what the last search measured: seconds (all of it), merge_s (the merge), shard_s (the
-        #: slowest shard's own search), broadcast_bytes, reassigned (shards moved)
+        #: query chunks per holder in one search: the client merges a chunk's answers while the
+        #: workers search the next ones
+        self.pipeline = 2
+        #: what the last search measured: seconds (all of it), merge_s (the merges), shard_s
+        #: (the busiest worker's own search), broadcast_bytes (queries sent), chunks, reassigned
+        #: (tasks moved and shards given to new workers)
         self.last_search: Dict[str, Any] = {}
 
     # -- what it is
@@ -361,8 +424,10 @@ class DistributedIndex:
 
     @property
     def shards(self) -> List[Dict[str, Any]]:
-        """Per shard: its file, objects, id runs ``[local, global, length]`` and worker."""
-        return [dict(s, file=self._file(i), worker=self._owners[i])
+        """Per shard: its file, objects, id runs ``[local, global, length]``, the workers holding
+        it (``workers``) and the first of them (``worker``)."""
+        return [dict(s, file=self._file(i), worker=self._holders[i][0],
+                     workers=list(self._holders[i]))
                 for i, s in enumerate(self._manifest["shards"])]
 
     def _file(self, i: int) -> str:
@@ -370,13 +435,13 @@ class DistributedIndex:
 
     def __repr__(self) -> str:
         return (f"<genie.dask.DistributedIndex of {self.num_objects} {self.kind} objects in "
-                f"{len(self._owners)} shards>")
+                f"{len(self._holders)} shards>")
 
     # -- build and open
 
     @classmethod
     def build(cls, client: Any, data: Any, kind: str = "keywords", path: Optional[str] = None,
-              device: Optional[str] = None, spread: bool = True,
+              device: Optional[str] = None, spread: bool = True, shards: Optional[int] = None,
               **params: Any) -> "DistributedIndex":
         """Builds one shard per worker holding partitions of ``data`` (a dask bag, array or
         dataframe), each where its partitions lie, saved under ``path`` (a folder every worker
@@ -387,7 +452,12 @@ class DistributedIndex:
         ``spread`` (default): the partitions are cut into one run per worker of about equal
         objects, each run given to the worker that already holds most of it (partitions placed
         so, as dask places a collection's partitions, do not move). ``spread=False``: a shard
-        per worker that holds partitions, of exactly those."""
+        per worker that holds partitions, of exactly those.
+
+        ``shards``: fewer shards than workers (with ``spread``); the workers that build none
+        hold replicas (loaded from the files), and a search deals each shard's queries among
+        the workers holding it. An index that fits one worker's device searches fastest as one
+        shard replicated on every worker: each query is then searched once, by one worker."""
         from distributed import wait
 
         if kind not in KINDS:
@@ -406,8 +476,11 @@ class DistributedIndex:
         lengths = client.gather(client.map(len, futures, pure=False))
         who = client.who_has(futures)
         holder = [sorted(who[f.key])[0] for f in futures]
+        if shards is not None and (not spread or shards < 1):
+            raise ValueError("shards: a number >= 1, with spread=True")
+        workers = sorted(client.ncores())
         if spread:
-            groups = _spread(lengths, holder, sorted(client.ncores()))
+            groups = _spread(lengths, holder, workers, shards)
         else:  # a shard per worker holding partitions, those partitions in order
             groups = {}
             for p, w in enumerate(holder):
@@ -452,7 +525,16 @@ class DistributedIndex:
         with open(os.path.join(path, MANIFEST), "w", encoding="utf-8") as f:
             json.dump(manifest, f, indent=1, default=_json_default)
         client.cancel(futures)
-        return cls(client, path, manifest, owners)
+        self = cls(client, path, manifest, _replicas(owners, workers))
+        self._load_replicas(device, skip_first=True)
+        return self
+
+    def _load_replicas(self, device: Optional[str], skip_first: bool = False) -> None:
+        """Each shard loaded by the workers holding it (from its file; placed on ``device``)."""
+        self.client.gather([
+            self.client.submit(_open_shard, i, self._file(i), device, workers=[w],
+                               allow_other_workers=False, pure=False)
+            for i, h in enumerate(self._holders) for w in h[1 if skip_first else 0:]])
 
     @staticmethod
     def _table_params(client: Any, data: Any, futures: List[Any],
@@ -475,8 +557,9 @@ class DistributedIndex:
 
     @classmethod
     def open(cls, client: Any, path: str, device: Optional[str] = None) -> "DistributedIndex":
-        """Opens the index saved under ``path`` by :meth:`build`: one shard per worker, each
-        loaded from its file (an error names a shard whose file is missing or not sound)."""
+        """Opens the index saved under ``path`` by :meth:`build`: each shard loaded from its file
+        (an error names a shard whose file is missing or not sound) by one worker, and by the
+        spare workers in turn when there are more workers than shards."""
         path = os.path.abspath(os.fspath(path))
         try:
             with open(os.path.join(path, MANIFEST), encoding="utf-8") as f:
@@ -488,20 +571,18 @@ class DistributedIndex:
             raise RuntimeError("the cluster has no workers")
         n = len(manifest["shards"])
         owners = [workers[i % len(workers)] for i in range(n)]
-        self = cls(client, path, manifest, owners)
-        client.gather([client.submit(_open_shard, i, self._file(i), device, workers=[owners[i]],
-                                     allow_other_workers=False, pure=False)
-                       for i in range(n)])
+        self = cls(client, path, manifest, _replicas(owners, workers))
+        self._load_replicas(device)
         return self
 
     def close(self) -> None:
         """Drops the shards from the workers' memory (the files stay)."""
-        files = [self._file(i) for i in range(len(self._owners))]
+        files = [self._file(i) for i in range(len(self._holders))]
         self.client.run(_drop_shards, files)
 
     def resident(self) -> Dict[str, List[bool]]:
         """Per worker, which shards it holds in memory."""
-        files = [self._file(i) for i in range(len(self._owners))]
+        files = [self._file(i) for i in range(len(self._holders))]
         return self.client.run(lambda: [_resident(f) for f in files])
 
     # -- search
@@ -523,22 +604,16 @@ class DistributedIndex:
             c = options.get("candidates") or _vector_candidates(self._manifest["params"], k)
             shard_k = max(int(c), k)
             options = dict(options, candidates=shard_k)
-        from dask.sizeof import sizeof
-
-        qf = self.client.scatter(queries, broadcast=True, hash=False)
-        broadcast = sizeof(queries) * len(self.client.ncores())
-        parts, reassigned = self._run(qf, shard_k, device, min_count, options, _pause)
-        shard_s = max(p[4] for p in parts)
-        t1 = time.perf_counter()
         if kind == "vectors":  # the candidates by count, then re-ranked by distance
-            counts, ids, dist = _merge(parts, shard_k, False)
-            counts, ids, dist = _merge([(counts, ids, dist, None)], k, True)
+            def merge(parts: Sequence[Tuple[Any, ...]]) -> Tuple[Any, Any, Any]:
+                counts, ids, dist = _merge(parts, shard_k, False)
+                return _merge([(counts, ids, dist, None)], k, True)
         else:
-            counts, ids, dist = _merge(parts, k, by_distance)
-        t2 = time.perf_counter()
-        self.client.cancel([qf])
-        self.last_search = {"seconds": t2 - t0, "merge_s": t2 - t1, "shard_s": shard_s,
-                            "broadcast_bytes": broadcast, "reassigned": reassigned}
+            def merge(parts: Sequence[Tuple[Any, ...]]) -> Tuple[Any, Any, Any]:
+                return _merge(parts, k, by_distance)
+        counts, ids, dist = self._run(queries, shard_k, device, min_count, options, _pause,
+                                      merge)
+        self.last_search["seconds"] = time.perf_counter() - t0
         if kind == "vectors":
             return dist.astype(np.float32), ids
         if kind == "sequences":
@@ -552,7 +627,11 @@ class DistributedIndex:
             if isinstance(queries, (list, tuple)) and queries and all(
                     isinstance(x, str) for x in queries):
                 return list(queries)
-            return q.keyword_items(queries)
+            o, lo, hi, w = q.keyword_items(queries)
+            # plain keywords (each item's range one keyword, weight 1) travel as a CSR of them
+            if lo is hi or (np.array_equal(lo, hi) and bool((w == 1).all())):
+                return o, lo
+            return o, lo, hi, w
         if kind == "vectors":
             x = q.aligned_rows(queries, np.float32)
             return x.reshape(1, -1) if x.ndim == 1 else x
@@ -562,62 +641,130 @@ class DistributedIndex:
             return q.lines([q.conditions(x) for x in queries], "query")
         return q.lines(queries, "query")
 
-    def _run(self, qf: Any, k: int, device: Optional[str], min_count: Optional[int],
-             options: Dict[str, Any], pause: float) -> Tuple[List[Any], int]:
-        """Each shard's answer, one per shard, its task moved when its worker leaves."""
+    def _run(self, queries: Any, k: int, device: Optional[str], min_count: Optional[int],
+             options: Dict[str, Any], pause: float,
+             merge: Any) -> Tuple[Any, Any, Any]:
+        """The merged answers of all queries: the queries cut into chunks, each chunk searched
+        on every shard by one of its holders (in turn), a chunk's answers merged as soon as all
+        its shards' are in; a task whose worker left is moved to another holder of its shard,
+        or to a new worker that loads the shard."""
+        from dask.sizeof import sizeof
         from distributed import wait
 
         client = self.client
-        alive = set(client.ncores())
-        reassigned = 0
-        for i, w in enumerate(self._owners):
-            if w not in alive:
-                self._owners[i] = self._replacement(alive)
-                reassigned += 1
+        reassigned = self._heal(set(client.ncores()), adopt=True)
+        nq = _count(queries)
+        per = max(len(h) for h in self._holders)
+        n_chunks = max(1, min(nq, per * self.pipeline))
+        bounds = [nq * j // n_chunks for j in range(n_chunks + 1)]
+        chunks = [_slice(queries, bounds[j], bounds[j + 1]) for j in range(n_chunks)]
+        sent = 0
+        sent_to: Dict[Tuple[int, str], Any] = {}
 
-        def submit(i: int) -> Any:
+        def scatter(j: int, workers: Sequence[str]) -> None:
+            nonlocal sent
+            # (a chunk whose only copy was on a worker that left is lost: sent again)
+            todo = [w for w in workers
+                    if (j, w) not in sent_to or sent_to[(j, w)].status != "finished"]
+            if todo:
+                # (in a list: one future for the whole chunk, not one per query or array)
+                f = client.scatter([chunks[j]], workers=todo, broadcast=True, hash=False)[0]
+                sent += sizeof(chunks[j]) * len(todo)
+                for w in todo:
+                    sent_to[(j, w)] = f
+
+        def submit(i: int, j: int, w: str) -> Any:
             s = self._manifest["shards"][i]
+            scatter(j, [w])
             return client.submit(_search_shard, i, self._file(i), self.kind, s["objects"],
-                                 s["runs"], qf, k, device, min_count, options, pause,
-                                 workers=[self._owners[i]], allow_other_workers=False,
-                                 pure=False)
+                                 s["runs"], sent_to[(j, w)], k, device, min_count, options,
+                                 pause, workers=[w], allow_other_workers=False, pure=False)
 
-        pending = {i: submit(i) for i in range(len(self._owners))}
-        results: Dict[int, Any] = {}
-        moves: Dict[int, int] = {}
+        shards = len(self._holders)
+        pending: Dict[Any, Tuple[int, int, str]] = {}
+        for j in range(n_chunks):  # chunk by chunk: the workers run their tasks in this order
+            scatter(j, sorted({h[j % len(h)] for h in self._holders}))
+            for i, h in enumerate(self._holders):
+                w = h[j % len(h)]
+                pending[submit(i, j, w)] = (i, j, w)
+        got: Dict[int, Dict[int, Any]] = {}
+        merged: List[Any] = [None] * n_chunks
+        busy: Dict[str, float] = {}
+        moves: Dict[Tuple[int, int], int] = {}
+        merge_s = 0.0
         while pending:
             try:
-                wait(list(pending.values()), timeout=self.poll)
+                done = wait(list(pending), timeout=self.poll, return_when="FIRST_COMPLETED").done
             except TimeoutError:
-                pass
-            for i, f in list(pending.items()):
-                if f.status == "finished":
-                    results[i] = f.result()
-                    del pending[i]
-                elif f.status == "error":
+                done = set()
+            except CancelledError:  # its queries were lost with a worker: moved below
+                done = {f for f in pending if f.done()}
+            for f in done:
+                i, j, w = pending[f]
+                if f.status == "error":
                     f.result()  # raises the shard's error
-            if not pending:
-                break
+                if f.status != "finished":
+                    continue  # cancelled: its worker left; moved below
+                del pending[f]
+                part = f.result()
+                busy[w] = busy.get(w, 0.0) + part[4]
+                got.setdefault(j, {})[i] = part
+                if len(got[j]) == shards:
+                    t = time.perf_counter()
+                    merged[j] = merge([got[j][x] for x in range(shards)])
+                    merge_s += time.perf_counter() - t
+                    del got[j]
             alive = set(client.ncores())
-            for i, f in list(pending.items()):
-                if self._owners[i] not in alive:
-                    f.cancel()
-                    moves[i] = moves.get(i, 0) + 1
-                    if moves[i] > self.max_moves:
-                        raise RuntimeError(
-                            f"shard {i} ({self._file(i)}): its worker left {moves[i]} times "
-                            "during one search")
-                    self._owners[i] = self._replacement(alive)
-                    pending[i] = submit(i)
-                    reassigned += 1
-        return [results[i] for i in range(len(self._owners))], reassigned
+            lost = [f for f, (_, _, w) in pending.items()
+                    if w not in alive or f.status in ("cancelled", "lost")]
+            if not lost:
+                continue
+            reassigned += self._heal(alive)
+            for f in lost:
+                i, j, w = pending[f]
+                f.cancel()
+                del pending[f]
+                moves[(i, j)] = moves.get((i, j), 0) + 1
+                if moves[(i, j)] > self.max_moves:
+                    raise RuntimeError(
+                        f"shard {i} ({self._file(i)}): its worker left {moves[(i, j)]} times "
+                        "during one search")
+                h = self._holders[i]
+                w2 = h[j % len(h)]
+                pending[submit(i, j, w2)] = (i, j, w2)
+                reassigned += 1
+        t = time.perf_counter()
+        answer = _stack(merged)
+        merge_s += time.perf_counter() - t
+        client.cancel(list({id(f): f for f in sent_to.values()}.values()))
+        self.last_search = {"merge_s": merge_s, "shard_s": max(busy.values(), default=0.0),
+                            "broadcast_bytes": sent, "chunks": n_chunks,
+                            "reassigned": reassigned}
+        return answer
+
+    def _heal(self, alive: set, adopt: bool = False) -> int:
+        """Holders that left dropped; a shard left with none given to a new worker (which loads
+        it from its file); with ``adopt``, each worker holding nothing made a holder of the
+        shard with the fewest. Returns how many shards were given to a worker anew."""
+        given = 0
+        for i, h in enumerate(self._holders):
+            h[:] = [w for w in h if w in alive]
+            if not h:
+                h.append(self._replacement(alive))
+                given += 1
+        if adopt:
+            held = {w for h in self._holders for w in h}
+            for w in sorted(alive - held):
+                min(self._holders, key=len).append(w)
+        return given
 
     def _replacement(self, alive: set) -> str:
-        """A worker for a shard whose worker left: one that holds no shard (the replacement the
-        nanny started), waited for; else the one holding the fewest."""
+        """A worker for a shard whose workers left: one that holds no shard (the replacement
+        the nanny started), waited for; else the one holding the fewest."""
         deadline = time.monotonic() + self.replace_timeout
         while True:
-            free = sorted(alive - set(self._owners))
+            held = [w for h in self._holders for w in h]
+            free = sorted(alive - set(held))
             if free:
                 return free[0]
             if time.monotonic() >= deadline:
@@ -626,8 +773,7 @@ class DistributedIndex:
             alive = set(self.client.ncores())
         if not alive:
             raise RuntimeError("the cluster has no workers left")
-        held = {w: self._owners.count(w) for w in alive}
-        return min(sorted(alive), key=lambda w: held[w])
+        return min(sorted(alive), key=lambda w: held.count(w))
 
 
 def _names(v: Any) -> List[str]:
