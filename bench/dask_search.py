@@ -73,7 +73,8 @@ def cluster(workers: int, gpus: bool, threads: int):
         env = {"RAYON_NUM_THREADS": str(threads)}
         if gpus:
             env["CUDA_VISIBLE_DEVICES"] = str(i)
-        spec[f"w{i}"] = {"cls": Nanny, "options": {"nthreads": 1, "env": env,
+        # no memory limit: a shard of the 10 M-object workload outgrows dask's default share
+        spec[f"w{i}"] = {"cls": Nanny, "options": {"nthreads": 1, "env": env, "memory_limit": 0,
                                                    "dashboard_address": None}}
     sched = {"cls": Scheduler, "options": {"dashboard_address": None}}
     c = SpecCluster(workers=spec, scheduler=sched, silence_logs=40)
@@ -143,11 +144,13 @@ def main() -> None:
         n = len(offsets) - 1
         kw_path = os.path.abspath(os.path.join(args.workload, "keywords.npy"))
 
+        step = max(CHUNK, -(-n // 64))  # at most 64 partitions
+
         def data():  # each worker reads its partitions from the file (memory-mapped)
             return da.concatenate([
-                da.from_delayed(dask.delayed(rows_of)(kw_path, s, min(s + CHUNK, n), width),
-                                shape=(min(s + CHUNK, n) - s, width), dtype=np.uint32)
-                for s in range(0, n, CHUNK)])
+                da.from_delayed(dask.delayed(rows_of)(kw_path, s, min(s + step, n), width),
+                                shape=(min(s + step, n) - s, width), dtype=np.uint32)
+                for s in range(0, n, step)])
         queries = genie.read_queries(os.path.join(args.workload, "queries.txt"))
         nq = len(queries[0]) - 1
         reference = lambda: genie.Index.from_keywords((offsets, keywords))  # noqa: E731

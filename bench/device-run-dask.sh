@@ -33,9 +33,13 @@ echo "== pytest genie-py/tests/test_dask.py on the GPU" | tee -a "$sum"
 GENIE_TEST_DEVICE=gpu timeout 900 $v -m pytest -q -rs genie-py/tests/test_dask.py > "$res/dask-pytest.log" 2>&1
 echo "pytest exit $?" | tee -a "$sum"
 tail -5 "$res/dask-pytest.log" | tee -a "$sum"
-echo "== issue-3 workload: $n objects, $nq queries, k $k" | tee -a "$sum"
-.gpu/bin/genie-bench --mode write-keywords --objects "$n" --queries "$nq" --seed 1 --formats npy --out "$d/w" > "$d/write.log" 2>&1 || cat "$d/write.log"
-timeout 1200 $v bench/dask_search.py --workload "$d/w" --k "$k" --workers 1,2 --gpus --device gpu --repeats 5 --dir "$d" > "$res/dask-bench.log" 2>&1
+echo "== keyword workload: ${WORKLOAD:-$n objects, $nq queries}, k $k" | tee -a "$sum"
+w=${WORKLOAD:-}
+if [ -z "$w" ]; then
+  w="$d/w"
+  .gpu/bin/genie-bench --mode write-keywords --objects "$n" --queries "$nq" --seed 1 --formats npy --out "$w" > "$d/write.log" 2>&1 || cat "$d/write.log"
+fi
+timeout 1200 $v bench/dask_search.py --workload "$w" --k "$k" --workers 1,2 --gpus --device gpu --repeats "${REPEATS:-5}" --dir "$d" > "$res/dask-bench.log" 2>&1
 echo "bench exit $?" | tee -a "$sum"
 grep -E "^(single_index|dask_search)" "$res/dask-bench.log" | tee -a "$sum"
 $v - "$res/dask-bench.log" <<'PY' | tee -a "$sum"

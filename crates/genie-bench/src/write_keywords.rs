@@ -49,6 +49,13 @@ pub struct WriteArgs {
     /// The folder to write into (created if missing).
     #[arg(long)]
     pub out: PathBuf,
+    /// Attributes (dimensions) per object: 237 is SIFT-like; 128 with `--values 64` is the
+    /// issue-3 workload's shape.
+    #[arg(long, default_value_t = DIMS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub dims: u32,
+    /// Values per attribute (keyword `attribute * values + value`).
+    #[arg(long, default_value_t = VALUES, value_parser = clap::value_parser!(u32).range(1..))]
+    pub values: u32,
     /// The formats to write, comma-separated: text, npy, parquet, arrow (the queries always).
     #[arg(long, value_delimiter = ',', default_value = "text,npy,parquet,arrow")]
     pub formats: Vec<String>,
@@ -58,10 +65,11 @@ pub struct WriteArgs {
 pub fn run(args: &WriteArgs) -> Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let value = |r: &mut rand::rngs::SmallRng| r.random_range(0..VALUES);
-    let keywords = attribute_keywords(args.objects, DIMS, VALUES, args.seed, &value);
-    let queries = attribute_queries(&keywords, DIMS, VALUES, 0, args.queries, args.seed, &value);
-    let d = DIMS as usize;
+    let (dims, values) = (args.dims, args.values);
+    let value = |r: &mut rand::rngs::SmallRng| r.random_range(0..values);
+    let keywords = attribute_keywords(args.objects, dims, values, args.seed, &value);
+    let queries = attribute_queries(&keywords, dims, values, 0, args.queries, args.seed, &value);
+    let d = dims as usize;
     let offsets: Vec<u64> = (0..=args.objects as u64).map(|i| i * d as u64).collect();
     let timed = |name: &str, write: &dyn Fn(&Path) -> Result<()>| -> Result<()> {
         let path = args.out.join(name);
