@@ -14,6 +14,7 @@ class DistributedIndex:
     replace_timeout: float
     poll: float
     max_moves: int
+    pipeline: int
     last_search: Dict[str, Any]
     @classmethod
     def build(
@@ -24,6 +25,7 @@ class DistributedIndex:
         path: Optional[str] = None,
         device: Optional[str] = None,
         spread: bool = True,
+        shards: Optional[int] = None,
         **params: Any,
     ) -> "DistributedIndex": ...
     @classmethod
