@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Queries searched at once: the `genie search --batch-queries` default (each batch is split
 /// further into batches that fit the device).
@@ -28,6 +29,8 @@ pub struct Handle {
     in_memory: bool,
     /// The placements so far, by device.
     placed: Mutex<Vec<(String, Arc<dyn KindIndex>)>>,
+    /// Where the last search's time went, in milliseconds, by stage (see `last_timings`).
+    timings: Mutex<Vec<(&'static str, f64)>>,
 }
 
 /// The device choice of a `device` argument (`None`: the `GENIE_DEVICE` environment variable,
@@ -64,6 +67,16 @@ impl Handle {
             loaded,
             in_memory,
             placed: Mutex::new(Vec::new()),
+            timings: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn set_timings(&self, stages: Vec<(&'static str, f64)>, append: bool) {
+        if let Ok(mut t) = self.timings.lock() {
+            if !append {
+                t.clear();
+            }
+            t.extend(stages);
         }
     }
 
@@ -103,10 +116,13 @@ impl Handle {
     {
         py.detach(|| {
             let index = self.placed(device)?;
+            index.take_stage_times(); // (counted from here)
             let mut answers = Vec::with_capacity(n);
+            let (mut parse_ms, mut search_ms) = (0.0, 0.0);
             let mut start = 0;
             while start < n {
                 let end = (start + CHUNK).min(n);
+                let t = Instant::now();
                 // parsed on all cores; the first bad query in order is the one reported
                 let queries = (start..end)
                     .into_par_iter()
@@ -122,9 +138,25 @@ impl Handle {
                         min_count,
                     })
                     .collect();
+                let t2 = Instant::now();
+                parse_ms += ms(t2 - t);
                 answers.extend(index.search(&batch)?);
+                search_ms += ms(t2.elapsed());
                 start = end;
             }
+            let mut stages = vec![("parse", parse_ms), ("search", search_ms)];
+            if let Some(d) = index.take_stage_times() {
+                stages.extend([
+                    ("device_transfer_in", d.transfer_in_ms),
+                    ("device_match", d.match_ms),
+                    ("device_select", d.select_ms),
+                    ("device_transfer_out", d.transfer_out_ms),
+                    ("host_plan", d.host_plan_ms),
+                    ("host_launch", d.host_launch_ms),
+                    ("host_finish", d.host_finish_ms),
+                ]);
+            }
+            self.set_timings(stages, false);
             Ok(answers)
         })
         .map_err(to_py)
@@ -132,17 +164,25 @@ impl Handle {
 
     /// The answers as arrays, or as the JSON lines of `genie search`.
     fn output<'py>(
+        &self,
         py: Python<'py>,
         answers: &[Answer],
         k: u32,
         json: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if json {
-            Ok(answer_lines(answers, 0)?.into_pyobject(py)?.into_any())
+        let t = Instant::now();
+        let out = if json {
+            answer_lines(answers, 0)?.into_pyobject(py)?.into_any()
         } else {
-            Ok(answer_arrays(py, answers, k as usize)?.into_any())
-        }
+            answer_arrays(py, answers, k as usize)?.into_any()
+        };
+        self.set_timings(vec![("output", ms(t.elapsed()))], true);
+        Ok(out)
     }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// The message of a bad query `i`, as the `genie` program says it for a line of a file.
@@ -244,6 +284,14 @@ impl Handle {
             .map_err(to_py)
     }
 
+    /// Where the last search on this index spent its time, in milliseconds: `parse` (the
+    /// queries read into the engine's form), `search` (the engine), `output` (the answers made
+    /// arrays), and on a GPU the device's stages (`device_match`, ...) and the host's around
+    /// them (`host_plan`, ...). With searches from several threads at once, the last to end.
+    fn last_timings(&self) -> Vec<(&'static str, f64)> {
+        self.timings.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
     /// Searches keyword queries given as a CSR of items: query `i` is the items
     /// `offsets[i]:offsets[i + 1]` of `lo`, `hi` and `weight`.
     #[allow(clippy::too_many_arguments)]
@@ -307,7 +355,7 @@ impl Handle {
             Ok(Box::new(Query { items }))
         };
         let answers = self.answers(py, n, parse, k, min_count, device)?;
-        Self::output(py, &answers, k, json)
+        self.output(py, &answers, k, json)
     }
 
     /// Searches queries in the kind's raw form, as JSON texts (a keyword line `"7 10-20 3:2"` is
@@ -332,7 +380,7 @@ impl Handle {
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
         let answers = self.answers(py, queries.len(), parse, k, min_count, device)?;
-        Self::output(py, &answers, k, json)
+        self.output(py, &answers, k, json)
     }
 
     /// Searches texts (sequences, documents, table rows or conditions, keyword lines), one query
@@ -355,7 +403,7 @@ impl Handle {
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
         let answers = self.answers(py, queries.len(), parse, k, min_count, device)?;
-        Self::output(py, &answers, k, json)
+        self.output(py, &answers, k, json)
     }
 
     /// Searches query vectors, the rows of a 2-D float32 array, under the kind's search options.
@@ -395,7 +443,7 @@ impl Handle {
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
         let answers = self.answers(py, n, parse, k, min_count, device)?;
-        Self::output(py, &answers, k, json)
+        self.output(py, &answers, k, json)
     }
 
     /// Saves the index to `path` with its side files: the files `genie build` writes (an index

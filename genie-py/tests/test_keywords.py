@@ -161,3 +161,15 @@ def test_unaligned_arrays_are_read(device):
     v = genie.VectorIndex(unaligned(x).reshape(50, 8), lsh="e2lsh", width=4.0, candidates=50)
     _, vi = v.search(unaligned(x[:3]).reshape(3, 8), 1, device=device)
     assert vi[:, 0].tolist() == [0, 1, 2]
+
+
+def test_last_timings_say_where_a_search_went(device):
+    rng = np.random.default_rng(31)
+    objects = [rng.choice(50, size=6, replace=False) for _ in range(400)]
+    index = genie.Index.from_keywords(objects)
+    assert index.last_timings() == {}
+    index.search(objects[:30], 5, device=device)
+    t = index.last_timings()
+    for stage in ("parse", "search", "output"):
+        assert stage in t and t[stage] >= 0.0
+    assert ("device_match" in t) == (device == "gpu")

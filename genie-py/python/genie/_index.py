@@ -65,6 +65,11 @@ class _Base:
         """The index's metadata (what built it, and the kind's parameters)."""
         return json.loads(self._handle.metadata)
 
+    def last_timings(self) -> Dict[str, float]:
+        """Where the last search spent its time, in milliseconds: ``parse``, ``search`` (the
+        engine; on a GPU also its ``device_*`` and ``host_*`` stages) and ``output``."""
+        return dict(self._handle.last_timings())
+
     def backend(self, device: Optional[str] = None) -> str:
         """Where searches on ``device`` run, e.g. ``cpu (rayon, 16 threads)`` or the GPU's name."""
         return self._handle.backend(device)
