@@ -184,9 +184,9 @@ impl Searcher {
     }
 
     /// Per query, the top-k hits.
-    pub fn search(
+    pub fn search<Q: std::borrow::Borrow<Query> + Sync>(
         &self,
-        queries: &[Query],
+        queries: &[Q],
         params: &SearchParams,
     ) -> Result<Vec<Vec<Hit>>, GenieError> {
         match self {

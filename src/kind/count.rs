@@ -90,9 +90,8 @@ fn search_counts(
         None => r.k,
     };
     let mut k_run = batch.iter().map(first_k).max().unwrap_or(0);
-    // copied on all cores: a large batch's items are millions
-    let owned: Vec<Query> = queries.par_iter().map(|q| (*q).clone()).collect();
-    let mut hits = searcher.search(&owned, &SearchParams::top_k(k_run).with_method(method))?;
+    // read in place (a large batch's items are millions)
+    let mut hits = searcher.search(queries, &SearchParams::top_k(k_run).with_method(method))?;
     loop {
         // requests whose range output may go on past what was fetched
         let more: Vec<usize> = (0..batch.len())
@@ -111,7 +110,7 @@ fn search_counts(
         }
         let cap = more.iter().map(|&i| batch[i].k).max().unwrap_or(k_run);
         k_run = k_run.saturating_mul(2).min(cap);
-        let again: Vec<Query> = more.iter().map(|&i| owned[i].clone()).collect();
+        let again: Vec<&Query> = more.iter().map(|&i| queries[i]).collect();
         let found = searcher.search(&again, &SearchParams::top_k(k_run).with_method(method))?;
         for (i, h) in more.into_iter().zip(found) {
             hits[i] = h;

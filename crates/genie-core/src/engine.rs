@@ -7,6 +7,7 @@ use crate::cpq::{bits_for_bound, table_slots, words_for};
 use crate::error::Result;
 use crate::index::{InvertedIndex, PreparedQuery};
 use crate::model::{Hit, Query};
+use std::borrow::Borrow;
 use std::sync::Arc;
 
 /// An index made ready on a backend, searched through `&self`.
@@ -173,15 +174,20 @@ impl Engine {
         batches
     }
 
-    /// Per query, the top-k hits in the contract order (count desc, id asc).
-    pub fn search(&self, queries: &[Query], params: &SearchParams) -> Result<Vec<Vec<Hit>>> {
+    /// Per query, the top-k hits in the contract order (count desc, id asc). The queries are
+    /// owned or borrowed (`&[Query]` or `&[&Query]`: a caller holding references copies nothing).
+    pub fn search<Q: Borrow<Query> + Sync>(
+        &self,
+        queries: &[Q],
+        params: &SearchParams,
+    ) -> Result<Vec<Vec<Hit>>> {
         self.search_with_progress(queries, params, &mut |_| {})
     }
 
     /// As [`Engine::search`], calling `progress(queries_done)` after each batch.
-    pub fn search_with_progress(
+    pub fn search_with_progress<Q: Borrow<Query> + Sync>(
         &self,
-        queries: &[Query],
+        queries: &[Q],
         params: &SearchParams,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<Vec<Hit>>> {

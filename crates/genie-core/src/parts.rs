@@ -368,7 +368,11 @@ impl<'b> PartedEngine<'b> {
     }
 
     /// Per query, the top-k hits over all parts in the contract order.
-    pub fn search(&self, queries: &[Query], params: &SearchParams) -> Result<Vec<Vec<Hit>>> {
+    pub fn search<Q: std::borrow::Borrow<Query> + Sync>(
+        &self,
+        queries: &[Q],
+        params: &SearchParams,
+    ) -> Result<Vec<Vec<Hit>>> {
         if let Ok(mut s) = self.stats.lock() {
             s.clear();
         }
@@ -398,12 +402,12 @@ impl<'b> PartedEngine<'b> {
     }
 
     /// One device's parts in turn, the next part loaded and uploaded while this one is searched.
-    fn search_on(
+    fn search_on<Q: std::borrow::Borrow<Query> + Sync>(
         &self,
         device: usize,
         backend: &dyn Backend,
         parts: &[&PartSource],
-        queries: &[Query],
+        queries: &[Q],
         params: &SearchParams,
     ) -> Result<Vec<Vec<Hit>>> {
         let mut merged = vec![Vec::new(); queries.len()];

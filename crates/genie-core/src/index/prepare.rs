@@ -104,10 +104,13 @@ impl InvertedIndex {
         })
     }
 
-    /// Prepares a batch of queries.
-    pub fn prepare_all(&self, queries: &[Query]) -> Result<Vec<PreparedQuery>> {
+    /// Prepares a batch of queries (owned or borrowed: `&[Query]` or `&[&Query]`).
+    pub fn prepare_all<Q: std::borrow::Borrow<Query> + Sync>(
+        &self,
+        queries: &[Q],
+    ) -> Result<Vec<PreparedQuery>> {
         use rayon::prelude::*;
-        queries.par_iter().map(|q| self.prepare(q)).collect()
+        queries.par_iter().map(|q| self.prepare(q.borrow())).collect()
     }
 
     /// The work list of a prepared batch with sublists of at most `sublist_len` postings.
