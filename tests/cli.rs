@@ -525,6 +525,104 @@ fn malformed_query_after_first_chunk() {
     );
 }
 
+/// 25 queries over the fixture's keywords (0-9), every one different.
+fn many_queries() -> String {
+    (0..25u32)
+        .map(|i| {
+            format!(
+                "{} {}-{}:{} {}\n",
+                i % 10,
+                i % 4,
+                4 + i % 6,
+                1 + i % 3,
+                (i * 7) % 10
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn pipelined_chunks_match_one_chunk() {
+    let f = Fixture::new();
+    f.write("many.txt", many_queries().as_bytes());
+    let whole = search_ok(&f, "many.txt", "4", &["--batch-queries", "1000"]);
+    assert_eq!(whole.lines().count(), 25);
+    for (q, line) in whole.lines().enumerate() {
+        assert!(line.starts_with(&format!("{{\"query\":{q},")), "{line}");
+    }
+    for n in ["1", "2", "3", "4", "24", "25"] {
+        assert_eq!(
+            search_ok(&f, "many.txt", "4", &["--batch-queries", n]),
+            whole,
+            "--batch-queries {n}"
+        );
+    }
+    let dest = f.path("many.jsonl");
+    let out = f.search(
+        "many.txt",
+        "4",
+        &["--batch-queries", "3", "-o", dest.to_str().expect("UTF-8")],
+    );
+    assert_success(&out);
+    assert_eq!(std::fs::read_to_string(&dest).expect("output file"), whole);
+}
+
+#[test]
+fn bad_query_in_a_later_chunk_stops_the_pipeline() {
+    let f = Fixture::new();
+    let mut text = many_queries();
+    // line 11: the first query of the fourth chunk of 3 is the bad one; more chunks follow
+    let at = text.match_indices('\n').nth(9).expect("10 lines").0 + 1;
+    text.insert_str(at, "7 oops\n");
+    f.write("later.txt", text.as_bytes());
+    let out = f.search("later.txt", "4", &["--batch-queries", "3"]);
+    let err = assert_failure(&out);
+    assert!(
+        err.contains("later.txt:11:") && err.contains("\"oops\""),
+        "{err}"
+    );
+    // the chunks before the bad one are written, in order, and nothing after them
+    f.write("many.txt", many_queries().as_bytes());
+    let whole = search_ok(&f, "many.txt", "4", &[]);
+    let before: String = whole.lines().take(9).map(|l| format!("{l}\n")).collect();
+    assert_eq!(stdout(&out), before);
+
+    let dest = f.path("later.jsonl");
+    let out = f.search(
+        "later.txt",
+        "4",
+        &["--batch-queries", "3", "-o", dest.to_str().expect("UTF-8")],
+    );
+    assert!(assert_failure(&out).contains("later.txt:11:"));
+    assert!(!dest.exists(), "a failed search left its output");
+}
+
+/// A full standard output stops the search with an error naming it (no hang, no panic), while
+/// later chunks are still to be read.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_write_failure_stops_the_pipeline() {
+    let f = Fixture::new();
+    let text: String = (0..20_000u32)
+        .map(|i| format!("{} {}\n", i % 10, (i / 10) % 10))
+        .collect();
+    f.write("lots.txt", text.as_bytes());
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("open /dev/full");
+    let out = command()
+        .args(["search", "--k", "6", "--batch-queries", "50", "--index"])
+        .arg(f.path("index.genie"))
+        .arg("--queries")
+        .arg(f.path("lots.txt"))
+        .stdout(full)
+        .output()
+        .expect("run genie");
+    let err = assert_failure(&out);
+    assert!(err.contains("cannot write to <stdout>"), "{err}");
+}
+
 #[test]
 fn corrupted_index() {
     let f = Fixture::new();

@@ -235,7 +235,8 @@ pub struct SearchArgs {
     #[arg(long, value_enum, default_value_t = MethodArg::Cpq, value_name = "METHOD")]
     pub method: MethodArg,
 
-    /// Queries read, searched and written at a time (bounds memory use).
+    /// Queries per chunk: one chunk is read while the one before is searched and the one
+    /// before that written, at most 3 chunks searched or written at once (bounds memory use).
     #[arg(
         long,
         value_name = "N",

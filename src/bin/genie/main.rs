@@ -3,6 +3,7 @@
 //! library ([`genie::kind`], [`genie::service`], [`genie::server`]).
 
 mod args;
+mod pipeline;
 
 use anyhow::{anyhow, bail, Context, Result};
 use args::{
@@ -22,7 +23,7 @@ use genie::safety::{refuse_overwrite, Read};
 use genie::server::client::Client;
 use genie::server::{Limits, ServerConfig};
 use genie::service::{BatchPolicy, Service};
-use indicatif::HumanCount;
+use pipeline::{search_chunks, Chunk};
 use serde_json::Value;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -333,9 +334,10 @@ fn explain_placement(
 
 /// Where the search writes: standard output, or a file that appears only when the search is
 /// done ([`AtomicFile`]: a failed or killed search leaves no half-written output, and an earlier
-/// file of that name as it was).
+/// file of that name as it was). Standard output is locked per write of the buffer, not for
+/// the whole search: the output thread of [`search_chunks`] writes it.
 enum Output {
-    Stdout(BufWriter<io::StdoutLock<'static>>),
+    Stdout(BufWriter<io::Stdout>),
     File(AtomicFile),
 }
 
@@ -373,7 +375,7 @@ fn open_output(path: Option<&Path>) -> Result<(Output, String)> {
         Some(p) => Output::File(
             AtomicFile::create(p).with_context(|| format!("{}: cannot create", p.display()))?,
         ),
-        None => Output::Stdout(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
+        None => Output::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())),
     };
     Ok((out, name))
 }
@@ -448,11 +450,8 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     let service = Service::new(vec![(LOCAL.to_string(), replicas)], policy)?;
     let (mut out, out_name) = open_output(args.output.as_deref())?;
     let bar = bytes_bar("searching", reader.progress().1, quiet);
-    let mut first = 0u64;
-    let (mut read_ms, mut wait_ms, mut output_ms) = (0.0, 0.0, 0.0);
-    loop {
+    let next_chunk = || {
         let mut chunk = Vec::new();
-        let t = Instant::now();
         read_chunk(reader.as_mut(), args.batch_queries, |raw, r| {
             let q = service
                 .parse(LOCAL, &raw, &options)
@@ -460,26 +459,17 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
             chunk.push((q, args.k, args.min_count));
             Ok(())
         })?;
-        read_ms += t.elapsed().as_secs_f64() * 1e3;
         if chunk.is_empty() {
-            break;
+            return Ok(None);
         }
-        for ticket in service.submit(LOCAL, chunk)? {
-            let t = Instant::now();
-            let answer = ticket.wait().context("search failed")?;
-            let t2 = Instant::now();
-            wait_ms += (t2 - t).as_secs_f64() * 1e3;
-            answer
-                .write_json(&mut out, first)
-                .with_context(|| format!("cannot write to {out_name}"))?;
-            output_ms += t2.elapsed().as_secs_f64() * 1e3;
-            first += 1;
-        }
-        out.flush()
-            .with_context(|| format!("cannot write to {out_name}"))?;
-        bar.set_position(reader.progress().0);
-        bar.set_message(format!("{} queries", HumanCount(first)));
-    }
+        let tickets = service.submit(LOCAL, chunk)?;
+        let read_bytes = reader.progress().0;
+        Ok(Some(Chunk {
+            tickets,
+            read_bytes,
+        }))
+    };
+    let stages = search_chunks(next_chunk, &mut out, &out_name, &bar)?;
     bar.finish_and_clear();
     out.finish(&out_name)?;
     if let Ok(index) = service.index(LOCAL) {
@@ -495,16 +485,19 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
             format!(" ({})", inner.join(", "))
         };
         log::info!(
-            "stages: read and parse {read_ms:.1} ms, search {wait_ms:.1} ms{inner}, output \
-             {output_ms:.1} ms"
+            "stages: read and parse {:.1} ms, search {:.1} ms{inner}, output {:.1} ms",
+            stages.read_ms,
+            stages.search_ms,
+            stages.output_ms
         );
     }
     service.shutdown();
     if !quiet {
         let secs = start.elapsed().as_secs_f64();
         log::info!(
-            "searched {first} queries in {secs:.2}s ({:.0} queries/s)",
-            first as f64 / secs.max(1e-9)
+            "searched {} queries in {secs:.2}s ({:.0} queries/s)",
+            stages.queries,
+            stages.queries as f64 / secs.max(1e-9)
         );
     }
     Ok(())

@@ -1,0 +1,109 @@
+//! The stages of `genie search` overlapped: while the service searches one chunk of queries, the
+//! calling thread reads and parses the next and an output thread writes the answers of the one
+//! before, in query order.
+//!
+//! At most [`IN_FLIGHT`] submitted chunks wait for the output (one being written, one in the
+//! channel, one the reader holds until the channel has room), besides the chunk being read, so
+//! memory stays bounded by `--batch-queries`. An error of either side stops both: a failed
+//! output closes the channel, so the reader's next hand-over fails and it stops; an error of
+//! the reader closes the channel, so the output thread writes what was submitted before it and
+//! ends.
+
+use anyhow::{anyhow, Context, Result};
+use genie::service::Ticket;
+use indicatif::{HumanCount, ProgressBar};
+use std::io::Write;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::time::Instant;
+
+/// Submitted chunks that may wait for the output at once.
+pub const IN_FLIGHT: usize = 3;
+
+/// A submitted chunk: its tickets in query order, and the bytes of queries read by then (for
+/// the progress bar).
+pub struct Chunk {
+    pub tickets: Vec<Ticket>,
+    pub read_bytes: u64,
+}
+
+/// What the stages did: queries written, and each stage's busy time.
+#[derive(Debug, Default)]
+pub struct Stages {
+    pub queries: u64,
+    /// Reading, parsing and submitting chunks.
+    pub read_ms: f64,
+    /// Waiting for answers (the search not hidden behind the other stages).
+    pub search_ms: f64,
+    /// Writing the answers as JSON lines and flushing them.
+    pub output_ms: f64,
+}
+
+/// Runs the pipeline: `next` reads, parses and submits the next chunk (`None` at the end) on
+/// this thread while an output thread waits for the answers and writes them to `out`
+/// (`out_name` names it in errors). The output thread's error comes first: it concerns
+/// queries before any the reader has rejected.
+pub fn search_chunks(
+    mut next: impl FnMut() -> Result<Option<Chunk>>,
+    out: &mut (dyn Write + Send),
+    out_name: &str,
+    bar: &ProgressBar,
+) -> Result<Stages> {
+    let (tx, rx) = sync_channel::<Chunk>(IN_FLIGHT - 2);
+    std::thread::scope(|s| {
+        let writer = std::thread::Builder::new()
+            .name("genie-output".into())
+            .spawn_scoped(s, || write_chunks(rx, out, out_name, bar))
+            .context("cannot start the output thread")?;
+        let mut read_ms = 0.0;
+        let read = loop {
+            let t = Instant::now();
+            let chunk = next();
+            read_ms += t.elapsed().as_secs_f64() * 1e3;
+            match chunk {
+                Ok(Some(chunk)) => {
+                    if tx.send(chunk).is_err() {
+                        // the output thread failed, and says why below
+                        break Ok(());
+                    }
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        drop(tx);
+        let written = writer
+            .join()
+            .map_err(|_| anyhow!("the output thread panicked"))?;
+        let stages = written?;
+        read?;
+        Ok(Stages { read_ms, ..stages })
+    })
+}
+
+/// The output thread: writes the answers of each chunk in order, then flushes.
+fn write_chunks(
+    chunks: Receiver<Chunk>,
+    out: &mut (dyn Write + Send),
+    out_name: &str,
+    bar: &ProgressBar,
+) -> Result<Stages> {
+    let mut st = Stages::default();
+    let failed = || format!("cannot write to {out_name}");
+    for chunk in chunks {
+        let mut t = Instant::now();
+        for ticket in chunk.tickets {
+            let answer = ticket.wait().context("search failed")?;
+            let t2 = Instant::now();
+            st.search_ms += (t2 - t).as_secs_f64() * 1e3;
+            answer.write_json(out, st.queries).with_context(failed)?;
+            st.queries += 1;
+            t = Instant::now();
+            st.output_ms += (t - t2).as_secs_f64() * 1e3;
+        }
+        out.flush().with_context(failed)?;
+        st.output_ms += t.elapsed().as_secs_f64() * 1e3;
+        bar.set_position(chunk.read_bytes);
+        bar.set_message(format!("{} queries", HumanCount(st.queries)));
+    }
+    Ok(st)
+}
