@@ -24,6 +24,10 @@ $v -m pip install -q --no-index --no-deps .gpu/wheels/genie_rs-*.whl 2>&1 | tee 
 for m in numpy pandas pytest; do
   $v -c "import $m" 2> /dev/null || $v -m pip install -q --no-index --find-links .gpu/wheels "$m" 2>&1 | tail -2 | tee -a "$sum"
 done
+# dask, when its wheels are carried: test_dask.py then runs too (its workers share the GPU)
+if ls .gpu/wheels/distributed-* > /dev/null 2>&1; then
+  $v -m pip install -q --no-index --find-links .gpu/wheels "dask[distributed]" 2>&1 | tail -2 | tee -a "$sum"
+fi
 echo "== pytest on the GPU" | tee -a "$sum"
 GENIE_TEST_DEVICE=gpu GENIE_CLI=.gpu/bin/genie $v -m pytest -q -rs genie-py/tests > "$res/pytest.log" 2>&1
 echo "pytest exit $?" | tee -a "$sum"
@@ -34,4 +38,13 @@ echo "== SIFT-like workload: $n objects, $nq queries, k $k" | tee -a "$sum"
 for _ in 1 2 3; do
   .gpu/bin/genie-bench --mode dump --index "$d/w.genie" --queries "$d/w/queries.txt" --k "$k" --device gpu --out "$d/dump" 2>&1 | grep "^genie on"
 done | tee -a "$sum"
-$v bench/python_search.py --index "$d/w.genie" --queries "$d/w/queries.txt" --k "$k" --device gpu --repeats 5 2>&1 | tee -a "$sum"
+for _ in 1 2; do
+  $v bench/python_search.py --index "$d/w.genie" --queries "$d/w/queries.txt" --k "$k" --device gpu --repeats 5 2>&1 | tee -a "$sum"
+done
+# genie.dask on this one GPU, when dask is carried: one worker against the same index in-process
+# (the overhead of the dask path: chunks, scatter, gather, merge)
+if $v -c "import distributed" 2> /dev/null; then
+  echo "== genie.dask, one GPU worker" | tee -a "$sum"
+  .gpu/bin/genie-bench --mode write-keywords --objects "$n" --queries "$nq" --seed 1 --formats npy --out "$d/wn" > /dev/null 2>&1
+  timeout 300 $v bench/dask_search.py --workload "$d/wn" --k "$k" --workers 1 --gpus --device gpu --repeats 5 --dir "$d" 2>&1 | grep -E "^(single_index|dask_search)" | tee -a "$sum"
+fi
