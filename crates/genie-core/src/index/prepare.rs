@@ -110,7 +110,10 @@ impl InvertedIndex {
         queries: &[Q],
     ) -> Result<Vec<PreparedQuery>> {
         use rayon::prelude::*;
-        queries.par_iter().map(|q| self.prepare(q.borrow())).collect()
+        queries
+            .par_iter()
+            .map(|q| self.prepare(q.borrow()))
+            .collect()
     }
 
     /// The work list of a prepared batch with sublists of at most `sublist_len` postings.
