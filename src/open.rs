@@ -161,4 +161,54 @@ mod tests {
         let hits: Vec<(u32, u32)> = answers[0].hits.iter().map(|h| (h.id, h.count)).collect();
         assert_eq!(hits, [(2, 2), (0, 1)]);
     }
+
+    #[test]
+    fn columns_hold_the_answers_of_the_search() {
+        let index = build_csr(&[0, 3, 3, 7, 9], &[1, 4, 7, 2, 4, 4, 8, 8, 1], "mem").expect("x");
+        let loaded = in_memory(&Registry::default(), index, Path::new("mem")).expect("kind");
+        let spec = OpenSpec {
+            device: DeviceChoice::Cpu,
+            ..OpenSpec::default()
+        };
+        let placed = &place(&loaded, &spec).expect("placed")[0];
+        assert!(placed.has_columns());
+        let raw = ["4 8", "1", "9", "1 2 4 7 8"];
+        let queries: Vec<_> = raw
+            .iter()
+            .map(|q| placed.parse(&serde_json::json!(q), &Options::new()))
+            .collect::<Result<_, _>>()
+            .expect("queries");
+        let k = 3;
+        let batch: Vec<Request<'_>> = queries
+            .iter()
+            .map(|q| Request {
+                query: q.as_ref(),
+                k: k as u32,
+                min_count: None,
+            })
+            .collect();
+        let (mut counts, mut ids) = (vec![0u32; raw.len() * k], vec![-1i64; raw.len() * k]);
+        assert!(placed
+            .search_columns(&batch, k, &mut counts, &mut ids)
+            .expect("columns"));
+        for (q, answer) in placed.search(&batch).expect("search").iter().enumerate() {
+            let mut want_ids = vec![-1i64; k];
+            let mut want_counts = vec![0u32; k];
+            for (j, h) in answer.hits.iter().enumerate() {
+                want_ids[j] = i64::from(h.id);
+                want_counts[j] = h.count;
+            }
+            assert_eq!(&ids[q * k..(q + 1) * k], &want_ids[..], "query {q}");
+            assert_eq!(&counts[q * k..(q + 1) * k], &want_counts[..], "query {q}");
+        }
+        assert_eq!(&ids[..3], &[2, 0, 3]); // "4 8": object 2 twice, then 0 and 3 once (id order)
+        // a min_count is not a columns batch: nothing written
+        let with_min = [Request {
+            min_count: Some(2),
+            ..batch[0]
+        }];
+        let (mut c, mut i) = (vec![7u32; k], vec![7i64; k]);
+        assert!(!placed.search_columns(&with_min, k, &mut c, &mut i).expect("no"));
+        assert_eq!((c, i), (vec![7u32; k], vec![7i64; k]));
+    }
 }

@@ -8,6 +8,7 @@ use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// A 1-D integer array of one of the types genie takes.
@@ -123,19 +124,31 @@ pub fn answer_arrays<'py>(
     k: usize,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let nq = answers.len();
-    let mut counts = Array2::<u32>::zeros((nq, k));
-    let mut ids = Array2::<i64>::from_elem((nq, k), -1);
+    let (mut counts, mut ids) = (vec![0u32; nq * k], vec![-1i64; nq * k]);
     let has_distance = answers
         .iter()
         .any(|a| a.hits.iter().any(|h| h.distance.is_some()));
-    let mut distances = Array2::<f64>::from_elem((nq, k), f64::INFINITY);
-    for (q, a) in answers.iter().enumerate() {
-        for (j, h) in a.hits.iter().take(k).enumerate() {
-            counts[(q, j)] = h.count;
-            ids[(q, j)] = i64::from(h.id);
-            if let Some(d) = h.distance {
-                distances[(q, j)] = d;
-            }
+    let mut distances = vec![f64::INFINITY; if has_distance { nq * k } else { 0 }];
+    if k > 0 {
+        counts
+            .par_chunks_mut(k)
+            .zip(ids.par_chunks_mut(k))
+            .zip(answers.par_iter())
+            .for_each(|((c, i), a)| {
+                for (j, h) in a.hits.iter().take(k).enumerate() {
+                    c[j] = h.count;
+                    i[j] = i64::from(h.id);
+                }
+            });
+        if has_distance {
+            distances
+                .par_chunks_mut(k)
+                .zip(answers.par_iter())
+                .for_each(|(d, a)| {
+                    for (j, h) in a.hits.iter().take(k).enumerate() {
+                        d[j] = h.distance.unwrap_or(f64::INFINITY);
+                    }
+                });
         }
     }
     let exact: Option<Vec<bool>> = answers
@@ -143,14 +156,23 @@ pub fn answer_arrays<'py>(
         .map(|a| a.exact)
         .collect::<Option<Vec<bool>>>()
         .filter(|_| answers.iter().any(|a| a.exact.is_some()));
-    let distances = has_distance.then(|| distances.into_pyarray(py));
+    let distances = if has_distance {
+        Some(rows(nq, k, distances)?.into_pyarray(py))
+    } else {
+        None
+    };
     (
-        counts.into_pyarray(py),
-        ids.into_pyarray(py),
+        rows(nq, k, counts)?.into_pyarray(py),
+        rows(nq, k, ids)?.into_pyarray(py),
         distances,
         exact,
     )
         .into_pyobject(py)
+}
+
+/// `v` as an `nq x k` array, row by row.
+pub fn rows<T>(nq: usize, k: usize, v: Vec<T>) -> PyResult<Array2<T>> {
+    Array2::from_shape_vec((nq, k), v).map_err(|e| value_error(e.to_string()))
 }
 
 /// The answers as the JSON lines `genie search` writes (without the line ends), the first being

@@ -3,13 +3,13 @@
 //! placement per device, kept), searched with the GIL released, by as many Python threads at
 //! once as like (a [`KindIndex`] searches through `&self`).
 
-use crate::arrays::{answer_arrays, answer_lines, Ints};
+use crate::arrays::{answer_arrays, answer_lines, rows, Ints};
 use crate::errors::{to_py, value_error};
 use genie::core::{DeviceChoice, Item, Query};
 use genie::data_error::DataError;
 use genie::kind::{Answer, KindIndex, Options, Prepared, Registry, Request};
 use genie::open::{self, Loaded, OpenSpec};
-use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use serde_json::Value;
@@ -144,20 +144,102 @@ impl Handle {
                 search_ms += ms(t2.elapsed());
                 start = end;
             }
-            let mut stages = vec![("parse", parse_ms), ("search", search_ms)];
-            if let Some(d) = index.take_stage_times() {
-                stages.extend([
-                    ("device_transfer_in", d.transfer_in_ms),
-                    ("device_match", d.match_ms),
-                    ("device_select", d.select_ms),
-                    ("device_transfer_out", d.transfer_out_ms),
-                    ("host_plan", d.host_plan_ms),
-                    ("host_launch", d.host_launch_ms),
-                    ("host_finish", d.host_finish_ms),
-                ]);
-            }
-            self.set_timings(stages, false);
+            self.set_timings(stages_of(index.as_ref(), parse_ms, search_ms), false);
             Ok(answers)
+        })
+        .map_err(to_py)
+    }
+
+    /// The answers of `n` queries parsed by `parse`: arrays, or the JSON lines of `genie search`;
+    /// arrays of count hits are written by the search itself (no answer objects between).
+    #[allow(clippy::too_many_arguments)]
+    fn search_out<'py, F>(
+        &self,
+        py: Python<'py>,
+        n: usize,
+        parse: F,
+        k: u32,
+        min_count: Option<u32>,
+        device: Option<&str>,
+        json: bool,
+    ) -> PyResult<Bound<'py, PyAny>>
+    where
+        F: Fn(&dyn KindIndex, usize) -> Result<Prepared, DataError> + Send + Sync,
+    {
+        if !json && min_count.is_none() {
+            if let Some((counts, ids)) = self.columns(py, n, &parse, k as usize, device)? {
+                let t = Instant::now();
+                let k = k as usize;
+                let out = (
+                    rows(n, k, counts)?.into_pyarray(py),
+                    rows(n, k, ids)?.into_pyarray(py),
+                    None::<Bound<'py, PyAny>>,
+                    None::<Vec<bool>>,
+                )
+                    .into_pyobject(py)?
+                    .into_any();
+                self.set_timings(vec![("output", ms(t.elapsed()))], true);
+                return Ok(out);
+            }
+        }
+        let answers = self.answers(py, n, parse, k, min_count, device)?;
+        self.output(py, &answers, k, json)
+    }
+
+    /// Count hits searched straight into `(counts, ids)` columns (`n x k`, row by row; 0 and -1
+    /// past a query's hits), when the index has such a path ([`KindIndex::has_columns`]).
+    fn columns<F>(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        parse: &F,
+        k: usize,
+        device: Option<&str>,
+    ) -> PyResult<Option<(Vec<u32>, Vec<i64>)>>
+    where
+        F: Fn(&dyn KindIndex, usize) -> Result<Prepared, DataError> + Send + Sync,
+    {
+        py.detach(|| {
+            let index = self.placed(device)?;
+            if !index.has_columns() {
+                return Ok(None);
+            }
+            index.take_stage_times(); // (counted from here)
+            let size = n.checked_mul(k).ok_or_else(|| DataError::BadOption {
+                name: "k".into(),
+                message: format!("{n} queries x k {k} hits do not fit in memory"),
+            })?;
+            let (mut counts, mut ids) = (vec![0u32; size], vec![-1i64; size]);
+            let (mut parse_ms, mut search_ms) = (0.0, 0.0);
+            let mut start = 0;
+            while start < n {
+                let end = (start + CHUNK).min(n);
+                let t = Instant::now();
+                let queries = (start..end)
+                    .into_par_iter()
+                    .map(|i| parse(index.as_ref(), i))
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .collect::<Result<Vec<_>, _>>()?;
+                let batch: Vec<Request<'_>> = queries
+                    .iter()
+                    .map(|q| Request {
+                        query: q.as_ref(),
+                        k: k as u32,
+                        min_count: None,
+                    })
+                    .collect();
+                let t2 = Instant::now();
+                parse_ms += ms(t2 - t);
+                let rows = start * k..end * k;
+                if !index.search_columns(&batch, k, &mut counts[rows.clone()], &mut ids[rows])? {
+                    return Ok(None);
+                }
+                search_ms += ms(t2.elapsed());
+                start = end;
+            }
+            self.set_timings(stages_of(index.as_ref(), parse_ms, search_ms), false);
+            Ok(Some((counts, ids)))
         })
         .map_err(to_py)
     }
@@ -179,6 +261,23 @@ impl Handle {
         self.set_timings(vec![("output", ms(t.elapsed()))], true);
         Ok(out)
     }
+}
+
+/// The host's stages of a search and the device's since the last call.
+fn stages_of(index: &dyn KindIndex, parse_ms: f64, search_ms: f64) -> Vec<(&'static str, f64)> {
+    let mut stages = vec![("parse", parse_ms), ("search", search_ms)];
+    if let Some(d) = index.take_stage_times() {
+        stages.extend([
+            ("device_transfer_in", d.transfer_in_ms),
+            ("device_match", d.match_ms),
+            ("device_select", d.select_ms),
+            ("device_transfer_out", d.transfer_out_ms),
+            ("host_plan", d.host_plan_ms),
+            ("host_launch", d.host_launch_ms),
+            ("host_finish", d.host_finish_ms),
+        ]);
+    }
+    stages
 }
 
 fn ms(d: Duration) -> f64 {
@@ -354,8 +453,7 @@ impl Handle {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Box::new(Query { items }))
         };
-        let answers = self.answers(py, n, parse, k, min_count, device)?;
-        self.output(py, &answers, k, json)
+        self.search_out(py, n, parse, k, min_count, device, json)
     }
 
     /// Searches queries in the kind's raw form, as JSON texts (a keyword line `"7 10-20 3:2"` is
@@ -379,8 +477,7 @@ impl Handle {
                 .map_err(|e| at_query(i, DataError::BadQuery(e.to_string())))?;
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
-        let answers = self.answers(py, queries.len(), parse, k, min_count, device)?;
-        self.output(py, &answers, k, json)
+        self.search_out(py, queries.len(), parse, k, min_count, device, json)
     }
 
     /// Searches texts (sequences, documents, table rows or conditions, keyword lines), one query
@@ -402,8 +499,7 @@ impl Handle {
             let raw = Value::String(queries[i].clone());
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
-        let answers = self.answers(py, queries.len(), parse, k, min_count, device)?;
-        self.output(py, &answers, k, json)
+        self.search_out(py, queries.len(), parse, k, min_count, device, json)
     }
 
     /// Searches query vectors, the rows of a 2-D float32 array, under the kind's search options.
@@ -442,8 +538,7 @@ impl Handle {
             );
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
-        let answers = self.answers(py, n, parse, k, min_count, device)?;
-        self.output(py, &answers, k, json)
+        self.search_out(py, n, parse, k, min_count, device, json)
     }
 
     /// Saves the index to `path` with its side files: the files `genie build` writes (an index

@@ -66,6 +66,50 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
         search_counts(&self.searcher, &queries, batch, self.method)
     }
 
+    fn has_columns(&self) -> bool {
+        true
+    }
+
+    fn search_columns(
+        &self,
+        batch: &[Request<'_>],
+        k: usize,
+        counts: &mut [u32],
+        ids: &mut [i64],
+    ) -> Result<bool, DataError> {
+        if batch
+            .iter()
+            .any(|r| r.min_count.is_some() || r.k as usize > k)
+            || counts.len() != batch.len() * k
+            || ids.len() != batch.len() * k
+        {
+            return Ok(false);
+        }
+        let queries = batch
+            .iter()
+            .map(|r| prepared::<Query>(r.query))
+            .collect::<Result<Vec<_>, _>>()?;
+        let k_run = batch.iter().map(|r| r.k).max().unwrap_or(0);
+        let hits = self.searcher.search(
+            &queries,
+            &SearchParams::top_k(k_run).with_method(self.method),
+        )?;
+        if k == 0 {
+            return Ok(true);
+        }
+        counts
+            .par_chunks_mut(k)
+            .zip(ids.par_chunks_mut(k))
+            .zip(hits.par_iter().zip(batch))
+            .for_each(|((c, i), (h, r))| {
+                for (j, hit) in h.iter().take(r.k as usize).enumerate() {
+                    c[j] = hit.count;
+                    i[j] = i64::from(hit.id);
+                }
+            });
+        Ok(true)
+    }
+
     fn take_stage_times(&self) -> Option<StageTimes> {
         self.searcher.take_stage_times()
     }

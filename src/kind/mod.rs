@@ -201,6 +201,25 @@ pub trait KindIndex: Send + Sync {
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize;
     /// Searches a batch; one answer per request, in order.
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError>;
+    /// Whether [`KindIndex::search_columns`] answers batches without a `min_count`.
+    fn has_columns(&self) -> bool {
+        false
+    }
+    /// Searches a batch straight into columns, for callers that want arrays (the Python
+    /// package): row `i` (`k` wide) of `counts` and `ids` gets request `i`'s hits in order; the
+    /// rest of the row is left as the caller set it. `Ok(false)`: this kind or batch has no
+    /// such path (hits with distances or exactness, a `min_count`), and nothing was written;
+    /// the caller then uses [`KindIndex::search`].
+    fn search_columns(
+        &self,
+        batch: &[Request<'_>],
+        k: usize,
+        counts: &mut [u32],
+        ids: &mut [i64],
+    ) -> Result<bool, DataError> {
+        let _ = (batch, k, counts, ids);
+        Ok(false)
+    }
     /// Device time per stage since the last call (a GPU), for logs.
     fn take_stage_times(&self) -> Option<StageTimes> {
         None
