@@ -201,14 +201,17 @@ mod tests {
             assert_eq!(&ids[q * k..(q + 1) * k], &want_ids[..], "query {q}");
             assert_eq!(&counts[q * k..(q + 1) * k], &want_counts[..], "query {q}");
         }
-        assert_eq!(&ids[..3], &[2, 0, 3]); // "4 8": object 2 twice, then 0 and 3 once (id order)
+        // "4 8": object 2 twice, then 0 and 3 once (id order)
+        assert_eq!(&ids[..3], &[2, 0, 3]);
         // a min_count is not a columns batch: nothing written
         let with_min = [Request {
             min_count: Some(2),
             ..batch[0]
         }];
         let (mut c, mut i) = (vec![7u32; k], vec![7i64; k]);
-        assert!(!placed.search_columns(&with_min, k, &mut c, &mut i).expect("no"));
+        assert!(!placed
+            .search_columns(&with_min, k, &mut c, &mut i)
+            .expect("no"));
         assert_eq!((c, i), (vec![7u32; k], vec![7i64; k]));
     }
 }
