@@ -256,6 +256,10 @@ def _merge(parts: Sequence[Tuple[Any, ...]], k: int, by_distance: bool) -> Tuple
 def _merge_counts(parts: Sequence[Tuple[Any, ...]], k: int) -> Tuple[Any, Any, None]:
     """:func:`_merge` by count descending then id ascending, as one sort of 64-bit keys: the
     count's complement above, the id below (no hit: the largest key)."""
+    if len(parts) == 1:  # one shard: its answer is in order already, unless hits dropped out
+        ids = np.asarray(parts[0][1], dtype=np.int64)
+        if not (ids < 0).any():
+            return _pad(np.asarray(parts[0][0], dtype=np.int64)[:, :k], ids[:, :k], None, k)
     ids = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts], axis=1)
     if ids.size and ids.max() >= 1 << 32:
         return _merge([(p[0], p[1], np.zeros(np.shape(p[1]))) for p in parts], k, False)[:2] + (
