@@ -13,6 +13,7 @@ use numpy::{IntoPyArray, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use serde_json::Value;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -100,6 +101,54 @@ impl Handle {
         Ok(index)
     }
 
+    /// Parses queries `0..n` with `parse` and hands them to `search` `CHUNK` at a time, as
+    /// requests for `k` hits (with the query range of the chunk), timing both for
+    /// `last_timings`. Stops, returning `false`, when `search` does.
+    fn in_chunks<F>(
+        &self,
+        index: &dyn KindIndex,
+        n: usize,
+        parse: &F,
+        k: u32,
+        min_count: Option<u32>,
+        mut search: impl FnMut(Range<usize>, &[Request<'_>]) -> Result<bool, DataError>,
+    ) -> Result<bool, DataError>
+    where
+        F: Fn(&dyn KindIndex, usize) -> Result<Prepared, DataError> + Send + Sync,
+    {
+        index.take_stage_times(); // (counted from here)
+        let (mut parse_ms, mut search_ms) = (0.0, 0.0);
+        let mut start = 0;
+        while start < n {
+            let end = (start + CHUNK).min(n);
+            let t = Instant::now();
+            // parsed on all cores; the first bad query in order is the one reported
+            let queries = (start..end)
+                .into_par_iter()
+                .map(|i| parse(index, i))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()?;
+            let batch: Vec<Request<'_>> = queries
+                .iter()
+                .map(|q| Request {
+                    query: q.as_ref(),
+                    k,
+                    min_count,
+                })
+                .collect();
+            let t2 = Instant::now();
+            parse_ms += ms(t2 - t);
+            if !search(start..end, &batch)? {
+                return Ok(false);
+            }
+            search_ms += ms(t2.elapsed());
+            start = end;
+        }
+        self.set_timings(stages_of(index, parse_ms, search_ms), false);
+        Ok(true)
+    }
+
     /// Parses the queries with `parse` and searches them on `device`, `CHUNK` at a time, the
     /// GIL released throughout.
     fn answers<F>(
@@ -116,35 +165,11 @@ impl Handle {
     {
         py.detach(|| {
             let index = self.placed(device)?;
-            index.take_stage_times(); // (counted from here)
             let mut answers = Vec::with_capacity(n);
-            let (mut parse_ms, mut search_ms) = (0.0, 0.0);
-            let mut start = 0;
-            while start < n {
-                let end = (start + CHUNK).min(n);
-                let t = Instant::now();
-                // parsed on all cores; the first bad query in order is the one reported
-                let queries = (start..end)
-                    .into_par_iter()
-                    .map(|i| parse(index.as_ref(), i))
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .collect::<Result<Vec<_>, _>>()?;
-                let batch: Vec<Request<'_>> = queries
-                    .iter()
-                    .map(|q| Request {
-                        query: q.as_ref(),
-                        k,
-                        min_count,
-                    })
-                    .collect();
-                let t2 = Instant::now();
-                parse_ms += ms(t2 - t);
-                answers.extend(index.search(&batch)?);
-                search_ms += ms(t2.elapsed());
-                start = end;
-            }
-            self.set_timings(stages_of(index.as_ref(), parse_ms, search_ms), false);
+            self.in_chunks(index.as_ref(), n, &parse, k, min_count, |_, batch| {
+                answers.extend(index.search(batch)?);
+                Ok(true)
+            })?;
             Ok(answers)
         })
         .map_err(to_py)
@@ -204,42 +229,17 @@ impl Handle {
             if !index.has_columns() {
                 return Ok(None);
             }
-            index.take_stage_times(); // (counted from here)
             let size = n.checked_mul(k).ok_or_else(|| DataError::BadOption {
                 name: "k".into(),
                 message: format!("{n} queries x k {k} hits do not fit in memory"),
             })?;
             let (mut counts, mut ids) = (vec![0u32; size], vec![-1i64; size]);
-            let (mut parse_ms, mut search_ms) = (0.0, 0.0);
-            let mut start = 0;
-            while start < n {
-                let end = (start + CHUNK).min(n);
-                let t = Instant::now();
-                let queries = (start..end)
-                    .into_par_iter()
-                    .map(|i| parse(index.as_ref(), i))
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .collect::<Result<Vec<_>, _>>()?;
-                let batch: Vec<Request<'_>> = queries
-                    .iter()
-                    .map(|q| Request {
-                        query: q.as_ref(),
-                        k: k as u32,
-                        min_count: None,
-                    })
-                    .collect();
-                let t2 = Instant::now();
-                parse_ms += ms(t2 - t);
-                let rows = start * k..end * k;
-                if !index.search_columns(&batch, k, &mut counts[rows.clone()], &mut ids[rows])? {
-                    return Ok(None);
-                }
-                search_ms += ms(t2.elapsed());
-                start = end;
-            }
-            self.set_timings(stages_of(index.as_ref(), parse_ms, search_ms), false);
-            Ok(Some((counts, ids)))
+            let done =
+                self.in_chunks(index.as_ref(), n, parse, k as u32, None, |rows, batch| {
+                    let cells = rows.start * k..rows.end * k;
+                    index.search_columns(batch, k, &mut counts[cells.clone()], &mut ids[cells])
+                })?;
+            Ok(done.then_some((counts, ids)))
         })
         .map_err(to_py)
     }
