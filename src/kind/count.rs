@@ -59,10 +59,7 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let queries = batch
-            .iter()
-            .map(|r| prepared::<Query>(r.query))
-            .collect::<Result<Vec<_>, _>>()?;
+        let queries = core_queries(batch)?;
         search_counts(&self.searcher, &queries, batch, self.method)
     }
 
@@ -85,10 +82,7 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
         {
             return Ok(false);
         }
-        let queries = batch
-            .iter()
-            .map(|r| prepared::<Query>(r.query))
-            .collect::<Result<Vec<_>, _>>()?;
+        let queries = core_queries(batch)?;
         let k_run = batch.iter().map(|r| r.k).max().unwrap_or(0);
         let hits = self.searcher.search(
             &queries,
@@ -117,6 +111,11 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
     fn gpu_ordinal(&self) -> Option<usize> {
         self.searcher.gpu_ordinal()
     }
+}
+
+/// The core queries behind a batch's requests.
+fn core_queries<'a>(batch: &'a [Request<'_>]) -> Result<Vec<&'a Query>, DataError> {
+    batch.iter().map(|r| prepared::<Query>(r.query)).collect()
 }
 
 /// The search of count hits: one run of the engine at the batch's largest `k`, each request cut
