@@ -6,9 +6,9 @@
 //! core. `--dump DIR` writes each workload with genie's top-k counts for
 //! `bench/peers/scipy_csr.py --load DIR` (the SciPy peer of the same run).
 
-use crate::workloads::keyword_suite;
+use crate::workloads::{keyword_suite, postings_of};
 use anyhow::{bail, Context, Result};
-use genie_core::{CpuBackend, Engine, Hit, InvertedIndex, Method, Query, SearchParams};
+use genie_core::{CpuBackend, Engine, Hit, Method, Query, SearchParams};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -108,14 +108,6 @@ fn read_ceiling(threads: usize) -> Result<f64> {
         best = best.min(t.elapsed().as_secs_f64());
     }
     Ok(words.len() as f64 / best / 1e9)
-}
-
-fn postings_of(index: &InvertedIndex, qs: &[Query]) -> u64 {
-    qs.iter()
-        .flat_map(|q| &q.items)
-        .filter_map(|it| index.slice_of(it.lo, it.hi))
-        .map(|(a, b)| b - a)
-        .sum()
 }
 
 /// Runs the mode; prints the table (and writes the CSV and dumps when asked).

@@ -20,6 +20,16 @@ pub struct SuiteJob {
     pub make: Box<dyn Fn() -> Result<(InvertedIndex, Vec<Query>)> + Send + Sync>,
 }
 
+/// The postings a batch of queries scans in `index` (each item's slice of the List Array), the
+/// work behind a G postings/s figure.
+pub fn postings_of(index: &InvertedIndex, qs: &[Query]) -> u64 {
+    qs.iter()
+        .flat_map(|q| &q.items)
+        .filter_map(|it| index.slice_of(it.lo, it.hi))
+        .map(|(a, b)| b - a)
+        .sum()
+}
+
 /// The paper's section VI-A keyword-level workloads at its sizes divided by `scale` (LSH
 /// signatures, words and intervals generated from `seed`), each with `nq` queries.
 pub fn keyword_suite(scale: usize, nq: usize, seed: u64) -> Vec<SuiteJob> {

@@ -21,7 +21,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use genie_bench::workloads::sequence_workload;
+use genie_bench::workloads::{postings_of, sequence_workload};
 use genie_core::backend::cuda::{measure_ceilings, Ceilings};
 use genie_core::{
     Backend, CpuBackend, CudaBackend, Engine, Hit, IndexBuilder, InvertedIndex, Method, Query,
@@ -256,14 +256,6 @@ struct Row {
     host_finish_ms: f64,
     host_launch_ms: f64,
     reruns: u64,
-}
-
-fn postings_of(index: &InvertedIndex, qs: &[Query]) -> u64 {
-    qs.iter()
-        .flat_map(|q| &q.items)
-        .filter_map(|it| index.slice_of(it.lo, it.hi))
-        .map(|(a, b)| b - a)
-        .sum()
 }
 
 fn run(
