@@ -19,8 +19,7 @@ export RUST_LOG=${RUST_LOG:-warn}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$sum"
 echo "host cores: $(nproc); commit: $(cat .gpu/COMMIT 2>/dev/null)" | tee -a "$sum"
 ngpu=$(nvidia-smi -L | wc -l)
-now() { date +%s.%N; }
-since() { python3 -c "print(f'{($(now) - $1) * 1e3:.1f}')"; }
+source "$(dirname "$0")/timing.sh"
 # whether two index files hold the same arrays (the metadata names the input file, so the
 # header's checksums and the metadata differ)
 same_arrays() {
@@ -32,15 +31,6 @@ def arrays(p):
     return [b[a:a + n] for a, n in ext]
 print("yes" if arrays(sys.argv[1]) == arrays(sys.argv[2]) else "NO")
 PY
-}
-# wall times (ms) of N runs of a command: "best median"
-walls() {
-  local ts=() reps=$1; shift
-  for _ in $(seq "$reps"); do
-    local t0; t0=$(now); "$@" > /dev/null 2>&1 || { echo "FAILED: $*"; return 1; }
-    ts+=("$(since "$t0")")
-  done
-  python3 -c "import statistics,sys; v=sorted(map(float,sys.argv[1:])); print(f'best {v[0]:.1f} ms, median {statistics.median(v):.1f} ms')" "${ts[@]}"
 }
 t0=$(now)
 $gb --mode write-keywords --objects "$n" --queries 8192 --seed 1 --out "$d/w" > "$d/write.log" 2>&1 || cat "$d/write.log"

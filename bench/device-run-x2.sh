@@ -19,16 +19,7 @@ n=${OBJECTS:-10000000}; dims=${DIMS:-128}; values=${VALUES:-64}; runs=${RUNS:-3}
 export RUST_LOG=${RUST_LOG:-warn}
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | tee "$sum"
 echo "host cores: $(nproc); commit: $(cat .gpu/COMMIT 2>/dev/null)" | tee -a "$sum"
-now() { date +%s.%N; }
-since() { python3 -c "print(f'{($(now) - $1) * 1e3:.1f}')"; }
-walls() {
-  local ts=() reps=$1; shift
-  for _ in $(seq "$reps"); do
-    local t0; t0=$(now); "$@" > /dev/null 2>&1 || { echo "FAILED: $*"; return 1; }
-    ts+=("$(since "$t0")")
-  done
-  python3 -c "import statistics,sys; v=sorted(map(float,sys.argv[1:])); print(f'best {v[0]:.1f} ms, median {statistics.median(v):.1f} ms')" "${ts[@]}"
-}
+source "$(dirname "$0")/timing.sh"
 t0=$(now)
 $gb --mode write-keywords --objects "$n" --dims "$dims" --values "$values" --queries 8192 --seed 1 --formats npy --out "$d/w" > "$d/write.log" 2>&1 || cat "$d/write.log"
 echo "workload: $n objects x $dims attributes x $values values, written in $(since "$t0") ms" | tee -a "$sum"
