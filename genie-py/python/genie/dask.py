@@ -233,6 +233,12 @@ def _merge(parts: Sequence[Tuple[Any, ...]], k: int, by_distance: bool) -> Tuple
     ascending."""
     if not by_distance and all(p[2] is None for p in parts):
         return _merge_counts(parts, k)
+    return _merge_sorted(parts, k, by_distance)
+
+
+def _merge_sorted(parts: Sequence[Tuple[Any, ...]], k: int,
+                  by_distance: bool) -> Tuple[Any, Any, Any]:
+    """:func:`_merge` by a lexicographic sort of each query's hits."""
     counts = np.concatenate([np.asarray(p[0], dtype=np.int64) for p in parts], axis=1)
     ids = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts], axis=1)
     dist = None
@@ -261,14 +267,12 @@ def _merge_counts(parts: Sequence[Tuple[Any, ...]], k: int) -> Tuple[Any, Any, N
         if not (ids < 0).any():
             return _pad(np.asarray(parts[0][0], dtype=np.int64)[:, :k], ids[:, :k], None, k)
     ids = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts], axis=1)
-    if ids.size and ids.max() >= 1 << 32:
-        return _merge([(p[0], p[1], np.zeros(np.shape(p[1]))) for p in parts], k, False)[:2] + (
-            None,)
+    if ids.size and ids.max() >= 1 << 32:  # ids too wide to pack
+        return _merge_sorted(parts, k, False)
     counts = np.concatenate([np.asarray(p[0], dtype=np.uint64) for p in parts], axis=1)
     key = ((np.uint64(0xFFFFFFFF) - counts) << np.uint64(32)) | ids.astype(np.uint64)
     key[ids < 0] = np.iinfo(np.uint64).max
-    if len(parts) > 1 or (ids < 0).any():  # (a table shard's range rows drop out mid-list)
-        key.sort(axis=1)
+    key.sort(axis=1)  # (one shard comes here only with hits dropped out: a table's range rows)
     key = key[:, :k]
     none = key == np.iinfo(np.uint64).max
     ids = np.where(none, -1, (key & np.uint64(0xFFFFFFFF)).astype(np.int64))
