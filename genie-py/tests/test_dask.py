@@ -138,13 +138,9 @@ def test_table(client, device, tmp_path):
          one.search([row], 5, device=device, radius=1))
 
 
-def test_worker_killed_mid_search(client, device, tmp_path):
-    objects, queries = keyword_objects(seed=11), keyword_queries(seed=12)
-    index = DistributedIndex.build(client, db.from_sequence(objects, npartitions=6),
-                                   kind="keywords", path=tmp_path / "kill")
-    want = genie.Index.from_keywords(objects).search(queries, 10, device=device)
-    same(index.search(queries, 10, device=device), want)
-    victim = index.shards[1]["worker"]
+def search_killing(client, index, queries, device, victim):
+    """The top 10 of ``queries`` from a search during which ``victim``'s process is SIGKILLed:
+    every task pauses 1.5 s before its search, and the kill comes 0.5 s in, while they run."""
     pid = client.run(os.getpid, workers=[victim])[victim]
     got = {}
 
@@ -153,11 +149,21 @@ def test_worker_killed_mid_search(client, device, tmp_path):
 
     t = threading.Thread(target=search)
     t.start()
-    time.sleep(0.5)  # the shards' tasks are running (each pauses 1.5 s before its search)
+    time.sleep(0.5)
     os.kill(pid, signal.SIGKILL)
     t.join(timeout=120)
     assert not t.is_alive()
-    same(got["answer"], want)
+    return got["answer"]
+
+
+def test_worker_killed_mid_search(client, device, tmp_path):
+    objects, queries = keyword_objects(seed=11), keyword_queries(seed=12)
+    index = DistributedIndex.build(client, db.from_sequence(objects, npartitions=6),
+                                   kind="keywords", path=tmp_path / "kill")
+    want = genie.Index.from_keywords(objects).search(queries, 10, device=device)
+    same(index.search(queries, 10, device=device), want)
+    victim = index.shards[1]["worker"]
+    same(search_killing(client, index, queries, device, victim), want)
     assert index.last_search["reassigned"] >= 1
     assert victim not in {s["worker"] for s in index.shards}
     client.wait_for_workers(WORKERS, timeout=60)
@@ -214,19 +220,7 @@ def test_replica_killed_mid_search(client, device, tmp_path):
                                    kind="keywords", path=tmp_path / "rk", shards=1)
     want = genie.Index.from_keywords(objects).search(queries, 10, device=device)
     victim = index.shards[0]["workers"][1]
-    pid = client.run(os.getpid, workers=[victim])[victim]
-    got = {}
-
-    def search():
-        got["answer"] = index.search(queries, 10, device=device, _pause=1.5)
-
-    t = threading.Thread(target=search)
-    t.start()
-    time.sleep(0.5)  # each replica's first chunk is running (each task pauses 1.5 s)
-    os.kill(pid, signal.SIGKILL)
-    t.join(timeout=120)
-    assert not t.is_alive()
-    same(got["answer"], want)
+    same(search_killing(client, index, queries, device, victim), want)
     assert index.last_search["reassigned"] >= 1  # its chunks moved to the other replicas
     assert victim not in index.shards[0]["workers"]
     client.wait_for_workers(WORKERS, timeout=60)
