@@ -3,6 +3,7 @@
 # genie-bench --mode write-keywords writes the SIFT-like workload (237 attributes x 67 values,
 # seed 1; OBJECTS, default 1,000,000, and BIG, default 4,500,000, in binary only) as text, a
 # NumPy CSR pair, Parquet and Arrow IPC; `genie build` from each (wall, MB/s of text, peak RSS,
+# the BIG one from NumPy three times, and the disk's own write speed by dd for a file its size;
 # the indexes compared byte for byte); `genie info` and `genie search --device gpu` on 1,024
 # queries, whole-command wall times (best and median of RUNS, default 5), with one `-v` run's
 # stage log (index mapped and checked, devices open, upload, search); the pinned host-to-device
@@ -75,11 +76,20 @@ fi
 echo "== $big objects from binary input" | tee -a "$sum"
 rm -rf "$d/w" "$d"/*.genie
 $gb --mode write-keywords --objects "$big" --queries 16 --seed 1 --out "$d/b" --formats npy,parquet > "$d/write-big.log" 2>&1 || cat "$d/write-big.log"
-for input in "npy:$d/b" "parquet:$d/b/objects.parquet"; do
+for input in "npy:$d/b" "npy:$d/b" "npy:$d/b" "parquet:$d/b/objects.parquet"; do
   name=${input%%:*}; path=${input#*:}
-  t0=$(now)
+  sync; t0=$(now)
   RUST_LOG=genie=debug,genie_core=debug /usr/bin/time -f "%M" -o "$d/rss" $g --quiet build --input "$path" --output "$d/big-$name.genie" 2> "$d/build-big-$name.log"
   echo "build $big from $name: $(since "$t0") ms, peak RSS $(( $(cat "$d/rss") / 1024 )) MB" | tee -a "$sum"
   grep -E "DEBUG" "$d/build-big-$name.log" | sed 's/^.*\] /  /' | tail -8 | tee -a "$sum"
   rm -f "$d/big-$name.genie"
+done
+# the disk's own write speed for a file of the index's size, in the same run: buffered with a
+# sync at the end (what a save is), and with O_DIRECT
+mb=$(( $(stat -c %s "$d/b/keywords.npy") >> 20 ))
+for flags in "conv=fsync" "oflag=direct conv=fsync"; do
+  sync; t0=$(now)
+  dd if=/dev/zero of="$d/dd.bin" bs=16M count=$((mb / 16)) $flags 2>&1 | tail -1 | sed "s/^/  dd $flags: /" | tee -a "$sum"
+  echo "disk ceiling ($flags): $((mb / 16 * 16)) MiB in $(since "$t0") ms" | tee -a "$sum"
+  rm -f "$d/dd.bin"
 done

@@ -3,11 +3,20 @@
 //! interrupted write leaves the destination as it was (an earlier index, a user's file), and never
 //! a half-written file under the destination's name. A temporary file a killed process leaves is
 //! named `.NAME.genie-tmp-PID-N`.
+//!
+//! On Linux the disk writes while the file is still being written: every [`WRITE_BEHIND`] bytes
+//! the kernel is asked to start writing the window just filled (`sync_file_range`), so the sync at
+//! [`AtomicFile::commit`] waits for the last window rather than for the whole file, and a large
+//! index is saved in about the disk's time rather than the page cache's plus the disk's.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes handed to the kernel between two requests to start write-back, and the most one write
+/// call passes at once.
+pub const WRITE_BEHIND: usize = 64 << 20;
 
 /// A file being written; it appears under its name only at [`AtomicFile::commit`].
 #[derive(Debug)]
@@ -15,6 +24,11 @@ pub struct AtomicFile {
     tmp: PathBuf,
     dest: PathBuf,
     file: Option<BufWriter<File>>,
+    /// Bytes accepted so far (some may still be in the buffer).
+    written: u64,
+    /// Write-back has been started for the bytes before this offset.
+    behind: u64,
+    window: usize,
 }
 
 /// Distinguishes the temporary files of one process.
@@ -39,7 +53,25 @@ impl AtomicFile {
             tmp,
             dest: dest.to_path_buf(),
             file: Some(BufWriter::with_capacity(1 << 16, file)),
+            written: 0,
+            behind: 0,
+            window: WRITE_BEHIND,
         })
+    }
+
+    /// Starts write-back of the bytes in the kernel's hands since the last start, once they make
+    /// a window.
+    fn write_behind(&mut self) -> io::Result<()> {
+        let Some(w) = self.file.as_ref() else {
+            return Ok(());
+        };
+        let in_file = self.written - w.buffer().len() as u64;
+        if in_file - self.behind < self.window as u64 {
+            return Ok(());
+        }
+        start_write_back(w.get_ref(), self.behind, in_file - self.behind)?;
+        self.behind = in_file;
+        Ok(())
     }
 
     /// Flushes the file to disk and renames it over the destination.
@@ -63,13 +95,45 @@ impl AtomicFile {
     }
 }
 
-impl Write for AtomicFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.writer()?.write(buf)
+/// Asks the kernel to start writing `len` bytes of `file` from `at` to the disk, without waiting.
+#[cfg(target_os = "linux")]
+fn start_write_back(file: &File, at: u64, len: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(at), Ok(len)) = (libc::off64_t::try_from(at), libc::off64_t::try_from(len)) else {
+        return Ok(());
+    };
+    // SAFETY: a plain system call on an open descriptor; it reads no memory of ours.
+    let r =
+        unsafe { libc::sync_file_range(file.as_raw_fd(), at, len, libc::SYNC_FILE_RANGE_WRITE) };
+    if r == 0 {
+        return Ok(());
     }
+    match io::Error::last_os_error() {
+        // a file system without it: the sync at the commit does the whole work
+        e if matches!(
+            e.raw_os_error(),
+            Some(libc::ENOSYS | libc::EINVAL | libc::ESPIPE)
+        ) =>
+        {
+            Ok(())
+        }
+        e => Err(e),
+    }
+}
 
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.writer()?.write_all(buf)
+#[cfg(not(target_os = "linux"))]
+fn start_write_back(_file: &File, _at: u64, _len: u64) -> io::Result<()> {
+    Ok(())
+}
+
+impl Write for AtomicFile {
+    /// Passes at most a window at once, so that write-back starts as each window is filled.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let cap = buf.len().min(self.window);
+        let n = self.writer()?.write(&buf[..cap])?;
+        self.written += n as u64;
+        self.write_behind()?;
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -114,5 +178,26 @@ mod tests {
         let left: Vec<_> = std::fs::read_dir(&dir).expect("list").collect();
         assert_eq!(left.len(), 1, "no temporary file stays behind");
         std::fs::remove_dir_all(&dir).expect("clean");
+    }
+
+    #[test]
+    fn windows_of_write_behind_keep_every_byte() {
+        let dir = tempfile::tempdir().expect("dir");
+        let dest = dir.path().join("big.bin");
+        let bytes: Vec<u8> = (0..1_000_003u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut f = AtomicFile::create(&dest).expect("create");
+        f.window = 4096;
+        // one large write, then small ones that the buffer holds
+        f.write_all(&bytes[..900_000]).expect("write");
+        for piece in bytes[900_000..].chunks(777) {
+            f.write_all(piece).expect("write");
+        }
+        assert!(
+            f.behind >= 900_000 - 4096,
+            "write-back started as windows filled"
+        );
+        assert!(f.behind <= f.written);
+        f.commit().expect("commit");
+        assert_eq!(std::fs::read(&dest).expect("read"), bytes);
     }
 }
