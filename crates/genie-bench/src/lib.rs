@@ -2,7 +2,8 @@
 //! the product package. The library part holds what the benchmark writes for peer
 //! implementations: [`dump`] writes an index, its queries and genie's top-k counts as NumPy files
 //! ([`npy`]) for `bench/peers/torch_spmm.py --load`. The charts' shared drawing and CSV reading
-//! is [`chart_kit`]; the vector-search benchmark's recall/throughput charts are [`charts_ann`],
+//! is [`chart_kit`], its bar charts [`charts_plot`]; the vector-search benchmark's
+//! recall/throughput charts are [`charts_ann`],
 //! and genie's rows on them are measured by [`ann_genie`] (`--mode vectors`). [`ann_e2lsh`] is
 //! `--mode ann`, [`vecs`] the `.fvecs`/`.ivecs` files shared with the peers. [`write_keywords`]
 //! writes the SIFT-like keyword objects in every input format of `genie build`
@@ -14,6 +15,7 @@ pub mod ann_e2lsh;
 pub mod ann_genie;
 pub mod chart_kit;
 pub mod charts_ann;
+pub mod charts_plot;
 pub mod cpu_suite;
 pub mod csv_rows;
 pub mod dump;
