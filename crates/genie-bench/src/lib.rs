@@ -14,6 +14,7 @@
 pub mod ann_e2lsh;
 pub mod ann_genie;
 pub mod chart_kit;
+pub mod charts;
 pub mod charts_ann;
 pub mod charts_plot;
 pub mod cpu_suite;

@@ -19,29 +19,17 @@ use genie_bench::chart_kit::{
     file_name, millions, plain, register_embedded_font, thousands, Axis, CsvError, LineChart,
     Series, Table, PALETTE,
 };
+use genie_bench::charts::{
+    PEER_QUERIES_CSV, PEER_SUITE_CSV, PEER_SUITE_GENIE_CSV, QUERIES_CSV, RUNS_DEVICE,
+    SCALE_GLOBAL_CSV, SCALE_TILED_CSV, SUITE_CSV, SUITE_CURVE_CSV,
+};
 use genie_bench::charts_ann::ann_charts;
 use genie_bench::charts_plot::{BarChart, Chart, Pair, PairChart};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// The runs the charts are drawn from (file names under `--runs`).
-const QUERIES_CSV: &str = "2026-11-22-h200-ed40c6b-queries.csv";
-const PEER_QUERIES_CSV: &str = "2026-11-22-h200-ed40c6b-torch-peer-queries.csv";
-const SCALE_TILED_CSV: &str = "2026-11-22-h200-f2f64b1-scale.csv";
-const SCALE_GLOBAL_CSV: &str = "2026-11-22-h200x2-e40308d-scale.csv";
-const SUITE_CSV: &str = "2026-11-22-h200-6fe2b67-suite.csv";
-/// The suite's GPU c-PQ at other numbers of queries (the same run as [`SUITE_CSV`]).
-const SUITE_CURVE_CSV: &str = "2026-11-22-h200-6fe2b67-suite-curve.csv";
-/// genie's suite and the PyTorch peer on the suite's workloads, measured in one device run.
-const PEER_SUITE_GENIE_CSV: &str = "2026-11-22-h200-0849bf5-suite.csv";
-const PEER_SUITE_CSV: &str = "2026-11-22-h200-0849bf5-torch-peer-suite.csv";
-
 /// The number of queries of the suite's main run (its CSV has no column for it).
 const SUITE_QUERIES: f64 = 1024.0;
-
-/// The device of the runs whose CSVs have no device column (scale and suite): one H200 each (the
-/// global-kernel scale run on a two-GPU host, with one GPU).
-const RUNS_DEVICE: &str = "NVIDIA H200";
 
 /// The paper's Table II: GENIE's time in seconds for 1,024 queries on SIFT_LARGE, by number of
 /// objects (TITAN X, loaded 6 M objects at a time).
