@@ -17,6 +17,7 @@ pub mod chart_kit;
 pub mod charts;
 pub mod charts_ann;
 pub mod charts_plot;
+pub mod charts_queries;
 pub mod cpu_suite;
 pub mod csv_rows;
 pub mod dump;
