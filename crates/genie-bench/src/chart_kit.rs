@@ -802,3 +802,19 @@ pub fn file_name(path: &Path) -> String {
         |n| n.to_string_lossy().into(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(thousands(16384.0), "16,384");
+        assert_eq!(thousands(64.0), "64");
+        assert_eq!(thousands(1_000_000.0), "1,000,000");
+        assert_eq!(plain(0.05), "0.05");
+        assert_eq!(plain(2.0), "2");
+        assert_eq!(plain(20000.0), "20,000");
+        assert_eq!(millions(36e6), "36 M");
+    }
+}
