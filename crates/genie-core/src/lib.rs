@@ -17,6 +17,7 @@ pub mod baseline;
 pub mod cpq;
 pub mod engine;
 pub mod error;
+pub mod huge;
 pub mod index;
 pub mod model;
 pub mod oracle;

@@ -340,7 +340,11 @@ fn counting_sort(objects: &ObjectView<'_>, space: u32) -> (Vec<u64>, Vec<ObjectI
         }
     }
     offsets[u] = total;
-    let mut postings: Vec<ObjectId> = vec![0; total as usize];
+    let total = total as usize;
+    // huge pages: each chunk writes to thousands of keywords' places at once, a TLB miss on
+    // most postings with 4 KiB pages (35% of the sort's time on a 16-core Xeon)
+    let mut postings: Vec<ObjectId> = Vec::with_capacity(total);
+    crate::huge::advise_huge_pages(postings.spare_capacity_mut());
     let out = SharedOut(postings.as_mut_ptr());
     hist.par_iter_mut()
         .zip(ranges.par_iter())
@@ -355,6 +359,9 @@ fn counting_sort(objects: &ObjectView<'_>, space: u32) -> (Vec<u64>, Vec<ObjectI
                 }
             }
         });
+    // SAFETY: the chunks' ranges tile 0..total (the prefix sum above), and each chunk wrote
+    // every position of its ranges.
+    unsafe { postings.set_len(total) };
     (offsets, postings)
 }
 
