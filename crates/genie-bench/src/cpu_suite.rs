@@ -84,30 +84,52 @@ fn timed(
     Ok(Timed { wall_s: best, hits })
 }
 
-/// The host's ceiling for streaming postings on `threads` threads: G 32-bit words read per second
-/// from an array of 2 GiB (far past the caches), best of three passes.
-fn read_ceiling(threads: usize) -> Result<f64> {
+/// 512 Mi pseudo-random 32-bit words (2 GiB, far past the caches) for the host's ceilings.
+fn ceiling_words() -> Vec<u32> {
     use rayon::prelude::*;
-    let words: Vec<u32> = (0..(512u32 << 20))
+    (0..(512u32 << 20))
         .into_par_iter()
-        .map(|i| i ^ 0x9E37)
-        .collect();
+        .map(|i| i.wrapping_mul(0x9E37_79B1).rotate_left(13) ^ i)
+        .collect()
+}
+
+/// The best of three passes of `pass` over `words` on `threads` threads: G words per second.
+fn best_rate(words: &[u32], threads: usize, pass: impl Fn(&[u32]) -> u64 + Sync) -> Result<f64> {
+    use rayon::prelude::*;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
     let mut best = f64::INFINITY;
     for _ in 0..3 {
         let t = Instant::now();
-        let sum: u64 = pool.install(|| {
-            words
-                .par_chunks(1 << 16)
-                .map(|c| c.iter().map(|&w| u64::from(w)).sum::<u64>())
-                .sum()
-        });
+        let sum: u64 = pool.install(|| words.par_chunks(1 << 20).map(&pass).sum());
         std::hint::black_box(sum);
         best = best.min(t.elapsed().as_secs_f64());
     }
     Ok(words.len() as f64 / best / 1e9)
+}
+
+/// Tiles of the increment ceiling, in bytes of 8-bit counters (powers of two): a core's L1, the default tile
+/// (genie_core's `TILE_BYTES`) and a larger one.
+const CEILING_TILES: [usize; 3] = [
+    32 << 10,
+    genie_core::backend::cpu_tiles::TILE_BYTES,
+    1 << 20,
+];
+
+/// The host's ceiling for the tiled count's inner loop at its simplest, on `threads` threads: each
+/// word streamed in picks a random 8-bit counter of a tile of `tile` bytes, incremented. G
+/// increments a second.
+fn increment_ceiling(words: &[u32], threads: usize, tile: usize) -> Result<f64> {
+    let mask = tile.next_power_of_two() - 1;
+    best_rate(words, threads, |c| {
+        let mut counts = vec![0u8; mask + 1];
+        for &w in c {
+            let t = &mut counts[w as usize & mask];
+            *t = t.wrapping_add(1);
+        }
+        counts.iter().map(|&x| u64::from(x)).sum()
+    })
 }
 
 /// Runs the mode; prints the table (and writes the CSV and dumps when asked).
@@ -136,14 +158,24 @@ pub fn run(args: &CpuArgs) -> Result<()> {
         "Gpost/s",
         "Gpost/s/c"
     );
+    let words = ceiling_words();
     for &t in &threads {
-        let g = read_ceiling(t)?;
+        let g = best_rate(&words, t, |c| c.iter().map(|&w| u64::from(w)).sum())?;
         println!(
             "host read ceiling, {t} threads: {g:.1} G words/s ({:.0} GB/s, {:.2} G postings/s per core)",
             g * 4.0,
             g / t as f64
         );
+        for tile in CEILING_TILES {
+            let inc = increment_ceiling(&words, t, tile)?;
+            println!(
+                "host increment ceiling, {t} threads, tile {} KiB: {inc:.1} G random 8-bit increments/s, indices streamed ({:.2} G per core)",
+                tile >> 10,
+                inc / t as f64
+            );
+        }
     }
+    drop(words);
     let jobs = keyword_suite(args.scale_div, args.queries, args.seed);
     for job in jobs {
         if !args.workloads.is_empty() && !args.workloads.iter().any(|w| w == job.name) {
