@@ -147,7 +147,8 @@ fn bench_tiles_only(
     name: &str,
     elements: u64,
 ) {
-    use genie_core::backend::cpu_tiles::{tiled_query, TileScratch};
+    use genie_core::backend::cpu_tiles::{tiled_query, DenseBits, TileScratch};
+    let dense = DenseBits::of_index(&index);
     let prepared = index.prepare(&qs[0]).expect("query");
     let n = index.num_objects();
     let (group, label) = name.split_once('/').unwrap_or((name, "query"));
@@ -156,7 +157,7 @@ fn bench_tiles_only(
     g.sample_size(10);
     let mut scratch = TileScratch::default();
     g.bench_function(label, |b| {
-        b.iter(|| tiled_query(&index, &prepared, k, 0..n, &mut scratch))
+        b.iter(|| tiled_query(&index, &dense, &prepared, k, 0..n, &mut scratch))
     });
     g.finish();
 }

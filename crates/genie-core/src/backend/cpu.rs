@@ -3,7 +3,7 @@
 //! postings are many for the objects is counted over tiles of objects instead
 //! ([`super::cpu_tiles`]), with the same answers.
 
-use super::cpu_tiles::{merge_top_k, tiled_query, TileScratch};
+use super::cpu_tiles::{merge_top_k, tiled_query, DenseBits, TileScratch};
 use super::{Backend, Method, ResidentIndex, SearchParams};
 use crate::baseline::run_query_count_table;
 use crate::cpq::run_query;
@@ -92,12 +92,25 @@ impl Backend for CpuBackend {
     }
 
     fn upload(&self, index: Arc<InvertedIndex>) -> Result<Box<dyn ResidentIndex>> {
-        Ok(Box::new(CpuResident { index }))
+        let t = std::time::Instant::now();
+        let dense = DenseBits::of_index(&index);
+        if !dense.is_empty() {
+            log::debug!(
+                "{} dense keyword lists (1/{} of the objects or more) as {:.1} MB of bitmaps in {:.1?}",
+                dense.len(),
+                super::cpu_tiles::DENSE_SHARE,
+                dense.bytes() as f64 / 1e6,
+                t.elapsed()
+            );
+        }
+        Ok(Box::new(CpuResident { index, dense }))
     }
 }
 
 struct CpuResident {
     index: Arc<InvertedIndex>,
+    /// The dense lists as bitmaps, for the tiled count.
+    dense: DenseBits,
 }
 
 impl ResidentIndex for CpuResident {
@@ -148,7 +161,14 @@ impl ResidentIndex for CpuResident {
             .map_init(
                 || TileScratch::with_tile_bytes(params.cpu_tile_bytes),
                 |scratch, (q, objects)| {
-                    tiled_query(index, &batch[*q], params.k, objects.clone(), scratch)
+                    tiled_query(
+                        index,
+                        &self.dense,
+                        &batch[*q],
+                        params.k,
+                        objects.clone(),
+                        scratch,
+                    )
                 },
             )
             .collect();
@@ -206,7 +226,7 @@ mod tests {
     use crate::{Engine, IndexBuilder, Item, Query};
 
     /// A batch smaller than the threads cuts its tiled queries into parts of the objects; the
-    /// merged answers are the c-PQ's, whatever the threads.
+    /// merged answers are the c-PQ's, whatever the threads, with dense lists from bitmaps.
     #[test]
     fn parts_of_a_small_batch_give_the_cpq_answers() {
         let n = 3 * MIN_PART + 12_345;
@@ -220,6 +240,8 @@ mod tests {
                 x ^= x << 17;
                 kws.push((x % 40) as u32);
             }
+            // and one of two dense keywords (half the objects each): counted from bitmaps
+            kws.push(40 + (x % 2) as u32);
             b.push_object(&kws).expect("object");
         }
         let index = Arc::new(b.build().expect("index"));
@@ -228,6 +250,7 @@ mod tests {
                 items: vec![
                     Item::new(q, q + 9, 1).expect("item"),
                     Item::new(20 + q, 22 + q, 2).expect("item"),
+                    Item::new(40, 40 + q.min(1), 3).expect("item"),
                 ],
             })
             .collect();
