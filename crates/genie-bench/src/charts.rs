@@ -33,10 +33,6 @@ pub const PEER_SUITE_GENIE_CSV: &str = "2026-11-22-h200-0849bf5-suite.csv";
 /// The PyTorch peer's side of [`PEER_SUITE_GENIE_CSV`].
 pub const PEER_SUITE_CSV: &str = "2026-11-22-h200-0849bf5-torch-peer-suite.csv";
 
-/// The device of the runs whose CSVs have no device column (scale and suite): one H200 each (the
-/// global-kernel scale run on a two-GPU host, with one GPU).
-pub const RUNS_DEVICE: &str = "NVIDIA H200";
-
 /// Draws every chart from the CSVs under `runs` into `out`; returns the files written.
 pub fn render_all(runs: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     register_embedded_font()?;

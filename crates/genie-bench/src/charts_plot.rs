@@ -8,6 +8,10 @@ use plotters::prelude::*;
 use plotters_backend::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
+/// The device of the runs whose CSVs have no device column (scale and suite): one H200 each (the
+/// global-kernel scale run on a two-GPU host, with one GPU).
+pub const RUNS_DEVICE: &str = "NVIDIA H200";
+
 /// A chart of any of the kinds drawn.
 pub enum Chart {
     /// Lines with points.

@@ -6,7 +6,7 @@
 use crate::chart_kit::{
     file_name, millions, plain, thousands, Axis, CsvError, LineChart, Series, Table, PALETTE,
 };
-use crate::charts::RUNS_DEVICE;
+use crate::charts_plot::RUNS_DEVICE;
 use anyhow::Result;
 use plotters::prelude::SeriesLabelPosition;
 use std::path::Path;

@@ -5,7 +5,7 @@
 use crate::chart_kit::{
     file_name, plain, thousands, Axis, CsvError, LineChart, Series, Table, PALETTE,
 };
-use crate::charts::RUNS_DEVICE;
+use crate::charts_plot::RUNS_DEVICE;
 use crate::charts_plot::{BarChart, Pair, PairChart};
 use anyhow::{bail, Result};
 use plotters::prelude::SeriesLabelPosition;
