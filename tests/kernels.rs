@@ -55,3 +55,52 @@ fn skip(reason: impl std::fmt::Display) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }
+
+/// `kernels/shipped/`, beside the workspace's `kernels/`.
+fn shipped_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/shipped")
+}
+
+/// Every kernel ships a build for Hopper made from its current source: a changed kernel without
+/// a rebuilt CUBIN fails here (no NVRTC needed), since it would be compiled on every fresh machine.
+#[test]
+fn the_shipped_builds_are_of_the_current_sources() {
+    use genie_core::backend::kernels::{shipped, source_hash, SHIPPED_ARCH};
+    for kernel in Kernel::ALL {
+        assert!(
+            shipped(kernel, SHIPPED_ARCH).is_some(),
+            "kernels/shipped has no build of {} (hash {:08x}) for {SHIPPED_ARCH}: run `cargo test \
+             --test kernels -- --ignored ship` where NVRTC is installed, and commit kernels/shipped",
+            kernel.name(),
+            source_hash(kernel)
+        );
+        assert!(
+            shipped(kernel, "sm_80").is_none(),
+            "only {SHIPPED_ARCH} ships"
+        );
+    }
+}
+
+/// Rebuilds `kernels/shipped/` with NVRTC (run on demand: `-- --ignored ship`).
+#[test]
+#[ignore = "writes kernels/shipped; run when a kernel changes"]
+fn ship() {
+    use genie_core::backend::kernels::{compile_cubin, source_hash, SHIPPED_ARCH};
+    let dir = shipped_dir();
+    let mut manifest = String::from(
+        "# FILE ARCH CRC32-OF-SOURCE: the shipped builds (CUBIN) of the kernels, made by\n\
+         # `cargo test --test kernels -- --ignored ship` with NVRTC; used only while the hash is the source's\n",
+    );
+    for kernel in Kernel::ALL {
+        let cubin = compile_cubin(kernel, SHIPPED_ARCH).unwrap();
+        let stem = kernel.name().trim_end_matches(".cu");
+        std::fs::write(dir.join(format!("{stem}.{SHIPPED_ARCH}.cubin")), &cubin).unwrap();
+        manifest.push_str(&format!(
+            "{} {SHIPPED_ARCH} {:08x}\n",
+            kernel.name(),
+            source_hash(kernel)
+        ));
+        println!("{}: {} bytes", kernel.name(), cubin.len());
+    }
+    std::fs::write(dir.join("MANIFEST"), manifest).unwrap();
+}

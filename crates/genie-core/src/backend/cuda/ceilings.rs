@@ -3,7 +3,7 @@
 //! host-to-device copy bandwidth from pinned and from pageable memory.
 
 use super::cuda_err;
-use super::kernels::{ptx_for, Kernel};
+use super::kernels::Kernel;
 use super::Ceilings;
 use crate::error::{GenieError, Result};
 use cudarc::driver::{sys, CudaContext, CudaStream, LaunchConfig, PushKernelArg};
@@ -31,12 +31,7 @@ pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
     super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
     let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
     let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
-    let module = ctx
-        .load_module(cudarc::nvrtc::Ptx::from_src(ptx_for(
-            Kernel::Bench,
-            &format!("sm_{major}{minor}"),
-        )?))
-        .map_err(cuda_err)?;
+    let module = super::kernels::load(&ctx, Kernel::Bench, &format!("sm_{major}{minor}"))?;
     let atomic = module
         .load_function("random_atomic_add")
         .map_err(cuda_err)?;

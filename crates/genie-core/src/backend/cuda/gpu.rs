@@ -9,7 +9,7 @@
 //! Queries flagged by the kernels (full table, lost race) are rerun with a larger table.
 
 use super::cuda_err;
-use super::kernels::{ptx_for, Kernel};
+use super::kernels::Kernel;
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
 use crate::cpq::{bits_for_bound, table_slots, words_for};
 use crate::error::{GenieError, Result};
@@ -69,10 +69,7 @@ impl Gpu {
         let context_ms = t.elapsed().as_secs_f64() * 1e3;
         let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
         let arch = format!("sm_{major}{minor}");
-        let ptx = ptx_for(Kernel::Cpq, &arch)?;
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
-            .map_err(cuda_err)?;
+        let module = super::kernels::load(&ctx, Kernel::Cpq, &arch)?;
         let f = |name: &str| module.load_function(name).map_err(cuda_err);
         // the tiled kernels keep their counters in dynamic shared memory
         let tiled = |name: &str, words: u32| {

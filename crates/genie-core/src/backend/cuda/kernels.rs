@@ -1,6 +1,11 @@
 //! Kernels are data (CONVENTIONS.md 2): the `.cu` sources of `kernels/`, embedded, compiled once
 //! per context by NVRTC for the device's architecture, PTX cached on disk keyed by the source's
 //! hash and the architecture. A compile error names the kernel and carries NVRTC's log.
+//!
+//! For Hopper (sm_90: H100, H200) the binary also carries each kernel built ahead (CUBIN, in
+//! `kernels/shipped/`), so a first search on a fresh machine loads it in milliseconds instead of
+//! compiling for seconds. A shipped build is used only while its source's hash is the source's
+//! (a test keeps them in step; `cargo test --test kernels -- --ignored ship` rebuilds them).
 
 use crate::error::{GenieError, Result};
 use std::path::PathBuf;
@@ -88,6 +93,56 @@ impl Kernel {
     }
 }
 
+/// The architecture the shipped builds are for.
+pub const SHIPPED_ARCH: &str = "sm_90";
+
+/// `kernels/shipped/MANIFEST`: a line per shipped build, `FILE ARCH CRC32-OF-SOURCE`.
+pub const SHIPPED_MANIFEST: &str = include_str!("../../../../../kernels/shipped/MANIFEST");
+
+/// The hash that keys a kernel's builds: CRC-32 of its source.
+pub fn source_hash(kernel: Kernel) -> u32 {
+    crc32fast::hash(kernel.source().as_bytes())
+}
+
+/// The CUBIN of `kernel` built ahead for `arch`, when one ships for this very source.
+pub fn shipped(kernel: Kernel, arch: &str) -> Option<&'static [u8]> {
+    let bytes: &'static [u8] = match kernel {
+        Kernel::Cpq => include_bytes!("../../../../../kernels/shipped/cpq.sm_90.cubin"),
+        Kernel::Bench => include_bytes!("../../../../../kernels/shipped/bench.sm_90.cubin"),
+        Kernel::Lsh => include_bytes!("../../../../../kernels/shipped/lsh.sm_90.cubin"),
+        Kernel::Seq => include_bytes!("../../../../../kernels/shipped/seq.sm_90.cubin"),
+    };
+    let current = SHIPPED_MANIFEST.lines().any(|line| {
+        let mut f = line.split_whitespace();
+        f.next() == Some(kernel.name())
+            && f.next() == Some(arch)
+            && f.next().and_then(|h| u32::from_str_radix(h, 16).ok()) == Some(source_hash(kernel))
+    });
+    (arch == SHIPPED_ARCH && current && !bytes.is_empty()).then_some(bytes)
+}
+
+/// Loads `kernel` into `ctx` for `arch`: its shipped build when there is one for this source and
+/// architecture and it loads, else PTX from the disk cache or NVRTC.
+#[cfg(feature = "cuda")]
+pub fn load(
+    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
+    kernel: Kernel,
+    arch: &str,
+) -> Result<std::sync::Arc<cudarc::driver::CudaModule>> {
+    use cudarc::nvrtc::Ptx;
+    if let Some(cubin) = shipped(kernel, arch) {
+        match ctx.load_module(Ptx::from_binary(cubin.to_vec())) {
+            Ok(module) => return Ok(module),
+            Err(e) => log::debug!(
+                "the shipped build of {} for {arch} did not load ({e}): compiling",
+                kernel.name()
+            ),
+        }
+    }
+    ctx.load_module(Ptx::from_src(ptx_for(kernel, arch)?))
+        .map_err(super::cuda_err)
+}
+
 fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("GENIE_CACHE_DIR") {
         return Some(PathBuf::from(d));
@@ -152,6 +207,63 @@ pub fn compile_source(name: &str, source: &str, arch: &str) -> Result<String> {
             log: e.to_string(),
         }),
     }
+}
+
+/// Compiles `kernel` with NVRTC into a CUBIN for the real architecture `arch` (e.g. `sm_90`), as
+/// shipped in `kernels/shipped/`.
+#[cfg(feature = "cuda")]
+pub fn compile_cubin(kernel: Kernel, arch: &str) -> Result<Vec<u8>> {
+    use cudarc::nvrtc::{result, sys};
+    use std::ffi::{CStr, CString};
+    // SAFETY: only tries to load the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(GenieError::GpuUnavailable(
+            "NVRTC (libnvrtc) is not installed".into(),
+        ));
+    }
+    let failed = |log: String| GenieError::KernelCompile {
+        kernel: kernel.name().into(),
+        log,
+    };
+    let src =
+        CString::new(kernel.source()).map_err(|_| failed("a NUL byte in the source".into()))?;
+    let name = CString::new(kernel.name()).map_err(|_| failed("a NUL byte in the name".into()))?;
+    let prog = result::create_program(&src, Some(&name)).map_err(|e| failed(e.to_string()))?;
+    let options = [format!("--gpu-architecture={arch}"), "--std=c++17".into()];
+    // SAFETY: `prog` is a live program until destroyed below; the buffers are sized by NVRTC.
+    let out = unsafe {
+        match result::compile_program(prog, &options) {
+            Err(e) => Err(failed(match result::get_program_log(prog) {
+                Ok(log) => CStr::from_ptr(log.as_ptr()).to_string_lossy().into_owned(),
+                Err(_) => e.to_string(),
+            })),
+            Ok(()) => {
+                let mut size = 0usize;
+                sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .map_err(|e| failed(e.to_string()))
+                    .and_then(|()| {
+                        let mut cubin = vec![0u8; size];
+                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
+                            .result()
+                            .map(|()| cubin)
+                            .map_err(|e| failed(e.to_string()))
+                    })
+            }
+        }
+    };
+    // SAFETY: created above, not used after.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
+}
+
+/// Without the `cuda` feature there is no NVRTC.
+#[cfg(not(feature = "cuda"))]
+pub fn compile_cubin(kernel: Kernel, arch: &str) -> Result<Vec<u8>> {
+    let _ = (kernel, arch);
+    Err(GenieError::GpuUnavailable(
+        "built without the `cuda` feature".into(),
+    ))
 }
 
 /// Without the `cuda` feature there is no NVRTC.

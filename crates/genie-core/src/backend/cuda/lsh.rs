@@ -3,7 +3,7 @@
 //! kind: projections (E2LSH, L1), sign projections (SRP) and random binning (RBH).
 
 use super::cuda_err;
-use super::kernels::{ptx_for, Kernel};
+use super::kernels::Kernel;
 use super::{BinningJob, ProjectionJob, SignJob};
 use crate::error::{GenieError, Result};
 use cudarc::driver::{
@@ -39,12 +39,7 @@ pub(super) fn open_module(
 ) -> Result<(Arc<CudaContext>, Vec<CudaFunction>, Arc<CudaStream>)> {
     let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
     let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
-    let module = ctx
-        .load_module(cudarc::nvrtc::Ptx::from_src(ptx_for(
-            kernel,
-            &format!("sm_{major}{minor}"),
-        )?))
-        .map_err(cuda_err)?;
+    let module = super::kernels::load(&ctx, kernel, &format!("sm_{major}{minor}"))?;
     let f = entries
         .iter()
         .map(|e| module.load_function(e).map_err(cuda_err))
