@@ -80,13 +80,38 @@ pub fn in_memory(
     })
 }
 
+/// Devices being opened on another thread ([`open_backends`]).
+pub struct Opening(Option<std::thread::JoinHandle<Result<Vec<Box<dyn Backend>>, GenieError>>>);
+
+impl Opening {
+    /// Waits for the devices.
+    pub fn join(mut self) -> Result<Vec<Box<dyn Backend>>, GenieError> {
+        self.0
+            .take()
+            .ok_or_else(|| GenieError::Internal("the devices were already taken".into()))?
+            .join()
+            .map_err(|_| GenieError::Internal("opening the devices panicked".into()))?
+    }
+}
+
+impl Drop for Opening {
+    /// Not joined (an error came first): waits for the opening all the same, so that the process
+    /// does not exit while the other thread is inside the CUDA driver, whose exit handlers would
+    /// then pull the ground from under it (a crash by signal after the error was printed).
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
 /// Opens the devices of `spec` on another thread (GPU contexts and kernels take a few hundred
 /// milliseconds, as long as loading a large index or longer); join it for [`place_on`].
-pub fn open_backends(
-    spec: &OpenSpec,
-) -> std::thread::JoinHandle<Result<Vec<Box<dyn Backend>>, GenieError>> {
+pub fn open_backends(spec: &OpenSpec) -> Opening {
     let (device, devices) = (spec.device, spec.devices.clone());
-    std::thread::spawn(move || backends(device, devices.as_deref()))
+    Opening(Some(std::thread::spawn(move || {
+        backends(device, devices.as_deref())
+    })))
 }
 
 /// Places a loaded index: one replica per device when it fits one (and no parts are asked for),

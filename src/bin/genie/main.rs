@@ -426,10 +426,7 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     refuse_overwrite_search(args, kind.as_ref())?;
     let mut reader = kind.read_queries(&args.queries, &options)?;
     let t = Instant::now();
-    let backends = opening
-        .join()
-        .map_err(|_| anyhow!("opening the devices panicked"))?
-        .map_err(DataError::from);
+    let backends = opening.join().map_err(DataError::from);
     let replicas = explain_placement(
         backends.and_then(|b| genie::open::place_on(&loaded, &spec, b)),
         &asked_by,
