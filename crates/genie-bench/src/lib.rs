@@ -13,6 +13,7 @@
 
 pub mod ann_e2lsh;
 pub mod ann_genie;
+pub mod bench_args;
 pub mod chart_kit;
 pub mod charts;
 pub mod charts_ann;
@@ -25,6 +26,8 @@ pub mod dump;
 pub mod kind_bench;
 pub mod npy;
 pub mod serve_load;
+pub mod synthetic;
+pub mod timed_search;
 pub mod vecs;
 pub mod workloads;
 pub mod write_keywords;

@@ -21,113 +21,17 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use genie_bench::workloads::{postings_of, sequence_workload};
+use genie_bench::bench_args::BenchArgs;
+use genie_bench::synthetic::{generate, queries};
+use genie_bench::timed_search::{timed, timed_with};
+use genie_bench::workloads::sequence_workload;
 use genie_core::backend::cuda::{measure_ceilings, Ceilings};
 use genie_core::{
-    Backend, CpuBackend, CudaBackend, Engine, Hit, IndexBuilder, InvertedIndex, Method, Query,
-    SearchParams,
+    Backend, CpuBackend, CudaBackend, Engine, Hit, InvertedIndex, Method, Query, SearchParams,
 };
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
-
-#[derive(Parser, Debug, Clone)]
-#[command(about = "Benchmark: GPU c-PQ vs GPU count table vs CPU backend on a synthetic workload")]
-struct Args {
-    /// Number of objects.
-    #[arg(long, default_value_t = 10_000_000)]
-    objects: u32,
-    /// Dimensions per object (one keyword each).
-    #[arg(long, default_value_t = 128)]
-    dims: u32,
-    /// Values per dimension.
-    #[arg(long, default_value_t = 64)]
-    values: u32,
-    /// Query batch sizes to run, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1024,8192")]
-    queries: Vec<usize>,
-    /// Mode suite: also time the GPU c-PQ on each keyword-level workload at these numbers of
-    /// queries (comma-separated, e.g. 64,256,4096,16384).
-    #[arg(long, value_delimiter = ',')]
-    curve: Vec<usize>,
-    /// Hits per query.
-    #[arg(long, default_value_t = 100)]
-    k: u32,
-    /// Queries run on the CPU backend (its results are checked against the GPU's).
-    #[arg(long, default_value_t = 64)]
-    cpu_queries: usize,
-    /// Seed of the generated data.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Small sizes for a routine check (1M objects, 1,024 queries).
-    #[arg(long)]
-    quick: bool,
-    /// Skip the GPU count-table baseline.
-    #[arg(long)]
-    no_count_table: bool,
-    /// Write the raw rows as CSV here.
-    #[arg(long)]
-    csv: Option<std::path::PathBuf>,
-    /// What to measure: `ceilings` (the hardware ceilings alone), `table` (GPU c-PQ vs GPU count
-    /// table vs CPU), `multiload` (a resident index vs the same index in --parts parts streamed through the GPU), `scale` (c-PQ time as
-    /// the number of objects grows, --scale), `multigpu`, `ann`, `suite`, `serve`, or `vectors`
-    /// (genie's recall/throughput points on a built vector index: `--mode vectors --help`).
-    #[arg(long, default_value = "table")]
-    mode: String,
-    /// Parts of the multi-loaded index (mode multiload).
-    #[arg(long, default_value_t = 8)]
-    parts: usize,
-    /// Batch memory budget in MB (default: half the free device memory).
-    #[arg(long)]
-    budget_mb: Option<u64>,
-    /// Mode ann: the Fashion-MNIST folder (train and t10k IDX files); skipped when absent.
-    #[arg(long, default_value = "data/fashion-mnist")]
-    fashion: std::path::PathBuf,
-    /// Mode ann: vectors of the generated Gaussian mixture (128 dimensions, 100 clusters).
-    #[arg(long, default_value_t = 1_000_000)]
-    mixture: usize,
-    /// Object counts to run (mode scale), comma-separated.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "6000000,12000000,24000000,36000000"
-    )]
-    scale: Vec<u32>,
-    /// Mode suite: write each keyword-level workload (index, queries, genie's top-k counts) as
-    /// NumPy files into DIR/<workload>/ for `bench/peers/torch_spmm.py --load` (see genie_bench::dump).
-    #[arg(long, value_name = "DIR")]
-    dump: Option<std::path::PathBuf>,
-    /// Mode serve: concurrent clients of the closed-loop levels, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,64,1024")]
-    clients: Vec<usize>,
-    /// Mode serve: request rates of the open-loop levels (requests/s), comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    rates: Vec<f64>,
-    /// Mode serve: seconds per level.
-    #[arg(long, default_value_t = 10.0)]
-    seconds: f64,
-    /// Mode serve: requests per level at most.
-    #[arg(long, default_value_t = 2_000_000)]
-    max_requests: usize,
-    /// Mode serve: seconds of the soak at the largest --clients (0: none).
-    #[arg(long, default_value_t = 0.0)]
-    soak_secs: f64,
-    /// Mode serve: share of malformed requests in the soak.
-    #[arg(long, default_value_t = 0.1)]
-    malformed: f64,
-    /// Mode serve: cpu, gpu or auto.
-    #[arg(long, default_value = "auto")]
-    device: String,
-    /// Mode serve: the GPUs that hold a replica each (default all).
-    #[arg(long, value_delimiter = ',')]
-    devices: Option<Vec<usize>>,
-    /// Mode serve: the largest batch of the service.
-    #[arg(long, default_value_t = genie::service::BatchPolicy::default().max_batch)]
-    max_batch: usize,
-}
 
 /// Whether the command line asks for `--mode vectors`, which has a command line of its own
 /// (its `--queries` is a file, not batch sizes).
@@ -161,7 +65,7 @@ fn vectors() -> Result<()> {
 }
 
 /// `--mode serve`: the server under load (see genie_bench::serve_load).
-fn serve(args: &Args) -> Result<()> {
+fn serve(args: &BenchArgs) -> Result<()> {
     let device = match args.device.as_str() {
         "cpu" => genie_core::DeviceChoice::Cpu,
         "gpu" => genie_core::DeviceChoice::Gpu,
@@ -191,135 +95,6 @@ fn serve(args: &Args) -> Result<()> {
     Ok(())
 }
 
-fn generate(args: &Args) -> Result<InvertedIndex> {
-    let (d, v) = (args.dims as usize, args.values);
-    let chunk = 1 << 16;
-    let n = args.objects as usize;
-    let mut keywords = vec![0u32; n * d];
-    keywords
-        .par_chunks_mut(chunk * d)
-        .enumerate()
-        .for_each(|(c, out)| {
-            let mut rng =
-                SmallRng::seed_from_u64(args.seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            for obj in out.chunks_mut(d) {
-                for (dim, kw) in obj.iter_mut().enumerate() {
-                    *kw = dim as u32 * v + rng.random_range(0..v);
-                }
-            }
-        });
-    let mut b = IndexBuilder::new()
-        .blocks((0..args.dims).map(|x| x * v).collect())
-        .keyword_space(args.dims * v);
-    b.push_fixed(&keywords, d)?;
-    drop(keywords);
-    Ok(b.build()?)
-}
-
-fn queries(index: &InvertedIndex, args: &Args, count: usize) -> Vec<Query> {
-    let (d, v) = (args.dims, args.values);
-    let mut rng = SmallRng::seed_from_u64(args.seed.wrapping_add(7));
-    (0..count)
-        .map(|_| {
-            let base = rng.random_range(0..index.num_objects());
-            let kws: Vec<u32> = (0..d)
-                .map(|dim| {
-                    if rng.random_bool(0.5) {
-                        // the base object's value: find it in the dimension's block
-                        (dim * v..(dim + 1) * v)
-                            .find(|&kw| index.postings_of(kw).binary_search(&base).is_ok())
-                            .unwrap_or(dim * v)
-                    } else {
-                        dim * v + rng.random_range(0..v)
-                    }
-                })
-                .collect();
-            Query::from_keywords(&kws)
-        })
-        .collect()
-}
-
-struct Row {
-    backend: String,
-    method: &'static str,
-    queries: usize,
-    batches: u64,
-    wall_s: f64,
-    transfer_ms: f64,
-    match_ms: f64,
-    select_ms: f64,
-    postings: u64,
-    mb_per_query: f64,
-    /// Host: preparing the queries (timed apart), planning and launching batches.
-    prepare_ms: f64,
-    host_plan_ms: f64,
-    host_finish_ms: f64,
-    host_launch_ms: f64,
-    reruns: u64,
-}
-
-fn run(
-    engine: &Engine,
-    qs: &[Query],
-    k: u32,
-    method: Method,
-    name: &str,
-) -> Result<(Row, Vec<Vec<Hit>>)> {
-    run_with(engine, qs, SearchParams::top_k(k).with_method(method), name)
-}
-
-fn run_with(
-    engine: &Engine,
-    qs: &[Query],
-    params: SearchParams,
-    name: &str,
-) -> Result<(Row, Vec<Vec<Hit>>)> {
-    let method = params.method;
-    let prepared = engine.index().prepare_all(qs)?;
-    // prepared again: the first call may also pay one-time work of the index
-    let t = Instant::now();
-    engine.index().prepare_all(qs)?;
-    let prepare_ms = t.elapsed().as_secs_f64() * 1e3;
-    let per_query = engine
-        .plan_batches(&prepared, &params)
-        .iter()
-        .map(|b| engine.batch_bytes(&prepared[b.clone()], &params) as f64)
-        .sum::<f64>()
-        / qs.len().max(1) as f64;
-    // an untimed run of the same batch first: the timed one finds its buffers allocated (the
-    // steady state of a server; the first batch ever also pays the allocations)
-    engine.search(qs, &params)?;
-    let _ = engine.take_stage_times();
-    let t = Instant::now();
-    let hits = engine.search(qs, &params)?;
-    let wall_s = t.elapsed().as_secs_f64();
-    let st = engine.take_stage_times().unwrap_or_default();
-    let row = Row {
-        backend: name.into(),
-        method: match (method, params.gpu_tiles) {
-            (Method::Cpq, true) => "c-PQ",
-            (Method::Cpq, false) => "c-PQ global",
-            _ => "count-table",
-        },
-        queries: qs.len(),
-        batches: st
-            .batches
-            .max(engine.plan_batches(&prepared, &params).len() as u64),
-        wall_s,
-        transfer_ms: st.transfer_in_ms + st.transfer_out_ms,
-        match_ms: st.match_ms,
-        select_ms: st.select_ms,
-        postings: postings_of(engine.index(), qs),
-        mb_per_query: per_query / 1e6,
-        prepare_ms,
-        host_plan_ms: st.host_plan_ms,
-        host_finish_ms: st.host_finish_ms,
-        host_launch_ms: st.host_launch_ms,
-        reruns: st.reruns,
-    };
-    Ok((row, hits))
-}
-
 fn main() -> Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     if vectors_mode(std::env::args()) {
@@ -345,7 +120,7 @@ fn main() -> Result<()> {
         let args = genie_bench::kind_bench::KindArgs::parse();
         return genie_bench::kind_bench::run(&args).map(|_| ());
     }
-    let mut args = Args::parse();
+    let mut args = BenchArgs::parse();
     if args.quick {
         args.objects = args.objects.min(1_000_000);
         args.queries = vec![1024];
@@ -418,7 +193,7 @@ fn main() -> Result<()> {
         .max(args.cpu_queries);
     let all_queries = queries(&index, &args, max_q);
     // warm-up: module load, first allocations
-    run(
+    timed(
         &gpu_engine,
         &all_queries[..8.min(max_q)],
         args.k,
@@ -431,17 +206,17 @@ fn main() -> Result<()> {
     let mut reference: Option<Vec<Vec<Hit>>> = None;
     for &nq in &args.queries {
         let qs = &all_queries[..nq];
-        let (row, hits) = run(&gpu_engine, qs, args.k, Method::Cpq, &gpu_name)?;
+        let (row, hits) = timed(&gpu_engine, qs, args.k, Method::Cpq, &gpu_name)?;
         rows.push(row);
         let mut global = SearchParams::top_k(args.k);
         global.gpu_tiles = false;
-        let (row, g) = run_with(&gpu_engine, qs, global, &gpu_name)?;
+        let (row, g) = timed_with(&gpu_engine, qs, global, &gpu_name)?;
         rows.push(row);
         if g != hits {
             bail!("GPU tiled and global c-PQ kernels differ on {nq} queries");
         }
         if !args.no_count_table {
-            let (row, ct) = run(&gpu_engine, qs, args.k, Method::CountTable, &gpu_name)?;
+            let (row, ct) = timed(&gpu_engine, qs, args.k, Method::CountTable, &gpu_name)?;
             rows.push(row);
             if ct != hits {
                 bail!("GPU count table and GPU c-PQ differ on {nq} queries");
@@ -452,7 +227,7 @@ fn main() -> Result<()> {
         }
     }
     let nc = args.cpu_queries.min(max_q);
-    let (row, cpu_hits) = run(
+    let (row, cpu_hits) = timed(
         &cpu_engine,
         &all_queries[..nc],
         args.k,
@@ -533,7 +308,7 @@ fn main() -> Result<()> {
 }
 
 /// A resident index against the same index in `--parts` parts streamed through the GPU.
-fn multiload(args: &Args, gpu: &CudaBackend, ceilings: &Ceilings) -> Result<()> {
+fn multiload(args: &BenchArgs, gpu: &CudaBackend, ceilings: &Ceilings) -> Result<()> {
     use genie_core::{PartSource, PartedEngine};
     let index = Arc::new(generate(args)?);
     let nq = args.queries.first().copied().unwrap_or(1024);
@@ -623,7 +398,7 @@ fn multiload(args: &Args, gpu: &CudaBackend, ceilings: &Ceilings) -> Result<()> 
 }
 
 /// The c-PQ on a growing number of objects (the paper's Table II sizes).
-fn scale(args: &Args, gpu: &CudaBackend) -> Result<()> {
+fn scale(args: &BenchArgs, gpu: &CudaBackend) -> Result<()> {
     let nq = args.queries.first().copied().unwrap_or(1024);
     let params = SearchParams::top_k(args.k);
     let mut table = format!(
@@ -632,7 +407,7 @@ fn scale(args: &Args, gpu: &CudaBackend) -> Result<()> {
     );
     let mut csv = String::from("objects,dims,values,queries,k,build_s,upload_s,search_s,qps,gpostings_per_s,batches,mb_per_query\n");
     for &n in &args.scale {
-        let a = Args {
+        let a = BenchArgs {
             objects: n,
             ..args.clone()
         };
@@ -644,7 +419,7 @@ fn scale(args: &Args, gpu: &CudaBackend) -> Result<()> {
         let engine = Engine::with_backend(index.clone(), gpu)?;
         let upload_s = t.elapsed().as_secs_f64();
         engine.search(&qs[..8.min(nq)], &params)?;
-        let (row, _) = run(&engine, &qs, a.k, Method::Cpq, "gpu")?;
+        let (row, _) = timed(&engine, &qs, a.k, Method::Cpq, "gpu")?;
         let gps = row.postings as f64 / row.wall_s / 1e9;
         let qps = nq as f64 / row.wall_s;
         writeln!(
@@ -667,7 +442,7 @@ fn scale(args: &Args, gpu: &CudaBackend) -> Result<()> {
 }
 
 /// The same parted index on one GPU and on all visible GPUs (parts go to them in turn).
-fn multigpu(args: &Args) -> Result<()> {
+fn multigpu(args: &BenchArgs) -> Result<()> {
     use genie_core::{PartSource, PartedEngine};
     let count = genie_core::backend::cuda::device_count();
     let index = Arc::new(generate(args)?);
@@ -726,7 +501,7 @@ struct Workload {
 /// The paper's section VI-A workloads at its scale (the keyword level: LSH signatures, words and
 /// intervals generated from a seed), each timed by Table I's stages on the GPU c-PQ, beside the GPU
 /// count table and the CPU backend.
-fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
+fn suite(args: &BenchArgs, gpu: &CudaBackend) -> Result<()> {
     let nq = args.queries.first().copied().unwrap_or(1024);
     let scale = if args.quick { 10 } else { 1 };
     if let Some(root) = &args.dump {
@@ -797,8 +572,8 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         let engine = Engine::with_backend(index.clone(), gpu)?;
         let xfer_s = t.elapsed().as_secs_f64();
         engine.search(&w.queries[..8.min(nq)], &SearchParams::top_k(args.k))?;
-        let (row, hits) = run(&engine, &w.queries, args.k, Method::Cpq, name)?;
-        let (ct, ct_hits) = run(&engine, &w.queries, args.k, Method::CountTable, name)?;
+        let (row, hits) = timed(&engine, &w.queries, args.k, Method::Cpq, name)?;
+        let (ct, ct_hits) = timed(&engine, &w.queries, args.k, Method::CountTable, name)?;
         if ct_hits != hits {
             bail!("{name}: count table and c-PQ differ");
         }
@@ -813,7 +588,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
             let mut p = SearchParams::top_k(args.k);
             p.gpu_dense = div;
             p.gpu_wide_tiles = wide;
-            let (r, h) = run_with(&engine, &w.queries, p, name)?;
+            let (r, h) = timed_with(&engine, &w.queries, p, name)?;
             let tiles = if wide { "wide" } else { "narrow" };
             if h != hits {
                 bail!("{name}: dense lists from 1/{div} of the objects, {tiles} tiles, change the hits");
@@ -839,7 +614,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
             )?;
         }
         for &c in &args.curve {
-            let (r, _) = run(&engine, &all_queries[..c], args.k, Method::Cpq, name)?;
+            let (r, _) = timed(&engine, &all_queries[..c], args.k, Method::Cpq, name)?;
             writeln!(
                 curve_out,
                 "{name:<14} {c:>8} {:>8} {:>9.4} {:>9.0}",
@@ -857,7 +632,7 @@ fn suite(args: &Args, gpu: &CudaBackend) -> Result<()> {
         }
         let cpu_engine = Engine::with_backend(index.clone(), &CpuBackend::new())?;
         let nc = args.cpu_queries.min(nq);
-        let (cpu, cpu_hits) = run(&cpu_engine, &w.queries[..nc], args.k, Method::Cpq, "cpu")?;
+        let (cpu, cpu_hits) = timed(&cpu_engine, &w.queries[..nc], args.k, Method::Cpq, "cpu")?;
         if cpu_hits[..] != hits[..nc] {
             bail!("{name}: CPU and GPU differ");
         }
