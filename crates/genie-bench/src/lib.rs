@@ -14,6 +14,7 @@
 pub mod ann_e2lsh;
 pub mod ann_genie;
 pub mod bench_args;
+pub mod ceilings;
 pub mod chart_kit;
 pub mod charts;
 pub mod charts_ann;
@@ -27,6 +28,7 @@ pub mod kind_bench;
 pub mod npy;
 pub mod serve_load;
 pub mod synthetic;
+pub mod table;
 pub mod timed_search;
 pub mod vecs;
 pub mod workloads;
