@@ -27,6 +27,7 @@ pub mod dump;
 pub mod kind_bench;
 pub mod multiload;
 pub mod npy;
+pub mod scale;
 pub mod serve_load;
 pub mod synthetic;
 pub mod table;
