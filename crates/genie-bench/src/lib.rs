@@ -25,6 +25,7 @@ pub mod cpu_suite;
 pub mod csv_rows;
 pub mod dump;
 pub mod kind_bench;
+pub mod multigpu;
 pub mod multiload;
 pub mod npy;
 pub mod scale;

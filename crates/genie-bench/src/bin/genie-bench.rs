@@ -22,12 +22,9 @@
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use genie_bench::bench_args::BenchArgs;
-use genie_bench::synthetic::{generate, queries};
 use genie_bench::timed_search::{timed, timed_with};
 use genie_bench::workloads::sequence_workload;
-use genie_core::{
-    Backend, CpuBackend, CudaBackend, Engine, InvertedIndex, Method, Query, SearchParams,
-};
+use genie_core::{CpuBackend, CudaBackend, Engine, InvertedIndex, Method, Query, SearchParams};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
@@ -140,7 +137,7 @@ fn main() -> Result<()> {
         "table" => genie_bench::table::run(&args, &gpu, &ceilings),
         "multiload" => genie_bench::multiload::run(&args, &gpu, &ceilings),
         "scale" => genie_bench::scale::run(&args, &gpu),
-        "multigpu" => multigpu(&args),
+        "multigpu" => genie_bench::multigpu::run(&args),
         "ann" => genie_bench::ann_e2lsh::run(&genie_bench::ann_e2lsh::AnnArgs {
                 fashion: args.fashion.clone(),
                 mixture: args.mixture,
@@ -151,54 +148,6 @@ fn main() -> Result<()> {
             "unknown --mode {other}: expected ceilings, table, multiload, scale, multigpu, ann, suite, serve, vectors or kind"
         ),
     }
-}
-
-/// The same parted index on one GPU and on all visible GPUs (parts go to them in turn).
-fn multigpu(args: &BenchArgs) -> Result<()> {
-    use genie_core::{PartSource, PartedEngine};
-    let count = genie_core::backend::cuda::device_count();
-    let index = Arc::new(generate(args)?);
-    let nq = args.queries.first().copied().unwrap_or(1024);
-    let qs = queries(&index, args, nq);
-    let params = SearchParams::top_k(args.k);
-    let parts: Vec<PartSource> = index
-        .split(args.parts.max(count))
-        .into_iter()
-        .map(PartSource::Memory)
-        .collect();
-    let gpus: Vec<CudaBackend> = (0..count).map(CudaBackend::new).collect::<Result<_, _>>()?;
-    let mut reference = None;
-    let mut rows = Vec::new();
-    for devices in 1..=count {
-        let engine = PartedEngine::new(
-            parts.clone(),
-            gpus[..devices].iter().map(|g| g as &dyn Backend).collect(),
-        )?;
-        engine.search(&qs[..8.min(nq)], &params)?; // warm-up on every device
-        let t = Instant::now();
-        let hits = engine.search(&qs, &params)?;
-        let secs = t.elapsed().as_secs_f64();
-        if reference.get_or_insert_with(|| hits.clone()) != &hits {
-            bail!("results on {devices} GPUs differ from one GPU");
-        }
-        rows.push((devices, secs));
-    }
-    println!(
-        "\n{} parts, {nq} queries, results identical on 1..{count} GPUs",
-        parts.len()
-    );
-    println!(
-        "{:>8} {:>9} {:>8} {:>8}",
-        "gpus", "wall_s", "q/s", "speedup"
-    );
-    for &(d, secs) in &rows {
-        println!(
-            "{d:>8} {secs:>9.3} {:>8.0} {:>8.2}",
-            nq as f64 / secs,
-            rows[0].1 / secs
-        );
-    }
-    Ok(())
 }
 
 /// One workload of the suite: an index and its queries, with the paper's Table I figures
