@@ -30,6 +30,7 @@ pub mod multiload;
 pub mod npy;
 pub mod scale;
 pub mod serve_load;
+pub mod suite;
 pub mod synthetic;
 pub mod table;
 pub mod timed_search;
