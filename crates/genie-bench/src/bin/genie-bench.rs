@@ -19,7 +19,7 @@
 //! an index built by `genie build --kind vectors`, genie_bench::ann_genie; its own command line,
 //! `genie-bench --mode vectors --help`).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Parser;
 use genie_bench::bench_args::BenchArgs;
 
@@ -51,37 +51,6 @@ fn vectors() -> Result<()> {
     let args = genie_bench::ann_genie::VectorsArgs::parse();
     let report = genie_bench::ann_genie::run(&args)?;
     println!("\n{}", report.table);
-    Ok(())
-}
-
-/// `--mode serve`: the server under load (see genie_bench::serve_load).
-fn serve(args: &BenchArgs) -> Result<()> {
-    let device = match args.device.as_str() {
-        "cpu" => genie_core::DeviceChoice::Cpu,
-        "gpu" => genie_core::DeviceChoice::Gpu,
-        "auto" => genie_core::DeviceChoice::Auto,
-        other => bail!("--device {other}: expected cpu, gpu or auto"),
-    };
-    let opts = genie_bench::serve_load::LoadOptions {
-        objects: if args.quick { 450_000 } else { 4_500_000 },
-        queries: args.queries.first().copied().unwrap_or(1024),
-        k: args.k,
-        seed: args.seed,
-        clients: args.clients.clone(),
-        rates: args.rates.clone(),
-        seconds: args.seconds,
-        max_requests: args.max_requests,
-        soak_secs: args.soak_secs,
-        malformed: args.malformed,
-        device,
-        devices: args.devices.clone(),
-        max_batch: args.max_batch,
-    };
-    let (table, csv) = genie_bench::serve_load::run(&opts)?;
-    println!("\n{table}");
-    if let Some(path) = &args.csv {
-        std::fs::write(path, csv).with_context(|| format!("cannot write {}", path.display()))?;
-    }
     Ok(())
 }
 
@@ -122,7 +91,7 @@ fn main() -> Result<()> {
         );
     }
     if args.mode == "serve" {
-        return serve(&args);
+        return genie_bench::serve_load::run_from_args(&args);
     }
     let (gpu, ceilings) = genie_bench::ceilings::open(&args)?;
     match args.mode.as_str() {
@@ -133,10 +102,10 @@ fn main() -> Result<()> {
         "scale" => genie_bench::scale::run(&args, &gpu),
         "multigpu" => genie_bench::multigpu::run(&args),
         "ann" => genie_bench::ann_e2lsh::run(&genie_bench::ann_e2lsh::AnnArgs {
-                fashion: args.fashion.clone(),
-                mixture: args.mixture,
-                seed: args.seed,
-            }),
+            fashion: args.fashion.clone(),
+            mixture: args.mixture,
+            seed: args.seed,
+        }),
         "suite" => genie_bench::suite::run(&args, &gpu),
         other => bail!(
             "unknown --mode {other}: expected ceilings, table, multiload, scale, multigpu, ann, suite, serve, vectors or kind"
