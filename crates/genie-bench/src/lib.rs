@@ -8,7 +8,11 @@
 //! [`ann_e2lsh`] is `--mode ann`, [`vecs`] the `.fvecs`/`.ivecs` files shared with the peers.
 //! [`write_keywords`] writes the SIFT-like keyword objects in every input format of `genie build`
 //! (`--mode write-keywords`); [`cpu_suite`] times the CPU backend on the suite's keyword workloads
-//! (`--mode cpu`, no GPU needed).
+//! (`--mode cpu`, no GPU needed); [`kind_bench`] is `--mode kind`, [`workloads`] the generated
+//! workloads of the modes. The modes sharing `genie-bench`'s own command line ([`bench_args`]) are
+//! [`ceilings`], [`table`] (the default, on the [`synthetic`] workload), [`multiload`], [`scale`],
+//! [`multigpu`], [`suite`] and `--mode serve` ([`serve_load`]); [`timed_search`] times their
+//! batches.
 #![deny(missing_docs)]
 
 pub mod ann_e2lsh;

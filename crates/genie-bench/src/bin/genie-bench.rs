@@ -1,63 +1,44 @@
-//! genie-bench: the GPU c-PQ against the GPU count table and the CPU backend on one synthetic
-//! workload generated from a seed, with the hardware ceilings measured in the same run.
+//! genie-bench: the benchmark program of genie-rs, a front end of the genie_bench library. The
+//! default mode (`table`) times the GPU c-PQ against the GPU count table and the CPU backend on one
+//! synthetic workload generated from a seed, with the hardware ceilings measured in the same run
+//! (genie_bench::table, genie_bench::synthetic). Prints a table; `--csv FILE` writes the raw rows.
 //!
-//! Workload (issue 3): N objects of D dimensions x V values (one keyword per dimension); each
-//! query perturbs a random object (each dimension kept with probability 1/2, else a random value),
-//! one item per dimension. Prints a table; `--csv FILE` writes the raw rows.
+//! The modes sharing its command line (genie_bench::bench_args): `ceilings`, `multiload`, `scale`,
+//! `multigpu` and `suite` (the genie_bench modules of those names; `--mode suite --dump DIR` also
+//! writes each keyword-level workload for the PyTorch peer), `ann` (E2LSH on the GPU against exact
+//! neighbours, genie_bench::ann_e2lsh) and `serve` (the server under load,
+//! genie_bench::serve_load).
 //!
-//! `--mode suite` runs the paper's workloads generated at its sizes; with `--dump DIR` it also
-//! writes each keyword-level workload and genie's top-k counts as NumPy files for the PyTorch peer
-//! (`bench/peers/torch_spmm.py --load DIR/<workload>`).
-//!
-//! `--mode dump` writes an index file and text queries for the peers, with genie's hits
-//! (genie_bench::dump). `--mode write-keywords` writes the SIFT-like keyword objects as text, NumPy CSR, Parquet and
-//! Arrow files for timing `genie build` (genie_bench::write_keywords).
-//! `--mode kind` searches an index of any kind with a file of text queries and the kind's stage
-//! breakdown (genie_bench::kind_bench; `genie-bench --mode kind --help`).
-//! The vector modes live in the library: `--mode ann` (E2LSH on the GPU against exact neighbours,
-//! genie_bench::ann_e2lsh) and `--mode vectors` (genie's rows on the recall/throughput curves from
-//! an index built by `genie build --kind vectors`, genie_bench::ann_genie; its own command line,
-//! `genie-bench --mode vectors --help`).
+//! Modes with command lines of their own (`genie-bench --mode MODE --help`): `dump` (an index file
+//! and text queries for the peers, with genie's hits; genie_bench::dump), `write-keywords` (the
+//! SIFT-like keyword objects as text, NumPy CSR, Parquet and Arrow files for timing `genie build`;
+//! genie_bench::write_keywords), `cpu` (the CPU backend on the suite's keyword workloads;
+//! genie_bench::cpu_suite), `kind` (an index of any kind with a file of text queries and the
+//! kind's stage breakdown; genie_bench::kind_bench) and `vectors` (genie's rows on the
+//! recall/throughput curves from an index built by `genie build --kind vectors`;
+//! genie_bench::ann_genie).
 
 use anyhow::{bail, Result};
 use clap::Parser;
 use genie_bench::bench_args::BenchArgs;
 
-/// Whether the command line asks for `--mode vectors`, which has a command line of its own
-/// (its `--queries` is a file, not batch sizes).
-fn vectors_mode(argv: impl Iterator<Item = String>) -> bool {
-    let argv: Vec<String> = argv.collect();
-    argv.windows(2)
-        .any(|w| w[0] == "--mode" && w[1] == "vectors")
-        || argv.iter().any(|a| a == "--mode=vectors")
-}
-
-/// Whether the command line asks for `--mode MODE`.
+/// Whether the command line asks for `--mode MODE`: the modes with command lines of their own are
+/// dispatched before the shared command line is parsed (`--mode vectors` takes `--queries` as a
+/// file, not batch sizes).
 fn mode_is(mode: &str, argv: impl Iterator<Item = String>) -> bool {
     let argv: Vec<String> = argv.collect();
     argv.windows(2).any(|w| w[0] == "--mode" && w[1] == mode)
         || argv.iter().any(|a| *a == format!("--mode={mode}"))
 }
 
-/// Whether the command line asks for `--mode kind`, which has a command line of its own.
-fn kind_mode(argv: impl Iterator<Item = String>) -> bool {
-    let argv: Vec<String> = argv.collect();
-    argv.windows(2).any(|w| w[0] == "--mode" && w[1] == "kind")
-        || argv.iter().any(|a| a == "--mode=kind")
-}
-
-/// `--mode vectors`: genie's points on the recall/throughput curves (see genie_bench::ann_genie).
-fn vectors() -> Result<()> {
-    let args = genie_bench::ann_genie::VectorsArgs::parse();
-    let report = genie_bench::ann_genie::run(&args)?;
-    println!("\n{}", report.table);
-    Ok(())
-}
-
 fn main() -> Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    if vectors_mode(std::env::args()) {
-        return vectors();
+    if mode_is("vectors", std::env::args()) {
+        // genie's points on the recall/throughput curves (genie_bench::ann_genie)
+        let args = genie_bench::ann_genie::VectorsArgs::parse();
+        let report = genie_bench::ann_genie::run(&args)?;
+        println!("\n{}", report.table);
+        return Ok(());
     }
     if mode_is("dump", std::env::args()) {
         // an index file and text queries as a peer dump, searched by genie (genie_bench::dump)
@@ -74,7 +55,7 @@ fn main() -> Result<()> {
         let args = genie_bench::cpu_suite::CpuArgs::parse();
         return genie_bench::cpu_suite::run(&args);
     }
-    if kind_mode(std::env::args()) {
+    if mode_is("kind", std::env::args()) {
         // any kind's index and text queries, with the kind's stages (genie_bench::kind_bench)
         let args = genie_bench::kind_bench::KindArgs::parse();
         return genie_bench::kind_bench::run(&args).map(|_| ());
