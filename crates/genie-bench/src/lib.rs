@@ -8,11 +8,17 @@
 //! [`ann_e2lsh`] is `--mode ann`, [`vecs`] the `.fvecs`/`.ivecs` files shared with the peers.
 //! [`write_keywords`] writes the SIFT-like keyword objects in every input format of `genie build`
 //! (`--mode write-keywords`); [`cpu_suite`] times the CPU backend on the suite's keyword workloads
-//! (`--mode cpu`, no GPU needed).
+//! (`--mode cpu`, no GPU needed); [`kind_bench`] is `--mode kind`, [`workloads`] the generated
+//! workloads of the modes. The modes sharing `genie-bench`'s own command line ([`bench_args`]) are
+//! [`ceilings`], [`table`] (the default, on the [`synthetic`] workload), [`multiload`], [`scale`],
+//! [`multigpu`], [`suite`] and `--mode serve` ([`serve_load`]); [`timed_search`] times their
+//! batches.
 #![deny(missing_docs)]
 
 pub mod ann_e2lsh;
 pub mod ann_genie;
+pub mod bench_args;
+pub mod ceilings;
 pub mod chart_kit;
 pub mod charts;
 pub mod charts_ann;
@@ -23,8 +29,15 @@ pub mod cpu_suite;
 pub mod csv_rows;
 pub mod dump;
 pub mod kind_bench;
+pub mod multigpu;
+pub mod multiload;
 pub mod npy;
+pub mod scale;
 pub mod serve_load;
+pub mod suite;
+pub mod synthetic;
+pub mod table;
+pub mod timed_search;
 pub mod vecs;
 pub mod workloads;
 pub mod write_keywords;

@@ -14,6 +14,7 @@
 //! Every valid answer is checked against the offline answer of its query; a wrong one counts as
 //! an error. Every loop is bounded in time and in requests, and stops by itself.
 
+use crate::bench_args::BenchArgs;
 use crate::workloads::attribute_workload;
 use anyhow::{bail, Context, Result};
 use genie::core::{DeviceChoice, Query};
@@ -58,6 +59,39 @@ pub struct LoadOptions {
     pub devices: Option<Vec<usize>>,
     /// The service's largest batch.
     pub max_batch: usize,
+}
+
+/// `genie-bench --mode serve`: [`run`] with the options of the shared command line (the
+/// SIFT-like index of 4.5 M objects, `--quick` a tenth; the first of `--queries` distinct
+/// queries), then prints the table and writes the CSV to `--csv`.
+pub fn run_from_args(args: &BenchArgs) -> Result<()> {
+    let device = match args.device.as_str() {
+        "cpu" => DeviceChoice::Cpu,
+        "gpu" => DeviceChoice::Gpu,
+        "auto" => DeviceChoice::Auto,
+        other => bail!("--device {other}: expected cpu, gpu or auto"),
+    };
+    let opts = LoadOptions {
+        objects: if args.quick { 450_000 } else { 4_500_000 },
+        queries: args.queries.first().copied().unwrap_or(1024),
+        k: args.k,
+        seed: args.seed,
+        clients: args.clients.clone(),
+        rates: args.rates.clone(),
+        seconds: args.seconds,
+        max_requests: args.max_requests,
+        soak_secs: args.soak_secs,
+        malformed: args.malformed,
+        device,
+        devices: args.devices.clone(),
+        max_batch: args.max_batch,
+    };
+    let (table, csv) = run(&opts)?;
+    println!("\n{table}");
+    if let Some(path) = &args.csv {
+        std::fs::write(path, csv).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// One measured level.

@@ -1,0 +1,25 @@
+//! `genie-bench --mode ceilings`, and the start of every GPU mode of the shared command line: GPU
+//! 0 (with `--budget-mb` as its batch memory budget) and its hardware ceilings, printed.
+
+use crate::bench_args::BenchArgs;
+use anyhow::{Context, Result};
+use genie_core::backend::cuda::{measure_ceilings, Ceilings};
+use genie_core::{Backend, CudaBackend};
+
+/// Opens GPU 0, measures its ceilings (zeros where they cannot be measured) and prints both.
+pub fn open(args: &BenchArgs) -> Result<(CudaBackend, Ceilings)> {
+    let mut gpu = CudaBackend::new(0).context("genie-bench needs a GPU")?;
+    if let Some(mb) = args.budget_mb {
+        gpu = gpu.with_budget(mb << 20);
+    }
+    let ceilings = measure_ceilings(0).unwrap_or_default();
+    println!(
+        "device: {}\nceilings: d2d copy {:.0} GB/s, random atomics {:.1} G/s, h2d pinned {:.1} GB/s, pageable {:.1} GB/s",
+        gpu.name(),
+        ceilings.copy_gbs,
+        ceilings.atomic_gops,
+        ceilings.h2d_pinned_gbs,
+        ceilings.h2d_pageable_gbs
+    );
+    Ok((gpu, ceilings))
+}
