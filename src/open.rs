@@ -80,12 +80,15 @@ pub fn in_memory(
     })
 }
 
+/// The devices opened, or why not.
+type Opened = Result<Vec<Box<dyn Backend>>, GenieError>;
+
 /// Devices being opened on another thread ([`open_backends`]).
-pub struct Opening(Option<std::thread::JoinHandle<Result<Vec<Box<dyn Backend>>, GenieError>>>);
+pub struct Opening(Option<std::thread::JoinHandle<Opened>>);
 
 impl Opening {
     /// Waits for the devices.
-    pub fn join(mut self) -> Result<Vec<Box<dyn Backend>>, GenieError> {
+    pub fn join(mut self) -> Opened {
         self.0
             .take()
             .ok_or_else(|| GenieError::Internal("the devices were already taken".into()))?
