@@ -104,6 +104,30 @@ pub fn source_hash(kernel: Kernel) -> u32 {
     crc32fast::hash(kernel.source().as_bytes())
 }
 
+/// Whether NVRTC may compile kernels: installed, and not turned off by `GENIE_NVRTC=off` (then
+/// the shipped builds alone serve: for a machine whose NVRTC is broken, or to check them).
+pub fn nvrtc_available() -> bool {
+    if std::env::var_os("GENIE_NVRTC").is_some_and(|v| v == "off") {
+        return false;
+    }
+    // SAFETY: only tries to load the library.
+    #[cfg(feature = "cuda")]
+    return unsafe { cudarc::nvrtc::sys::is_culib_present() };
+    #[cfg(not(feature = "cuda"))]
+    false
+}
+
+/// Why NVRTC cannot compile (when [`nvrtc_available`] is false).
+fn no_nvrtc() -> GenieError {
+    GenieError::GpuUnavailable(
+        if std::env::var_os("GENIE_NVRTC").is_some_and(|v| v == "off") {
+            "NVRTC is turned off (GENIE_NVRTC=off)".into()
+        } else {
+            "NVRTC (libnvrtc) is not installed".into()
+        },
+    )
+}
+
 /// The CUBIN of `kernel` built ahead for `arch`, when one ships for this very source.
 pub fn shipped(kernel: Kernel, arch: &str) -> Option<&'static [u8]> {
     let bytes: &'static [u8] = match kernel {
@@ -183,11 +207,8 @@ pub fn compile(kernel: Kernel, arch: &str) -> Result<String> {
 /// Compiles CUDA C++ `source` named `name` for `arch` with NVRTC.
 #[cfg(feature = "cuda")]
 pub fn compile_source(name: &str, source: &str, arch: &str) -> Result<String> {
-    // SAFETY: only tries to load the library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(GenieError::GpuUnavailable(
-            "NVRTC (libnvrtc) is not installed".into(),
-        ));
+    if !nvrtc_available() {
+        return Err(no_nvrtc());
     }
     let opts = cudarc::nvrtc::CompileOptions {
         options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
@@ -215,11 +236,8 @@ pub fn compile_source(name: &str, source: &str, arch: &str) -> Result<String> {
 pub fn compile_cubin(kernel: Kernel, arch: &str) -> Result<Vec<u8>> {
     use cudarc::nvrtc::{result, sys};
     use std::ffi::{CStr, CString};
-    // SAFETY: only tries to load the library.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(GenieError::GpuUnavailable(
-            "NVRTC (libnvrtc) is not installed".into(),
-        ));
+    if !nvrtc_available() {
+        return Err(no_nvrtc());
     }
     let failed = |log: String| GenieError::KernelCompile {
         kernel: kernel.name().into(),

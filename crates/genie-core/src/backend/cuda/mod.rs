@@ -564,8 +564,9 @@ use crate::error::{GenieError, Result};
 use crate::index::InvertedIndex;
 use std::sync::Arc;
 
-/// Checks that the CUDA driver library, NVRTC and a device are present, without letting cudarc
-/// panic on a missing library. The error says what is missing.
+/// Checks that the CUDA driver library and a device are present, and that every device has its
+/// kernels: built ahead for its architecture (`kernels::shipped`) or compiled by NVRTC. cudarc is
+/// never let panic on a missing library. The error says what is missing.
 pub fn cuda_probe() -> std::result::Result<(), String> {
     #[cfg(feature = "cuda")]
     {
@@ -575,23 +576,50 @@ pub fn cuda_probe() -> std::result::Result<(), String> {
             return Err("the CUDA driver library (libcuda) is not installed".into());
         }
         let driver = t.elapsed();
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            return Err("NVRTC (libnvrtc) is not installed".into());
-        }
-        let nvrtc = t.elapsed() - driver;
+        let nvrtc = kernels::nvrtc_available();
+        let nvrtc_time = t.elapsed() - driver;
         let count = cudarc::driver::CudaContext::device_count();
         log::trace!(
-            "CUDA probe: driver library {driver:.1?}, NVRTC {nvrtc:.1?}, devices counted {:.1?}",
-            t.elapsed() - driver - nvrtc
+            "CUDA probe: driver library {driver:.1?}, NVRTC {nvrtc_time:.1?}, devices counted {:.1?}",
+            t.elapsed() - driver - nvrtc_time
         );
-        match count {
-            Ok(0) => Err("no CUDA device is visible".into()),
-            Ok(_) => Ok(()),
-            Err(e) => Err(format!("the CUDA driver failed to start: {e}")),
+        let n = match count {
+            Ok(0) => return Err("no CUDA device is visible".into()),
+            Ok(n) => n,
+            Err(e) => return Err(format!("the CUDA driver failed to start: {e}")),
+        };
+        if !nvrtc {
+            for ordinal in 0..n {
+                let arch = arch_of(ordinal)
+                    .map_err(|e| format!("GPU {ordinal}'s architecture is unknown: {e}"))?;
+                if kernels::shipped(kernels::Kernel::Cpq, &arch).is_none() {
+                    return Err(format!(
+                        "NVRTC (libnvrtc) is not installed (or GENIE_NVRTC=off), and GPU {ordinal} \
+                         ({arch}) has no kernels built ahead: only {} has",
+                        kernels::SHIPPED_ARCH
+                    ));
+                }
+            }
         }
+        Ok(())
     }
     #[cfg(not(feature = "cuda"))]
     Err("genie-core was built without the `cuda` feature".into())
+}
+
+/// The architecture of GPU `ordinal`, as `sm_XY`, without a context.
+#[cfg(feature = "cuda")]
+fn arch_of(ordinal: i32) -> std::result::Result<String, cudarc::driver::DriverError> {
+    use cudarc::driver::{result::device, sys::CUdevice_attribute as A};
+    let dev = device::get(ordinal)?;
+    // SAFETY: `dev` comes from `device::get`.
+    let (major, minor) = unsafe {
+        (
+            device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        )
+    };
+    Ok(format!("sm_{major}{minor}"))
 }
 
 /// Number of CUDA devices visible (0 when there is no usable GPU).
