@@ -220,14 +220,29 @@ pub fn merge_top_k(parts: impl IntoIterator<Item = Vec<Hit>>, k: u32) -> Vec<Hit
 
 /// A counter of a tile: 8, 16 or 32 bits, the narrowest the query's count bound allows.
 trait Counter: bytemuck::Pod + Default + Ord + Send {
+    /// Counters to a 64-bit word.
+    const PER_WORD: usize = 8 / std::mem::size_of::<Self>();
+    /// `SPREAD[g]`: lane j of a word is bit j of `g` (empty: no word-wise adds for this width).
+    const SPREAD: &'static [u64];
     /// The counter's value of a weight (the weight fits, since the bound does).
     fn of(weight: u32) -> Self;
     fn add(&mut self, weight: Self);
     fn get(self) -> u32;
     /// Adds `weight` to `run[j]` for each bit `j` set in `bits` (`run` at most 64 counters, no
-    /// bit set at or past its end).
+    /// bit set at or past its end): a word of counters at a time through [`Counter::SPREAD`]
+    /// when the run is whole, else bit by bit.
     #[inline(always)]
     fn add_bits(run: &mut [Self], mut bits: u64, weight: Self) {
+        if !Self::SPREAD.is_empty() && run.len() == 64 {
+            add_spread(
+                bytemuck::cast_slice_mut(run),
+                bits,
+                u64::from(weight.get()),
+                Self::PER_WORD,
+                Self::SPREAD,
+            );
+            return;
+        }
         while bits != 0 {
             run[bits.trailing_zeros() as usize].add(weight);
             bits &= bits - 1;
@@ -235,53 +250,47 @@ trait Counter: bytemuck::Pod + Default + Ord + Send {
     }
 }
 
-/// `SPREAD8[b]`: byte j is bit j of `b` (8 objects' 8-bit counters in one word).
-const SPREAD8: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut b = 0;
-    while b < 256 {
+/// The table spreading `lanes` bits to the lanes of a word (`N` = 2^`lanes` entries): entry `g`
+/// has lane j equal to bit j of `g`.
+const fn spread<const N: usize>(lanes: usize) -> [u64; N] {
+    let width = 64 / lanes;
+    let mut t = [0u64; N];
+    let mut g = 0;
+    while g < N {
         let mut j = 0;
-        while j < 8 {
-            t[b] |= ((b as u64 >> j) & 1) << (8 * j);
+        while j < lanes {
+            t[g] |= ((g as u64 >> j) & 1) << (width * j);
             j += 1;
         }
-        b += 1;
+        g += 1;
     }
     t
-};
+}
 
-/// `SPREAD16[b]`: 16-bit lane j is bit j of `b` (4 objects' 16-bit counters in one word).
-const SPREAD16: [u64; 16] = {
-    let mut t = [0u64; 16];
-    let mut b = 0;
-    while b < 16 {
-        let mut j = 0;
-        while j < 4 {
-            t[b] |= ((b as u64 >> j) & 1) << (16 * j);
-            j += 1;
-        }
-        b += 1;
-    }
-    t
-};
+/// 8 objects' 8-bit counters in one word.
+const SPREAD8: [u64; 256] = spread::<256>(8);
+/// 4 objects' 16-bit counters in one word.
+const SPREAD16: [u64; 16] = spread::<16>(4);
 
-/// Adds `spread(group i of bits) * weight` to the i-th little-endian word of a run of 64
+/// Adds `spread[group i of bits] * weight` to the i-th little-endian word of a run of 64
 /// counters (`run` as bytes), `per` counters a word and `per` bits a group: a lane never carries
 /// into the next, as the query's count bound fits the counter and no sum passes it.
 #[inline(always)]
-fn add_spread(run: &mut [u8], bits: u64, weight: u64, per: usize, spread: impl Fn(u64) -> u64) {
+fn add_spread(run: &mut [u8], bits: u64, weight: u64, per: usize, spread: &[u64]) {
     let mask = (1u64 << per) - 1;
     for (i, word) in run.chunks_exact_mut(8).enumerate() {
         let group = (bits >> (i * per)) & mask;
         let bytes: &mut [u8; 8] = word.try_into().expect("8 bytes");
-        let sum = u64::from_le_bytes(*bytes).wrapping_add(spread(group).wrapping_mul(weight));
+        let sum =
+            u64::from_le_bytes(*bytes).wrapping_add(spread[group as usize].wrapping_mul(weight));
         *bytes = sum.to_le_bytes();
     }
 }
 
 macro_rules! counter {
-    ($t:ty) => {
+    ($t:ty, $spread:expr) => {
         impl Counter for $t {
+            const SPREAD: &'static [u64] = $spread;
             #[inline(always)]
             fn of(weight: u32) -> Self {
                 weight as $t
@@ -298,67 +307,10 @@ macro_rules! counter {
         }
     };
 }
-counter!(u32);
-
-impl Counter for u8 {
-    #[inline(always)]
-    fn of(weight: u32) -> Self {
-        weight as u8
-    }
-    #[inline(always)]
-    fn add(&mut self, weight: Self) {
-        *self = self.wrapping_add(weight);
-    }
-    #[inline(always)]
-    fn get(self) -> u32 {
-        u32::from(self)
-    }
-    #[inline(always)]
-    fn add_bits(run: &mut [Self], bits: u64, weight: Self) {
-        if run.len() == 64 {
-            add_spread(run, bits, u64::from(weight), 8, |g| SPREAD8[g as usize]);
-        } else {
-            let mut bits = bits;
-            while bits != 0 {
-                run[bits.trailing_zeros() as usize].add(weight);
-                bits &= bits - 1;
-            }
-        }
-    }
-}
-
-impl Counter for u16 {
-    #[inline(always)]
-    fn of(weight: u32) -> Self {
-        weight as u16
-    }
-    #[inline(always)]
-    fn add(&mut self, weight: Self) {
-        *self = self.wrapping_add(weight);
-    }
-    #[inline(always)]
-    fn get(self) -> u32 {
-        u32::from(self)
-    }
-    #[inline(always)]
-    fn add_bits(run: &mut [Self], bits: u64, weight: Self) {
-        if run.len() == 64 {
-            add_spread(
-                bytemuck::cast_slice_mut(run),
-                bits,
-                u64::from(weight),
-                4,
-                |g| SPREAD16[g as usize],
-            );
-        } else {
-            let mut bits = bits;
-            while bits != 0 {
-                run[bits.trailing_zeros() as usize].add(weight);
-                bits &= bits - 1;
-            }
-        }
-    }
-}
+counter!(u8, &SPREAD8);
+counter!(u16, &SPREAD16);
+// no bitmap goes to 32-bit counters (see `tiled_query`)
+counter!(u32, &[]);
 
 /// Counters scanned at a time for a count above the worst kept (a few vectors' width).
 const SCAN: usize = 128;
