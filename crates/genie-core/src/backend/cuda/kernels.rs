@@ -118,6 +118,7 @@ pub fn nvrtc_available() -> bool {
 }
 
 /// Why NVRTC cannot compile (when [`nvrtc_available`] is false).
+#[cfg(feature = "cuda")]
 fn no_nvrtc() -> GenieError {
     GenieError::GpuUnavailable(
         if std::env::var_os("GENIE_NVRTC").is_some_and(|v| v == "off") {
@@ -199,6 +200,12 @@ pub fn ptx_for(kernel: Kernel, arch: &str) -> Result<String> {
     Ok(ptx)
 }
 
+/// NVRTC's options for `arch`: the same for the run-time PTX and the shipped CUBINs.
+#[cfg(feature = "cuda")]
+fn nvrtc_options(arch: &str) -> Vec<String> {
+    vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()]
+}
+
 /// Compiles `kernel` for `arch` with NVRTC (no cache, no device needed).
 pub fn compile(kernel: Kernel, arch: &str) -> Result<String> {
     compile_source(kernel.name(), kernel.source(), arch)
@@ -211,7 +218,7 @@ pub fn compile_source(name: &str, source: &str, arch: &str) -> Result<String> {
         return Err(no_nvrtc());
     }
     let opts = cudarc::nvrtc::CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
+        options: nvrtc_options(arch),
         name: Some(name.into()),
         ..Default::default()
     };
@@ -247,7 +254,7 @@ pub fn compile_cubin(kernel: Kernel, arch: &str) -> Result<Vec<u8>> {
         CString::new(kernel.source()).map_err(|_| failed("a NUL byte in the source".into()))?;
     let name = CString::new(kernel.name()).map_err(|_| failed("a NUL byte in the name".into()))?;
     let prog = result::create_program(&src, Some(&name)).map_err(|e| failed(e.to_string()))?;
-    let options = [format!("--gpu-architecture={arch}"), "--std=c++17".into()];
+    let options = nvrtc_options(arch);
     // SAFETY: `prog` is a live program until destroyed below; the buffers are sized by NVRTC.
     let out = unsafe {
         match result::compile_program(prog, &options) {
