@@ -18,6 +18,8 @@ mod gpu;
 #[cfg(feature = "cuda")]
 mod lsh;
 #[cfg(feature = "cuda")]
+mod plan;
+#[cfg(feature = "cuda")]
 pub use lsh::{binning_hash, project_hash, sign_hash};
 #[cfg(feature = "cuda")]
 mod vectors;
