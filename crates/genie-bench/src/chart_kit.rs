@@ -501,6 +501,26 @@ pub fn drawing<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> anyhow::Error
     move |e| anyhow::anyhow!("{}: cannot draw the chart: {e}", path.display())
 }
 
+/// Draws the series' legend of `chart` at `at` in the charts' one style.
+pub fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+    path: &Path,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .position(at)
+        .label_font(font(15.0))
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(160, 160, 160))
+        .margin(12)
+        .draw()
+        .map_err(drawing(path))
+}
+
 /// The embedded font at `size` pixels, black.
 pub fn font(size: f64) -> TextStyle<'static> {
     (FONT, size).into_font().color(&BLACK)
@@ -743,15 +763,7 @@ impl LineChart {
                 legend.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], style));
             }
         }
-        chart
-            .configure_series_labels()
-            .position(self.legend.clone())
-            .label_font(font(15.0))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(160, 160, 160))
-            .margin(12)
-            .draw()
-            .map_err(drawing(path))?;
+        legend(&mut chart, self.legend.clone(), path)?;
         root.present().map_err(drawing(path))?;
         Ok(())
     }

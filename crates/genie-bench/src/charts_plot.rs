@@ -2,7 +2,9 @@
 //! a bar per category with a target line ([`BarChart`]), and two bars per category on a
 //! logarithmic axis with their ratio ([`PairChart`]). [`Chart`] is any of the three.
 
-use crate::chart_kit::{canvas, drawing, font, plain, thousands, Axis, LineChart, Ticked, PALETTE};
+use crate::chart_kit::{
+    canvas, drawing, font, legend, plain, thousands, Axis, LineChart, Ticked, PALETTE,
+};
 use anyhow::{bail, Result};
 use plotters::prelude::*;
 use plotters_backend::text_anchor::{HPos, Pos, VPos};
@@ -141,15 +143,7 @@ impl BarChart {
                 )
             }))
             .map_err(drawing(path))?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font(font(15.0))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(160, 160, 160))
-            .margin(12)
-            .draw()
-            .map_err(drawing(path))?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight, path)?;
         root.present().map_err(drawing(path))?;
         Ok(())
     }
