@@ -119,14 +119,12 @@ pub fn nvrtc_available() -> bool {
 
 /// Why NVRTC cannot compile (when [`nvrtc_available`] is false).
 #[cfg(feature = "cuda")]
-fn no_nvrtc() -> GenieError {
-    GenieError::GpuUnavailable(
-        if std::env::var_os("GENIE_NVRTC").is_some_and(|v| v == "off") {
-            "NVRTC is turned off (GENIE_NVRTC=off)".into()
-        } else {
-            "NVRTC (libnvrtc) is not installed".into()
-        },
-    )
+pub(crate) fn nvrtc_missing() -> &'static str {
+    if std::env::var_os("GENIE_NVRTC").is_some_and(|v| v == "off") {
+        "NVRTC is turned off (GENIE_NVRTC=off)"
+    } else {
+        "NVRTC (libnvrtc) is not installed"
+    }
 }
 
 /// The CUBIN of `kernel` built ahead for `arch`, when one ships for this very source.
@@ -215,7 +213,7 @@ pub fn compile(kernel: Kernel, arch: &str) -> Result<String> {
 #[cfg(feature = "cuda")]
 pub fn compile_source(name: &str, source: &str, arch: &str) -> Result<String> {
     if !nvrtc_available() {
-        return Err(no_nvrtc());
+        return Err(GenieError::GpuUnavailable(nvrtc_missing().into()));
     }
     let opts = cudarc::nvrtc::CompileOptions {
         options: nvrtc_options(arch),
@@ -244,7 +242,7 @@ pub fn compile_cubin(kernel: Kernel, arch: &str) -> Result<Vec<u8>> {
     use cudarc::nvrtc::{result, sys};
     use std::ffi::{CStr, CString};
     if !nvrtc_available() {
-        return Err(no_nvrtc());
+        return Err(GenieError::GpuUnavailable(nvrtc_missing().into()));
     }
     let failed = |log: String| GenieError::KernelCompile {
         kernel: kernel.name().into(),

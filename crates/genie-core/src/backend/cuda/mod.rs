@@ -596,8 +596,8 @@ pub fn cuda_probe() -> std::result::Result<(), String> {
                     .map_err(|e| format!("GPU {ordinal}'s architecture is unknown: {e}"))?;
                 if kernels::shipped(kernels::Kernel::Cpq, &arch).is_none() {
                     return Err(format!(
-                        "NVRTC (libnvrtc) is not installed (or GENIE_NVRTC=off), and GPU {ordinal} \
-                         ({arch}) has no kernels built ahead: only {} has",
+                        "{}, and GPU {ordinal} ({arch}) has no kernels built ahead: only {} has",
+                        kernels::nvrtc_missing(),
                         kernels::SHIPPED_ARCH
                     ));
                 }
