@@ -3,7 +3,7 @@
 
 use crate::bench_args::BenchArgs;
 use anyhow::{Context, Result};
-use genie_core::backend::cuda::{measure_ceilings, Ceilings};
+use genie_core::backend::cuda::{measure_ceilings, measure_staged_uploads, Ceilings};
 use genie_core::{Backend, CudaBackend};
 
 /// Opens GPU 0, measures its ceilings (zeros where they cannot be measured) and prints both.
@@ -22,4 +22,26 @@ pub fn open(args: &BenchArgs) -> Result<(CudaBackend, Ceilings)> {
         ceilings.h2d_pageable_gbs
     );
     Ok((gpu, ceilings))
+}
+
+/// `--mode ceilings`: beside the ceilings, 1 GiB of pageable memory uploaded through pinned
+/// staging of each layout, as a share of the pinned ceiling.
+pub fn staged_uploads(ceilings: &Ceilings) -> Result<()> {
+    let rows = measure_staged_uploads(0, 1 << 30).context("staged uploads")?;
+    println!("staged upload of 1 GiB (two slots per core): slot, memory, GB/s, share of pinned");
+    for r in rows {
+        println!(
+            "  {:>6} KiB  {:<14} {:>6.1} GB/s  {:>4.0}%{}",
+            r.slot_bytes >> 10,
+            if r.write_combined {
+                "write-combined"
+            } else {
+                "cached"
+            },
+            r.gbs,
+            100.0 * r.gbs / ceilings.h2d_pinned_gbs,
+            if r.default { "  (index uploads)" } else { "" }
+        );
+    }
+    Ok(())
 }

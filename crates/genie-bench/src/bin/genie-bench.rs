@@ -76,8 +76,8 @@ fn main() -> Result<()> {
     }
     let (gpu, ceilings) = genie_bench::ceilings::open(&args)?;
     match args.mode.as_str() {
-        // the ceilings above and nothing else
-        "ceilings" => Ok(()),
+        // the ceilings above and the staged uploads
+        "ceilings" => genie_bench::ceilings::staged_uploads(&ceilings),
         "table" => genie_bench::table::run(&args, &gpu, &ceilings),
         "multiload" => genie_bench::multiload::run(&args, &gpu, &ceilings),
         "scale" => genie_bench::scale::run(&args, &gpu),

@@ -1,10 +1,12 @@
 //! Hardware ceilings measured on the device in the same run as a benchmark (CONVENTIONS.md 9):
 //! device-to-device copy bandwidth, random 32-bit atomic adds into a table larger than L2, and
-//! host-to-device copy bandwidth from pinned and from pageable memory.
+//! host-to-device copy bandwidth from pinned and from pageable memory; and the uploads through
+//! pinned staging of several layouts ([`measure_staged_uploads`]).
 
 use super::cuda_err;
 use super::kernels::Kernel;
-use super::Ceilings;
+use super::upload::{Stager, SLOT_BYTES, WRITE_COMBINED};
+use super::{Ceilings, StagedUpload};
 use crate::error::{GenieError, Result};
 use cudarc::driver::{sys, CudaContext, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
@@ -78,4 +80,45 @@ pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
     c.h2d_pinned_gbs = bytes as f64 / (ms * 1e6);
     s.synchronize().map_err(cuda_err)?;
     Ok(c)
+}
+
+/// Uploads `bytes` of pageable host memory through staging slots of several sizes, cached and
+/// write-combined, on device `ordinal`: the median of three, each checked word for word once.
+pub fn measure_staged_uploads(ordinal: usize, bytes: usize) -> Result<Vec<StagedUpload>> {
+    super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+    let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
+    let s = ctx.new_stream().map_err(cuda_err)?;
+    let words = (bytes / 4).max(1);
+    let host: Vec<u32> = (0..words as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let mut dev = s.alloc_zeros::<u32>(words).map_err(cuda_err)?;
+    let mut out = Vec::new();
+    for write_combined in [false, true] {
+        for slot_bytes in [256 << 10, 1 << 20, 4 << 20, 16 << 20] {
+            let stager = Stager::new(&ctx, slot_bytes, write_combined)?;
+            stager.copy(&s, &host, &mut dev)?;
+            if s.clone_dtoh(&dev).map_err(cuda_err)? != host {
+                return Err(GenieError::Internal(format!(
+                    "an upload through {slot_bytes}-byte slots arrived changed"
+                )));
+            }
+            s.memset_zeros(&mut dev).map_err(cuda_err)?;
+            let mut ms = (0..3)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    stager.copy(&s, &host, &mut dev)?;
+                    Ok(t.elapsed().as_secs_f64() * 1e3)
+                })
+                .collect::<Result<Vec<f64>>>()?;
+            ms.sort_by(f64::total_cmp);
+            out.push(StagedUpload {
+                slot_bytes,
+                write_combined,
+                default: slot_bytes == SLOT_BYTES && write_combined == WRITE_COMBINED,
+                gbs: (words * 4) as f64 / (ms[1] * 1e6),
+            });
+        }
+    }
+    Ok(out)
 }

@@ -10,6 +10,7 @@
 
 use super::cuda_err;
 use super::kernels::Kernel;
+use super::upload::{Stager, SLOT_BYTES, WRITE_COMBINED};
 use super::plan::{grown_slots, plan, Plan, TILE_WORDS, TILE_WORDS_WIDE};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
 use crate::cpq::table_slots;
@@ -45,22 +46,12 @@ pub(crate) struct Gpu {
     tile_match16: CudaFunction,
     tile_match_wide: CudaFunction,
     tile_match16_wide: CudaFunction,
-    /// Pinned staging buffers for index uploads.
-    staging: Mutex<Staging>,
+    /// Pinned staging for index uploads.
+    staging: Stager,
     /// Streams and counting buffers of a resident index that was dropped, for the next one (the
     /// parts of a multi-loaded index reuse them).
     spare: Mutex<Option<State>>,
 }
-
-/// Two pinned chunks: the host fills one while the copy engine drains the other.
-struct Staging {
-    bufs: [Pinned<u32>; 2],
-    done: [Option<CudaEvent>; 2],
-}
-
-/// Postings per staging chunk (16 MiB: the two are pinned when the GPU opens, which took 43 ms
-/// for two of 64 MiB on an H200's host; the copies still overlap the DMA).
-const STAGING_CHUNK: usize = 1 << 22;
 
 impl Gpu {
     /// Opens device `ordinal` and loads the kernels compiled for its architecture.
@@ -83,14 +74,12 @@ impl Gpu {
             Ok::<_, GenieError>(func)
         };
         let kernels_ms = t.elapsed().as_secs_f64() * 1e3 - context_ms;
-        // the staging chunks are pinned now, while the index may still be loading elsewhere,
-        // rather than on the first upload
-        let mut bufs = [Pinned(None), Pinned(None)];
-        for b in &mut bufs {
-            b.get(&ctx, STAGING_CHUNK, true)?;
-        }
+        // the staging is pinned now, while the index may still be loading elsewhere, rather than
+        // on the first upload
+        let staging = Stager::new(&ctx, SLOT_BYTES, WRITE_COMBINED)?;
         log::debug!(
-            "GPU {ordinal}: context {context_ms:.1} ms, kernels {kernels_ms:.1} ms, pinned staging {:.1} ms",
+            "GPU {ordinal}: context {context_ms:.1} ms, kernels {kernels_ms:.1} ms, pinned staging ({} MiB) {:.1} ms",
+            staging.pinned_bytes() >> 20,
             t.elapsed().as_secs_f64() * 1e3 - context_ms - kernels_ms
         );
         Ok(Self {
@@ -104,10 +93,7 @@ impl Gpu {
             tile_match16: tiled("tile_match16", TILE_WORDS)?,
             tile_match_wide: tiled("tile_match_wide", TILE_WORDS_WIDE)?,
             tile_match16_wide: tiled("tile_match16_wide", TILE_WORDS_WIDE)?,
-            staging: Mutex::new(Staging {
-                bufs,
-                done: [None, None],
-            }),
+            staging,
             spare: Mutex::new(None),
             ctx,
             arch,
@@ -125,54 +111,22 @@ impl Gpu {
         format!("{} ({})", self.name, self.arch)
     }
 
-    /// Copies postings to the device through the pinned staging chunks: the host copy of chunk
-    /// j + 1 (all cores) overlaps the DMA of chunk j, at pinned rather than pageable bandwidth.
+    /// Copies postings to the device through the pinned staging lanes ([`Stager`]).
     ///
     /// Measured against DMA straight from the mapped file's pages, registered read-only for
-    /// the copy: registering 948 MB alone took 39.5 ms on an H200's host, as long as this whole
-    /// upload (docs/BENCHMARKS.md, issue 15).
+    /// the copy: registering 948 MB alone took 39.5 ms on an H200's host, as long as a whole
+    /// staged upload (docs/BENCHMARKS.md, issue 15).
     fn upload(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
-        use rayon::prelude::*;
-        let t = std::time::Instant::now();
-        let (mut copy_ms, mut wait_ms) = (0.0, 0.0);
-        // SAFETY: every element is written by the chunk copies below before any kernel reads it.
-        let mut dev = unsafe { stream.alloc::<u32>(host.len().max(1)) }.map_err(cuda_err)?;
-        let alloc_ms = t.elapsed().as_secs_f64() * 1e3;
-        let mut st = self
-            .staging
-            .lock()
-            .map_err(|_| GenieError::Internal("staging lock poisoned".into()))?;
-        let Staging { bufs, done } = &mut *st;
-        for (j, chunk) in host.chunks(STAGING_CHUNK).enumerate() {
-            let b = j % 2;
-            let w = std::time::Instant::now();
-            if let Some(e) = done[b].take() {
-                e.synchronize().map_err(cuda_err)?;
-            }
-            wait_ms += w.elapsed().as_secs_f64() * 1e3;
-            let c = std::time::Instant::now();
-            let pinned = bufs[b]
-                .get(&self.ctx, STAGING_CHUNK, true)?
-                .as_mut_slice()
-                .map_err(cuda_err)?;
-            let dst = &mut pinned[..chunk.len()];
-            dst.par_chunks_mut(1 << 18)
-                .zip(chunk.par_chunks(1 << 18))
-                .for_each(|(d, s)| d.copy_from_slice(s));
-            copy_ms += c.elapsed().as_secs_f64() * 1e3;
-            let off = j * STAGING_CHUNK;
-            stream
-                .memcpy_htod(&*dst, &mut dev.slice_mut(off..off + chunk.len()))
-                .map_err(cuda_err)?;
-            done[b] = Some(stream.record_event(None).map_err(cuda_err)?);
-        }
-        stream.synchronize().map_err(cuda_err)?;
+        let (dev, times) = self.staging.upload(stream, host)?;
         let bytes = std::mem::size_of_val(host) as f64;
         log::debug!(
-            "uploaded {:.1} MB staged in {:.1} ms (device allocation {alloc_ms:.1} ms, host copies {copy_ms:.1} ms, waiting {wait_ms:.1} ms): {:.1} GB/s",
+            "uploaded {:.1} MB staged in {:.1} ms (device allocation {:.1} ms, copies {:.1} ms: {:.1} GB/s): {:.1} GB/s",
             bytes / 1e6,
-            t.elapsed().as_secs_f64() * 1e3,
-            bytes / t.elapsed().as_secs_f64() / 1e9
+            times.alloc_ms + times.copy_ms,
+            times.alloc_ms,
+            times.copy_ms,
+            bytes / times.copy_ms / 1e6,
+            bytes / (times.alloc_ms + times.copy_ms) / 1e6
         );
         Ok(dev)
     }

@@ -20,6 +20,8 @@ mod lsh;
 #[cfg(feature = "cuda")]
 mod plan;
 #[cfg(feature = "cuda")]
+mod upload;
+#[cfg(feature = "cuda")]
 pub use lsh::{binning_hash, project_hash, sign_hash};
 #[cfg(feature = "cuda")]
 mod vectors;
@@ -539,7 +541,7 @@ pub mod kernels;
 
 use super::{Backend, ResidentIndex};
 #[cfg(feature = "cuda")]
-pub use ceilings::measure_ceilings;
+pub use ceilings::{measure_ceilings, measure_staged_uploads};
 
 /// Hardware ceilings measured on the device (see [`measure_ceilings`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -558,6 +560,28 @@ pub struct Ceilings {
 #[cfg(not(feature = "cuda"))]
 pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
     let _ = ordinal;
+    Err(GenieError::GpuUnavailable(
+        "built without the `cuda` feature".into(),
+    ))
+}
+
+/// The bandwidth of an upload through one layout of pinned staging ([`measure_staged_uploads`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StagedUpload {
+    /// Bytes per staging slot (two slots per core).
+    pub slot_bytes: usize,
+    /// Write-combined (uncached) staging, or cached.
+    pub write_combined: bool,
+    /// Whether this is the layout index uploads use.
+    pub default: bool,
+    /// Host-to-device GB/s, from the first host copy to the last transfer done.
+    pub gbs: f64,
+}
+
+/// Without the `cuda` feature there is nothing to measure.
+#[cfg(not(feature = "cuda"))]
+pub fn measure_staged_uploads(ordinal: usize, bytes: usize) -> Result<Vec<StagedUpload>> {
+    let _ = (ordinal, bytes);
     Err(GenieError::GpuUnavailable(
         "built without the `cuda` feature".into(),
     ))

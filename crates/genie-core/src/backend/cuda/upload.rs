@@ -1,0 +1,163 @@
+//! Uploads of large host arrays (an index's List Array, its dense bitmaps) through page-locked
+//! staging memory.
+//!
+//! Every core copies on its own: a [`Lane`] per rayon thread holds two small pinned slots, takes
+//! the next chunk of the source, copies it into a free slot and queues that slot's DMA on the
+//! stream, so the host copies and the transfers overlap chunk by chunk across all cores. Slots
+//! small enough for the last-level cache let the DMA read the staged bytes from the cache rather
+//! than from memory: each uploaded byte then crosses host memory once (the source read) instead
+//! of three times (read, staged write, DMA read), which is what held the earlier scheme of two
+//! 16 MiB write-combined chunks to 46-48% of the pinned ceiling (docs/BENCHMARKS.md, issue 15).
+
+use super::cuda_err;
+use crate::error::{GenieError, Result};
+use cudarc::driver::{
+    result, sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtrMut, PinnedHostSlice,
+};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Bytes per staging slot by default (two per lane: 1 MiB each, 32 MiB pinned on 16 cores).
+pub(crate) const SLOT_BYTES: usize = 1 << 20;
+/// Whether the default slots are write-combined (uncached) host memory.
+pub(crate) const WRITE_COMBINED: bool = false;
+
+/// One core's two staging slots, each with the event of its last queued transfer.
+struct Lane {
+    slots: [PinnedHostSlice<u32>; 2],
+    done: [CudaEvent; 2],
+    /// Whether `done[i]` was recorded (a slot never used has nothing to wait for).
+    used: [bool; 2],
+    next: usize,
+}
+
+/// Pinned staging for uploads: one [`Lane`] per thread of the rayon pool.
+pub(crate) struct Stager {
+    lanes: Vec<Mutex<Lane>>,
+    slot_words: usize,
+}
+
+/// Where an upload's time went.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct UploadTimes {
+    /// Allocating the device array.
+    pub alloc_ms: f64,
+    /// From the first host copy to the last transfer done.
+    pub copy_ms: f64,
+}
+
+impl Stager {
+    /// Lanes of two `slot_bytes` slots for each thread of the rayon pool, pinned now.
+    pub(crate) fn new(
+        ctx: &Arc<CudaContext>,
+        slot_bytes: usize,
+        write_combined: bool,
+    ) -> Result<Self> {
+        let slot_words = (slot_bytes / 4).max(1);
+        let flags = if write_combined {
+            sys::CU_MEMHOSTALLOC_WRITECOMBINED
+        } else {
+            0
+        };
+        let pin = || {
+            // SAFETY: a slot is written by the host before any transfer reads it.
+            unsafe { ctx.alloc_pinned_with_flags::<u32>(slot_words, flags) }.map_err(cuda_err)
+        };
+        let event = || ctx.new_event(None).map_err(cuda_err);
+        let lanes = (0..rayon::current_num_threads().max(1))
+            .map(|_| {
+                Ok(Mutex::new(Lane {
+                    slots: [pin()?, pin()?],
+                    done: [event()?, event()?],
+                    used: [false; 2],
+                    next: 0,
+                }))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self { lanes, slot_words })
+    }
+
+    /// Bytes pinned for staging.
+    pub(crate) fn pinned_bytes(&self) -> usize {
+        self.lanes.len() * 2 * self.slot_words * 4
+    }
+
+    /// `host` in a new device array, uploaded on `stream`.
+    pub(crate) fn upload(
+        &self,
+        stream: &Arc<CudaStream>,
+        host: &[u32],
+    ) -> Result<(CudaSlice<u32>, UploadTimes)> {
+        let t = std::time::Instant::now();
+        // SAFETY: every element is written by the copies below before any kernel reads it.
+        let mut dev = unsafe { stream.alloc::<u32>(host.len().max(1)) }.map_err(cuda_err)?;
+        let alloc_ms = t.elapsed().as_secs_f64() * 1e3;
+        let c = std::time::Instant::now();
+        self.copy(stream, host, &mut dev)?;
+        Ok((
+            dev,
+            UploadTimes {
+                alloc_ms,
+                copy_ms: c.elapsed().as_secs_f64() * 1e3,
+            },
+        ))
+    }
+
+    /// Copies `host` into the start of `dev` on `stream`, and waits for the copies.
+    pub(crate) fn copy(
+        &self,
+        stream: &Arc<CudaStream>,
+        host: &[u32],
+        dev: &mut CudaSlice<u32>,
+    ) -> Result<()> {
+        if host.len() > dev.len() {
+            return Err(GenieError::Internal(format!(
+                "an upload of {} words into a device array of {}",
+                host.len(),
+                dev.len()
+            )));
+        }
+        let slot = self.slot_words;
+        let chunks = host.len().div_ceil(slot);
+        let next = AtomicUsize::new(0);
+        let (base, _written) = dev.device_ptr_mut(stream);
+        let lanes = self.lanes.len().min(chunks);
+        let ctx = stream.context();
+        (0..lanes).into_par_iter().try_for_each(|l| -> Result<()> {
+            let mut lane = self.lanes[l]
+                .lock()
+                .map_err(|_| GenieError::Internal("a staging lane's lock is poisoned".into()))?;
+            let lane = &mut *lane;
+            ctx.bind_to_thread().map_err(cuda_err)?;
+            loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                if j >= chunks {
+                    return Ok(());
+                }
+                let b = lane.next;
+                lane.next ^= 1;
+                if lane.used[b] {
+                    lane.done[b].synchronize().map_err(cuda_err)?;
+                }
+                let src = &host[j * slot..((j + 1) * slot).min(host.len())];
+                let dst = &mut lane.slots[b].as_mut_slice().map_err(cuda_err)?[..src.len()];
+                dst.copy_from_slice(src);
+                // SAFETY: the destination range [j * slot, j * slot + src.len()) lies inside
+                // `dev` (checked above) and no other chunk writes it; the slot is not written
+                // again before `done[b]`, recorded after this transfer, has completed.
+                unsafe {
+                    result::memcpy_htod_async(
+                        base + (j * slot * 4) as u64,
+                        &*dst,
+                        stream.cu_stream(),
+                    )
+                }
+                .map_err(cuda_err)?;
+                lane.done[b].record(stream).map_err(cuda_err)?;
+                lane.used[b] = true;
+            }
+        })?;
+        stream.synchronize().map_err(cuda_err)
+    }
+}
