@@ -10,8 +10,8 @@
 
 use super::cuda_err;
 use super::kernels::Kernel;
-use super::upload::{Stager, SLOT_BYTES, WRITE_COMBINED};
 use super::plan::{grown_slots, plan, Plan, TILE_WORDS, TILE_WORDS_WIDE};
+use super::upload::{Stager, SLOT_BYTES, WRITE_COMBINED};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
 use crate::cpq::table_slots;
 use crate::error::{GenieError, Result};
@@ -119,6 +119,9 @@ impl Gpu {
     fn upload(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
         let (dev, times) = self.staging.upload(stream, host)?;
         let bytes = std::mem::size_of_val(host) as f64;
+        if host.is_empty() {
+            return Ok(dev);
+        }
         log::debug!(
             "uploaded {:.1} MB staged in {:.1} ms (device allocation {:.1} ms, copies {:.1} ms: {:.1} GB/s): {:.1} GB/s",
             bytes / 1e6,
