@@ -95,7 +95,7 @@ pub fn measure_staged_uploads(ordinal: usize, bytes: usize) -> Result<Vec<Staged
     let mut dev = s.alloc_zeros::<u32>(words).map_err(cuda_err)?;
     let mut out = Vec::new();
     for write_combined in [false, true] {
-        for slot_bytes in [256 << 10, 1 << 20, 4 << 20, 16 << 20] {
+        for slot_bytes in [256 << 10, 1 << 20, 2 << 20, 4 << 20, 16 << 20] {
             let stager = Stager::new(&ctx, slot_bytes, write_combined)?;
             stager.copy(&s, &host, &mut dev)?;
             if s.clone_dtoh(&dev).map_err(cuda_err)? != host {
