@@ -158,9 +158,9 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
     let mut writer = per_part.map(|_| PartWriter::new(job.output));
     let mut totals = Totals::default();
     let flush = |builder: IndexBuilder, writer: &mut PartWriter, totals: &mut Totals| {
-        let part = builder.build()?;
+        let part = writer.build_and_add(builder)?;
         totals.add(&part);
-        writer.add(&part).map_err(DataError::from)
+        Ok::<_, DataError>(())
     };
     let start = std::time::Instant::now();
     let read = source.read(&mut |batch: Batch<'_>| {
@@ -203,13 +203,15 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
             w.finish()?;
         }
         None => {
+            // written while it is sorted: the file of a build then a save
             let start = std::time::Instant::now();
-            let index = builder.build()?;
-            log::debug!("built the index in {:.2?}", start.elapsed());
+            let index = builder.build_and_save(job.output)?;
+            log::debug!(
+                "built the index and saved {} in {:.2?}",
+                job.output.display(),
+                start.elapsed()
+            );
             totals.add(&index);
-            let start = std::time::Instant::now();
-            index.save(job.output)?;
-            log::debug!("saved {} in {:.2?}", job.output.display(), start.elapsed());
         }
     }
     Ok(BuildReport {
@@ -334,6 +336,12 @@ mod tests {
         let from_file = InvertedIndex::load(&output).expect("load");
         let name = input.display().to_string();
         let in_memory = build_csr(&[0, 3, 3, 7], &[1, 4, 7, 2, 4, 4, 8], &name).expect("csr");
+        // the file written while building is that of a build then a save
+        assert_eq!(
+            std::fs::read(&output).expect("read"),
+            in_memory.to_bytes(),
+            "the built file"
+        );
         assert_eq!(in_memory.num_objects(), 3);
         assert_eq!(in_memory.metadata(), from_file.metadata());
         for k in 0..10 {

@@ -10,7 +10,7 @@
 //! index is saved in about the disk's time rather than the page cache's plus the disk's.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -86,6 +86,29 @@ impl AtomicFile {
         file.sync_all()?;
         drop(file);
         std::fs::rename(&self.tmp, &self.dest)
+    }
+
+    /// Overwrites `bytes` at `at`, inside what was already written (a header whose checksums are
+    /// known only once the rest is written); later writes go on at the end. Write-back of the
+    /// rewritten bytes is left to the sync at [`AtomicFile::commit`].
+    pub fn write_at(&mut self, at: u64, bytes: &[u8]) -> io::Result<()> {
+        let end = self.written;
+        if at.checked_add(bytes.len() as u64).is_none_or(|e| e > end) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a rewrite of {} bytes at {at} reaches past the {end} bytes written",
+                    bytes.len()
+                ),
+            ));
+        }
+        let file = self.writer()?;
+        file.flush()?;
+        let file = file.get_mut();
+        file.seek(SeekFrom::Start(at))?;
+        file.write_all(bytes)?;
+        file.seek(SeekFrom::Start(end))?;
+        Ok(())
     }
 
     fn writer(&mut self) -> io::Result<&mut BufWriter<File>> {
@@ -199,5 +222,20 @@ mod tests {
         assert!(f.behind <= f.written);
         f.commit().expect("commit");
         assert_eq!(std::fs::read(&dest).expect("read"), bytes);
+    }
+
+    #[test]
+    fn a_rewrite_in_place_keeps_the_rest() {
+        let dir = tempfile::tempdir().expect("dir");
+        let dest = dir.path().join("head.bin");
+        let mut f = AtomicFile::create(&dest).expect("create");
+        f.write_all(&[0; 8]).expect("write");
+        f.write_all(b"body").expect("write");
+        f.write_at(2, b"HEAD").expect("rewrite");
+        assert!(f.write_at(10, b"past").is_err(), "past the end");
+        assert!(f.write_at(u64::MAX, b"x").is_err(), "overflow");
+        f.write_all(b"!").expect("write after the rewrite");
+        f.commit().expect("commit");
+        assert_eq!(std::fs::read(&dest).expect("read"), b"\0\0HEAD\0\0body!");
     }
 }

@@ -12,7 +12,7 @@
 use crate::backend::{Backend, SearchParams};
 use crate::engine::Engine;
 use crate::error::{GenieError, Result};
-use crate::index::InvertedIndex;
+use crate::index::{IndexBuilder, InvertedIndex};
 use crate::model::{sort_and_cut, Hit, Query};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -175,6 +175,23 @@ impl PartWriter {
 
     /// Saves the next part (its objects follow the previous part's).
     pub fn add(&mut self, index: &InvertedIndex) -> Result<()> {
+        let (file, base) = self.next_part()?;
+        index.save(self.path.with_file_name(&file))?;
+        self.record(index, file, base);
+        Ok(())
+    }
+
+    /// Builds the next part and saves it while it is built ([`IndexBuilder::build_and_save`]);
+    /// the same files as [`PartWriter::add`] of the built part. Returns the part.
+    pub fn build_and_add(&mut self, builder: IndexBuilder) -> Result<InvertedIndex> {
+        let (file, base) = self.next_part()?;
+        let index = builder.build_and_save(self.path.with_file_name(&file))?;
+        self.record(&index, file, base);
+        Ok(index)
+    }
+
+    /// The next part's file name and base.
+    fn next_part(&self) -> Result<(String, u32)> {
         let name = self
             .path
             .file_name()
@@ -183,7 +200,11 @@ impl PartWriter {
         let file = format!("{name}.part{}", self.manifest.parts.len());
         let base = u32::try_from(self.manifest.num_objects)
             .map_err(|_| GenieError::Capacity(format!("more than {} objects", u32::MAX)))?;
-        index.save(self.path.with_file_name(&file))?;
+        Ok((file, base))
+    }
+
+    /// Enters a saved part in the manifest.
+    fn record(&mut self, index: &InvertedIndex, file: String, base: u32) {
         self.manifest.num_objects += u64::from(index.num_objects());
         self.manifest.keyword_space = self.manifest.keyword_space.max(index.keyword_space());
         if self.manifest.parts.is_empty() {
@@ -194,7 +215,6 @@ impl PartWriter {
             base,
             objects: index.num_objects(),
         });
-        Ok(())
     }
 
     /// Writes the manifest and returns it.

@@ -380,8 +380,42 @@ mod plugin {
 }
 
 mod parted_files {
-    use genie_core::parts::{is_manifest, open_parts, save_parts};
+    use genie_core::parts::{is_manifest, open_parts, save_parts, PartWriter};
     use genie_core::{GenieError, IndexBuilder};
+
+    #[test]
+    fn parts_built_while_saved_are_the_parts_added() {
+        let dir = tempfile::tempdir().unwrap();
+        let (added, built) = (dir.path().join("a.genie"), dir.path().join("b.genie"));
+        let (mut a, mut b) = (PartWriter::new(&added), PartWriter::new(&built));
+        for p in 0..3u32 {
+            let mut builder = IndexBuilder::new().metadata(format!("part {p}"));
+            for i in 0..50 + p * 20 {
+                builder.push_object(&[(i * 7 + p) % 23, i % 5, 40]).unwrap();
+            }
+            let index = builder.clone().build().unwrap();
+            a.add(&index).unwrap();
+            assert_eq!(b.build_and_add(builder).unwrap(), index);
+        }
+        let (ma, mb) = (a.finish().unwrap(), b.finish().unwrap());
+        assert_eq!(ma.num_objects, mb.num_objects);
+        for p in 0..3 {
+            let read = |path: &std::path::Path| {
+                std::fs::read(path.with_file_name(format!(
+                    "{}.part{p}",
+                    path.file_name().unwrap().to_str().unwrap()
+                )))
+                .unwrap()
+            };
+            assert_eq!(read(&added), read(&built), "part {p}");
+        }
+        let manifest = |path: &std::path::Path| {
+            std::fs::read_to_string(path)
+                .unwrap()
+                .replace("b.genie", "a.genie")
+        };
+        assert_eq!(manifest(&added), manifest(&built));
+    }
 
     #[test]
     fn manifest_round_trip_and_errors_name_the_file() {

@@ -30,13 +30,14 @@ use super::file::{bad, io_err, MAGIC};
 use super::section::{Section, Word};
 use super::InvertedIndex;
 use crate::atomic::AtomicFile;
-use crate::error::Result;
+use crate::error::{GenieError, Result};
 use memmap2::Mmap;
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The index file format version this build writes (it reads this one and version 1).
@@ -77,6 +78,17 @@ struct Layout {
     arrays: [Extent; 5],
 }
 
+/// What the layout of an index file follows from: its counts.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shape {
+    pub num_objects: u32,
+    pub keyword_space: u32,
+    pub num_postings: u64,
+    pub max_object_len: u32,
+    pub num_blocks: u32,
+    pub meta_len: u32,
+}
+
 /// Whether `head`, a file's first bytes, announce format version 1.
 fn is_version_one(head: &[u8]) -> bool {
     head.len() >= 12 && &head[..8] == MAGIC && le_u32(head, 8) == super::legacy::FORMAT_VERSION
@@ -104,9 +116,60 @@ fn checksum(bytes: &[u8], log2: u32, max: bool) -> (u64, u32) {
             (h.digest(), m)
         })
         .collect();
-    let list: Vec<u8> = sums.iter().flat_map(|(s, _)| s.to_le_bytes()).collect();
     let m = sums.iter().map(|&(_, m)| m).max().unwrap_or(0);
-    (xxh3_64(&list), m)
+    (combine(sums.iter().map(|&(s, _)| s)), m)
+}
+
+/// An array's checksum from its chunks' sums, in order.
+fn combine(sums: impl Iterator<Item = u64>) -> u64 {
+    let list: Vec<u8> = sums.flat_map(u64::to_le_bytes).collect();
+    xxh3_64(&list)
+}
+
+/// The checksum of an array taken while the array is being filled from its start: each time more
+/// of its first bytes are final, [`ChunkSums::advance`] hashes the chunks they complete (in
+/// parallel), and [`ChunkSums::finish`] the rest. The result is [`checksum`]'s.
+#[derive(Debug)]
+pub(super) struct ChunkSums {
+    log2: u32,
+    sums: Vec<u64>,
+}
+
+impl Default for ChunkSums {
+    /// The sums of the chunks this build writes.
+    fn default() -> Self {
+        Self::new(CHUNK_LOG2)
+    }
+}
+
+impl ChunkSums {
+    fn new(log2: u32) -> Self {
+        Self {
+            log2,
+            sums: Vec::new(),
+        }
+    }
+
+    /// Hashes the whole chunks of `done`, the array's first bytes (final), not hashed before.
+    pub(super) fn advance(&mut self, done: &[u8]) {
+        let chunk = 1usize << self.log2;
+        let whole = done.len() / chunk * chunk;
+        let from = self.sums.len() * chunk;
+        if whole > from {
+            self.sums
+                .par_extend(done[from..whole].par_chunks(chunk).map(xxh3_64));
+        }
+    }
+
+    /// The checksum of the whole array `all` (whose first bytes [`ChunkSums::advance`] saw).
+    pub(super) fn finish(mut self, all: &[u8]) -> u64 {
+        self.advance(all);
+        let rest = &all[(self.sums.len() << self.log2).min(all.len())..];
+        if !rest.is_empty() {
+            self.sums.push(xxh3_64(rest));
+        }
+        combine(self.sums.into_iter())
+    }
 }
 
 fn le_u32(b: &[u8], at: usize) -> u32 {
@@ -126,12 +189,24 @@ fn align(x: u64) -> u64 {
 impl Layout {
     /// The layout of `index`'s arrays (checksums filled in by the writer).
     fn of(index: &InvertedIndex, meta_len: u32) -> Self {
+        Self::new(Shape {
+            num_objects: index.num_objects,
+            keyword_space: index.keyword_space,
+            num_postings: index.postings.len() as u64,
+            max_object_len: index.max_object_len,
+            num_blocks: index.block_starts.len() as u32,
+            meta_len,
+        })
+    }
+
+    /// The layout of an index of this shape (checksums filled in by the writer).
+    fn new(shape: Shape) -> Self {
         let sizes = [
-            index.offsets.len() as u64 * 8,
-            index.postings.len() as u64 * 4,
-            index.block_starts.len() as u64 * 4,
-            index.block_max.len() as u64 * 4,
-            u64::from(meta_len),
+            (u64::from(shape.keyword_space) + 1) * 8,
+            shape.num_postings * 4,
+            u64::from(shape.num_blocks) * 4,
+            u64::from(shape.num_blocks) * 4,
+            u64::from(shape.meta_len),
         ];
         let mut at = ALIGN;
         let arrays = sizes.map(|bytes| {
@@ -140,12 +215,12 @@ impl Layout {
             e
         });
         Self {
-            num_objects: index.num_objects,
-            keyword_space: index.keyword_space,
-            num_postings: index.postings.len() as u64,
-            max_object_len: index.max_object_len,
-            num_blocks: index.block_starts.len() as u32,
-            meta_len,
+            num_objects: shape.num_objects,
+            keyword_space: shape.keyword_space,
+            num_postings: shape.num_postings,
+            max_object_len: shape.max_object_len,
+            num_blocks: shape.num_blocks,
+            meta_len: shape.meta_len,
             chunk_log2: CHUNK_LOG2,
             arrays,
         }
@@ -328,6 +403,135 @@ impl Layout {
     }
 }
 
+/// The checksum of a whole array as the file holds it (taken in parallel).
+pub(super) fn array_sum(bytes: &[u8]) -> u64 {
+    checksum(bytes, CHUNK_LOG2, false).0
+}
+
+/// An index file written in file order while the index is still being built ([`super::build`]):
+/// a placeholder for the header page, then each array's bytes, in as many pieces as the caller
+/// likes, with the zeros before it; the header, with the checksums the caller took, is written
+/// last. Whole or not at all like every file genie writes ([`crate::atomic`]): the file appears
+/// under its name only at [`IndexWriter::finish`], and one dropped before is removed.
+#[derive(Debug)]
+pub(super) struct IndexWriter {
+    path: PathBuf,
+    file: AtomicFile,
+    layout: Layout,
+    /// The array being written (its index in [`ARRAYS`]) and its bytes written so far.
+    array: usize,
+    filled: u64,
+    /// Bytes written.
+    pos: u64,
+    /// Time spent in writes.
+    pub(super) writing: Duration,
+    /// Writes fail once the file would pass this many bytes (a full disk, in tests).
+    #[cfg(test)]
+    pub(super) fail_past: Option<u64>,
+}
+
+impl IndexWriter {
+    /// Starts `file` (to be `path`) as the index file of this shape: the header's placeholder.
+    pub(super) fn new(path: &Path, mut file: AtomicFile, shape: Shape) -> Result<Self> {
+        let t = Instant::now();
+        file.write_all(&[0; ALIGN as usize]).map_err(io_err(path))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            layout: Layout::new(shape),
+            array: 0,
+            filled: 0,
+            pos: ALIGN,
+            writing: t.elapsed(),
+            #[cfg(test)]
+            fail_past: None,
+        })
+    }
+
+    /// The file's length once written.
+    pub(super) fn len(&self) -> u64 {
+        self.layout.end()
+    }
+
+    /// Appends the next `bytes` of array `array` (its index in file order: position map, list
+    /// array, block starts, block maxima, metadata); the arrays before it must be complete.
+    pub(super) fn append(&mut self, array: usize, bytes: &[u8]) -> Result<()> {
+        while self.array < array {
+            self.next_array()?;
+        }
+        let e = self.layout.arrays[self.array];
+        if array != self.array || self.filled + bytes.len() as u64 > e.bytes {
+            return Err(GenieError::Internal(format!(
+                "index file writer: {} bytes of the {} do not follow the bytes written",
+                bytes.len(),
+                ARRAYS.get(array).unwrap_or(&"unknown array")
+            )));
+        }
+        self.write(bytes)?;
+        self.filled += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        #[cfg(test)]
+        if self
+            .fail_past
+            .is_some_and(|limit| self.pos + bytes.len() as u64 > limit)
+        {
+            return Err(io_err(&self.path)(std::io::Error::other(
+                "disk full (a test)",
+            )));
+        }
+        let t = Instant::now();
+        self.file.write_all(bytes).map_err(io_err(&self.path))?;
+        self.writing += t.elapsed();
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Checks that the current array is complete and moves to the next, writing the zeros before it.
+    fn next_array(&mut self) -> Result<()> {
+        let e = self.layout.arrays[self.array];
+        if self.filled != e.bytes {
+            return Err(GenieError::Internal(format!(
+                "index file writer: the {} has {} of its {} bytes",
+                ARRAYS[self.array], self.filled, e.bytes
+            )));
+        }
+        let next = self.layout.arrays[self.array + 1];
+        self.write(&[0; ALIGN as usize][..(next.at - (e.at + e.bytes)) as usize])?;
+        self.array += 1;
+        self.filled = 0;
+        Ok(())
+    }
+
+    /// Writes the header with the arrays' checksums `sums` (in file order), flushes the file to
+    /// disk and renames it over the destination; returns how long the sync and rename took.
+    pub(super) fn finish(mut self, sums: [u64; 5]) -> Result<Duration> {
+        while self.array < ARRAYS.len() - 1 {
+            self.next_array()?;
+        }
+        let last = self.layout.arrays[self.array];
+        if self.filled != last.bytes {
+            return Err(GenieError::Internal(format!(
+                "index file writer: the {} has {} of its {} bytes",
+                ARRAYS[self.array], self.filled, last.bytes
+            )));
+        }
+        debug_assert_eq!(self.pos, self.layout.end());
+        for (e, sum) in self.layout.arrays.iter_mut().zip(sums) {
+            e.sum = sum;
+        }
+        let path = self.path;
+        self.file
+            .write_at(0, &self.layout.header())
+            .map_err(io_err(&path))?;
+        let t = Instant::now();
+        self.file.commit().map_err(io_err(&path))?;
+        Ok(t.elapsed())
+    }
+}
+
 /// Little-endian words decoded from `bytes` (whole words).
 fn words<T: Word>(bytes: &[u8]) -> Vec<T> {
     let n = std::mem::size_of::<T>();
@@ -477,7 +681,7 @@ impl InvertedIndex {
 
 /// The bytes of little-endian words (this build runs on little-endian machines only for
 /// writing; see [`Section`]).
-fn le_bytes<T: Word>(w: &[T]) -> &[u8] {
+pub(super) fn le_bytes<T: Word>(w: &[T]) -> &[u8] {
     bytemuck::cast_slice(w)
 }
 
@@ -529,6 +733,30 @@ mod tests {
         assert!(!loaded.postings.is_mapped());
         assert_eq!(loaded, idx);
         assert_eq!(InvertedIndex::format_version(&path).expect("test setup"), 1);
+    }
+
+    #[test]
+    fn chunk_sums_taken_piece_by_piece_are_the_checksum() {
+        let bytes: Vec<u8> = (0..50_000u32).flat_map(|w| (w * 7).to_le_bytes()).collect();
+        for ends in [
+            &[][..],
+            &[0, 1, 4095, 4096, 4097, 100_000, 100_000][..],
+            &[8192, 12_288, 199_999][..],
+            &[200_000][..],
+        ] {
+            for len in [0, 4096, 8192, 100_001, 200_000] {
+                let all = &bytes[..len];
+                let mut sums = ChunkSums::new(12);
+                for &end in ends.iter().filter(|&&e| e <= len) {
+                    sums.advance(&all[..end]);
+                }
+                assert_eq!(
+                    sums.finish(all),
+                    checksum(all, 12, false).0,
+                    "{len} bytes, {ends:?}"
+                );
+            }
+        }
     }
 
     #[test]
