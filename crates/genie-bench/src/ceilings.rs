@@ -28,10 +28,13 @@ pub fn open(args: &BenchArgs) -> Result<(CudaBackend, Ceilings)> {
 /// staging of each layout, as a share of the pinned ceiling.
 pub fn staged_uploads(ceilings: &Ceilings) -> Result<()> {
     let rows = measure_staged_uploads(0, 1 << 30).context("staged uploads")?;
-    println!("staged upload of 1 GiB (two slots per core): slot, memory, GB/s, share of pinned");
+    println!(
+        "staged upload of 1 GiB (lanes of two slots): lanes, slot, memory, GB/s, share of pinned"
+    );
     for r in rows {
         println!(
-            "  {:>6} KiB  {:<14} {:>6.1} GB/s  {:>4.0}%{}",
+            "  {:>3} x {:>6} KiB  {:<14} {:>6.1} GB/s  {:>4.0}%{}",
+            r.lanes,
             r.slot_bytes >> 10,
             if r.write_combined {
                 "write-combined"

@@ -82,8 +82,9 @@ pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
     Ok(c)
 }
 
-/// Uploads `bytes` of pageable host memory through staging slots of several sizes, cached and
-/// write-combined, on device `ordinal`: the median of three, each checked word for word once.
+/// Uploads `bytes` of pageable host memory through staging of several layouts (lanes, slot size,
+/// cached or write-combined) on device `ordinal`: the median of three, each checked word for word
+/// once.
 pub fn measure_staged_uploads(ordinal: usize, bytes: usize) -> Result<Vec<StagedUpload>> {
     super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
     let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
@@ -94,31 +95,41 @@ pub fn measure_staged_uploads(ordinal: usize, bytes: usize) -> Result<Vec<Staged
         .collect();
     let mut dev = s.alloc_zeros::<u32>(words).map_err(cuda_err)?;
     let mut out = Vec::new();
-    for write_combined in [false, true] {
-        for slot_bytes in [256 << 10, 1 << 20, 2 << 20, 4 << 20, 16 << 20] {
-            let stager = Stager::new(&ctx, slot_bytes, write_combined)?;
-            stager.copy(&s, &host, &mut dev)?;
-            if s.clone_dtoh(&dev).map_err(cuda_err)? != host {
-                return Err(GenieError::Internal(format!(
-                    "an upload through {slot_bytes}-byte slots arrived changed"
-                )));
-            }
-            s.memset_zeros(&mut dev).map_err(cuda_err)?;
-            let mut ms = (0..3)
-                .map(|_| {
-                    let t = std::time::Instant::now();
-                    stager.copy(&s, &host, &mut dev)?;
-                    Ok(t.elapsed().as_secs_f64() * 1e3)
-                })
-                .collect::<Result<Vec<f64>>>()?;
-            ms.sort_by(f64::total_cmp);
-            out.push(StagedUpload {
-                slot_bytes,
-                write_combined,
-                default: slot_bytes == SLOT_BYTES && write_combined == WRITE_COMBINED,
-                gbs: (words * 4) as f64 / (ms[1] * 1e6),
-            });
+    let threads = rayon::current_num_threads().max(1);
+    // the slot sizes with a lane per thread, cached and write-combined; then the default pinned
+    // total (a lane per thread of 1 MiB slots) in fewer lanes of larger slots
+    let layouts = [false, true]
+        .into_iter()
+        .flat_map(|wc| {
+            [256 << 10, 1 << 20, 2 << 20, 4 << 20, 16 << 20].map(|slot| (threads, slot, wc))
+        })
+        .chain([2, 4].map(|f| ((threads / f).max(1), SLOT_BYTES * f, WRITE_COMBINED)));
+    for (lanes, slot_bytes, write_combined) in layouts {
+        let stager = Stager::new(&ctx, lanes, slot_bytes, write_combined)?;
+        stager.copy(&s, &host, &mut dev)?;
+        if s.clone_dtoh(&dev).map_err(cuda_err)? != host {
+            return Err(GenieError::Internal(format!(
+                "an upload through {slot_bytes}-byte slots arrived changed"
+            )));
         }
+        s.memset_zeros(&mut dev).map_err(cuda_err)?;
+        let mut ms = (0..3)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                stager.copy(&s, &host, &mut dev)?;
+                Ok(t.elapsed().as_secs_f64() * 1e3)
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        ms.sort_by(f64::total_cmp);
+        out.push(StagedUpload {
+            lanes,
+            slot_bytes,
+            write_combined,
+            default: lanes == threads
+                && slot_bytes == SLOT_BYTES
+                && write_combined == WRITE_COMBINED,
+            gbs: (words * 4) as f64 / (ms[1] * 1e6),
+        });
     }
     Ok(out)
 }

@@ -76,7 +76,12 @@ impl Gpu {
         let kernels_ms = t.elapsed().as_secs_f64() * 1e3 - context_ms;
         // the staging is pinned now, while the index may still be loading elsewhere, rather than
         // on the first upload
-        let staging = Stager::new(&ctx, SLOT_BYTES, WRITE_COMBINED)?;
+        let staging = Stager::new(
+            &ctx,
+            rayon::current_num_threads(),
+            SLOT_BYTES,
+            WRITE_COMBINED,
+        )?;
         log::debug!(
             "GPU {ordinal}: context {context_ms:.1} ms, kernels {kernels_ms:.1} ms, pinned staging ({} MiB) {:.1} ms",
             staging.pinned_bytes() >> 20,
@@ -119,7 +124,8 @@ impl Gpu {
     fn upload(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
         let (dev, times) = self.staging.upload(stream, host)?;
         let bytes = std::mem::size_of_val(host) as f64;
-        if host.is_empty() {
+        if bytes < 1e6 {
+            // (an empty set of dense bitmaps is one word)
             return Ok(dev);
         }
         log::debug!(

@@ -568,7 +568,9 @@ pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
 /// The bandwidth of an upload through one layout of pinned staging ([`measure_staged_uploads`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StagedUpload {
-    /// Bytes per staging slot (two slots per core).
+    /// Lanes copying in parallel, each with two slots.
+    pub lanes: usize,
+    /// Bytes per staging slot.
     pub slot_bytes: usize,
     /// Write-combined (uncached) staging, or cached.
     pub write_combined: bool,

@@ -39,7 +39,7 @@ struct Words(*mut u32);
 // SAFETY: a slot is written only by the thread holding its lane's lock.
 unsafe impl Send for Words {}
 
-/// Pinned staging for uploads: one [`Lane`] per thread of the rayon pool, all in one pinned
+/// Pinned staging for uploads: [`Lane`]s working in parallel, all in one pinned
 /// allocation (one call pins 32 MiB in about half the time 32 calls of 1 MiB take).
 pub(crate) struct Stager {
     lanes: Vec<Mutex<Lane>>,
@@ -58,9 +58,11 @@ pub(crate) struct UploadTimes {
 }
 
 impl Stager {
-    /// Lanes of two `slot_bytes` slots for each thread of the rayon pool, pinned now.
+    /// `lanes` lanes (at most one per thread of the rayon pool does work) of two `slot_bytes`
+    /// slots each, pinned now.
     pub(crate) fn new(
         ctx: &Arc<CudaContext>,
+        lanes: usize,
         slot_bytes: usize,
         write_combined: bool,
     ) -> Result<Self> {
@@ -70,7 +72,7 @@ impl Stager {
         } else {
             0
         };
-        let count = rayon::current_num_threads().max(1);
+        let count = lanes.max(1);
         // SAFETY: a slot is written by the host before any transfer reads it.
         let mut pinned =
             unsafe { ctx.alloc_pinned_with_flags::<u32>(count * 2 * slot_words, flags) }
