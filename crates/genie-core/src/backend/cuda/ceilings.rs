@@ -5,7 +5,7 @@
 
 use super::cuda_err;
 use super::kernels::Kernel;
-use super::upload::{Stager, SLOT_BYTES, WRITE_COMBINED};
+use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use super::{Ceilings, StagedUpload};
 use crate::error::{GenieError, Result};
 use cudarc::driver::{sys, CudaContext, CudaStream, LaunchConfig, PushKernelArg};
@@ -96,14 +96,18 @@ pub fn measure_staged_uploads(ordinal: usize, bytes: usize) -> Result<Vec<Staged
     let mut dev = s.alloc_zeros::<u32>(words).map_err(cuda_err)?;
     let mut out = Vec::new();
     let threads = rayon::current_num_threads().max(1);
-    // the slot sizes with a lane per thread, cached and write-combined; then the default pinned
-    // total (a lane per thread of 1 MiB slots) in fewer lanes of larger slots
+    // the slot sizes with a lane per thread, cached and write-combined; then index uploads'
+    // layout and, with as much pinned, half as many lanes of slots twice as large
+    let default_lanes = LANES.min(threads);
     let layouts = [false, true]
         .into_iter()
         .flat_map(|wc| {
             [256 << 10, 1 << 20, 2 << 20, 4 << 20, 16 << 20].map(|slot| (threads, slot, wc))
         })
-        .chain([2, 4].map(|f| ((threads / f).max(1), SLOT_BYTES * f, WRITE_COMBINED)));
+        .chain([
+            (default_lanes, SLOT_BYTES, WRITE_COMBINED),
+            ((default_lanes / 2).max(1), SLOT_BYTES * 2, WRITE_COMBINED),
+        ]);
     for (lanes, slot_bytes, write_combined) in layouts {
         let stager = Stager::new(&ctx, lanes, slot_bytes, write_combined)?;
         stager.copy(&s, &host, &mut dev)?;
@@ -125,9 +129,8 @@ pub fn measure_staged_uploads(ordinal: usize, bytes: usize) -> Result<Vec<Staged
             lanes,
             slot_bytes,
             write_combined,
-            default: lanes == threads
-                && slot_bytes == SLOT_BYTES
-                && write_combined == WRITE_COMBINED,
+            default: (lanes, slot_bytes, write_combined)
+                == (default_lanes, SLOT_BYTES, WRITE_COMBINED),
             gbs: (words * 4) as f64 / (ms[1] * 1e6),
         });
     }

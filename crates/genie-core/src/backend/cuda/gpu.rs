@@ -11,7 +11,7 @@
 use super::cuda_err;
 use super::kernels::Kernel;
 use super::plan::{grown_slots, plan, Plan, TILE_WORDS, TILE_WORDS_WIDE};
-use super::upload::{Stager, SLOT_BYTES, WRITE_COMBINED};
+use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
 use crate::cpq::table_slots;
 use crate::error::{GenieError, Result};
@@ -78,7 +78,7 @@ impl Gpu {
         // on the first upload
         let staging = Stager::new(
             &ctx,
-            rayon::current_num_threads(),
+            LANES.min(rayon::current_num_threads()),
             SLOT_BYTES,
             WRITE_COMBINED,
         )?;

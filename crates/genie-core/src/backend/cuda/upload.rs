@@ -1,13 +1,13 @@
 //! Uploads of large host arrays (an index's List Array, its dense bitmaps) through page-locked
 //! staging memory.
 //!
-//! Every core copies on its own: a [`Lane`] per rayon thread holds two small pinned slots, takes
-//! the next chunk of the source, copies it into a free slot and queues that slot's DMA on the
-//! stream, so the host copies and the transfers overlap chunk by chunk across all cores. Slots
-//! small enough for the last-level cache let the DMA read the staged bytes from the cache rather
-//! than from memory: each uploaded byte then crosses host memory once (the source read) instead
-//! of three times (read, staged write, DMA read), which is what held the earlier scheme of two
-//! 16 MiB write-combined chunks to 46-48% of the pinned ceiling (docs/BENCHMARKS.md, issue 15).
+//! Several lanes copy at once: each [`Lane`] holds two pinned slots, takes the next chunk of the
+//! source, copies it into a free slot of its own and queues that slot's transfer, so the host's
+//! copies and the link's transfers overlap all along, with no lane waiting for another. Measured
+//! on an H200's host (`genie-bench --mode ceilings`, docs/BENCHMARKS.md, issue 15): 8 lanes of
+//! 2 MiB slots upload at 91% of the pinned ceiling; cached or write-combined slots make no
+//! difference; slots of 256 KiB (too many transfers) or 16 MiB (too few in flight) fall to 36% and
+//! 63-74%. The earlier scheme, two 16 MiB chunks that all cores filled in turn, reached about 70%.
 
 use super::cuda_err;
 use crate::error::{GenieError, Result};
@@ -18,8 +18,12 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Bytes per staging slot by default (two per lane: 1 MiB each, 32 MiB pinned on 16 cores).
-pub(crate) const SLOT_BYTES: usize = 1 << 20;
+/// Bytes per staging slot of index uploads (two per lane).
+pub(crate) const SLOT_BYTES: usize = 2 << 20;
+/// Lanes of index uploads, at most: 8 lanes of 2 MiB slots (32 MiB pinned) uploaded 1 GiB at 91%
+/// of the pinned ceiling on an H200's host, 16 lanes of 1 MiB (as much pinned) at 82-84%, 4 of
+/// 4 MiB at 57%.
+pub(crate) const LANES: usize = 8;
 /// Whether the default slots are write-combined (uncached) host memory.
 pub(crate) const WRITE_COMBINED: bool = false;
 
@@ -39,8 +43,8 @@ struct Words(*mut u32);
 // SAFETY: a slot is written only by the thread holding its lane's lock.
 unsafe impl Send for Words {}
 
-/// Pinned staging for uploads: [`Lane`]s working in parallel, all in one pinned
-/// allocation (one call pins 32 MiB in about half the time 32 calls of 1 MiB take).
+/// Pinned staging for uploads: [`Lane`]s working in parallel, all in one pinned allocation (one
+/// call pinned 32 MiB in 12-19 ms on an H200's host, 32 calls of 1 MiB in 15-21 ms).
 pub(crate) struct Stager {
     lanes: Vec<Mutex<Lane>>,
     slot_words: usize,
