@@ -3,7 +3,8 @@
 # uploaded through pinned staging of each layout (`genie-bench --mode ceilings`); then the
 # SIFT-like workload (seed 1) of OBJECTS (default 1,000,000) and BIG (default 4,500,000) objects
 # from NumPy, `genie build` and three `genie -v search --device gpu` of 1,024 queries each, with
-# the upload's stage line, and the GPU's answers against the CPU's. Then the GPU test binaries
+# the upload's stage line, the GPU's answers against the CPU's, and `dd` of as many bytes as the
+# index to the same disk. Then the GPU test binaries
 # staged in .gpu/tests (conformance, index, ...). Writes $OUT/upload-summary.txt.
 set -uo pipefail
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
@@ -33,7 +34,13 @@ for n in ${OBJECTS:-1000000} ${BIG:-4500000}; do
   done
   $g --quiet search --device cpu --index "$d/i.genie" --queries "$q" --k 100 --output "$d/oc.jsonl" 2>&1 | tail -2
   cmp -s "$d/o.jsonl" "$d/oc.jsonl" && echo "GPU == CPU: yes ($(wc -l < "$d/o.jsonl") lines)" | tee -a "$sum" || echo "GPU == CPU: NO" | tee -a "$sum"
+  # the disk's own write speed for a file of the index's size, in the same run
+  mb=$(( $(stat -c %s "$d/i.genie") >> 20 ))
   rm -rf "$d/w" "$d/i.genie"
+  sync; t0=$(now)
+  dd if=/dev/zero of="$d/dd.bin" bs=16M count=$((mb / 16)) conv=fsync 2>&1 | tail -1 | sed "s/^/  dd conv=fsync: /" | tee -a "$sum"
+  echo "disk ceiling: $((mb / 16 * 16)) MiB in $(since "$t0") ms" | tee -a "$sum"
+  rm -f "$d/dd.bin"
 done
 echo "== GPU tests (.gpu/run tests)" | tee -a "$sum"
 GENIE_BIN=$PWD/.gpu/bin/genie timeout 300 .gpu/run tests --test-threads 4 > "$res/upload-tests.log" 2>&1
