@@ -497,6 +497,12 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
             stages.queries as f64 / secs.max(1e-9)
         );
     }
+    let t = Instant::now();
+    drop(service);
+    log::debug!(
+        "released the index and devices in {:.1} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
     Ok(())
 }
 
