@@ -4,6 +4,10 @@
 
 use super::file::io_err;
 use super::persist::{array_sum, le_bytes, ChunkSums, IndexWriter, Shape};
+use super::sort::{
+    block_maxima, count_keywords, dedup_objects, keyword_ranges, scatter, sort_ranges, ObjectView,
+    SharedOut, SortChunk,
+};
 use super::InvertedIndex;
 use crate::atomic::AtomicFile;
 use crate::error::{GenieError, Result};
@@ -378,21 +382,6 @@ struct Plan {
     fail_past: Option<u64>,
 }
 
-/// Postings bytes per keyword range of the sort. A pass over a range writes only that range's
-/// part of the List Array, so a part that stays in the last-level cache is written at cache
-/// speed (the sort of 1 M SIFT-like objects takes half the time of one pass on a 2-core EPYC);
-/// and in [`IndexBuilder::build_and_save`], the writes start after the first range is sorted.
-const RANGE_BYTES: u64 = 32 << 20;
-/// The most keyword ranges of the sort: each pass reads a line or two of every object.
-const MAX_RANGES: usize = 64;
-
-/// The keyword ranges of a sort of `postings` postings.
-fn sort_ranges(postings: u64) -> usize {
-    (postings * 4)
-        .div_ceil(RANGE_BYTES)
-        .clamp(1, MAX_RANGES as u64) as usize
-}
-
 /// The objects of a builder after de-duplication, with what the sort needs to know of them.
 struct Prepared {
     object_starts: Vec<u64>,
@@ -559,26 +548,6 @@ fn write_pieces(
     (file, result, waited)
 }
 
-/// About `ranges` consecutive keyword ranges covering `0..offsets.len() - 1`, of about equal
-/// postings (a keyword with more than its share makes a range of its own, or of fewer).
-fn keyword_ranges(offsets: &[u64], ranges: usize) -> Vec<std::ops::Range<Keyword>> {
-    let space = offsets.len() - 1;
-    let total = offsets[space];
-    let mut bounds: Vec<usize> = (1..ranges as u64)
-        .map(|r| {
-            let target = (u128::from(total) * u128::from(r) / ranges as u128) as u64;
-            offsets.partition_point(|&o| o < target).min(space)
-        })
-        .collect();
-    bounds.insert(0, 0);
-    bounds.push(space);
-    bounds.dedup();
-    bounds
-        .windows(2)
-        .map(|w| w[0] as Keyword..w[1] as Keyword)
-        .collect()
-}
-
 fn resolve_space(declared: Option<u32>, max_kw: Option<Keyword>) -> Result<u32> {
     let needed = max_kw.map_or(0, |k| u64::from(k) + 1);
     let space = u64::from(declared.unwrap_or(0)).max(needed);
@@ -595,203 +564,6 @@ fn resolve_space(declared: Option<u32>, max_kw: Option<Keyword>) -> Result<u32> 
         )));
     }
     Ok(space as u32)
-}
-
-/// The objects after de-duplication: object `i` is `keywords[starts[i]..starts[i] + lens[i]]`.
-struct ObjectView<'a> {
-    starts: &'a [u64],
-    lens: &'a [u32],
-    keywords: &'a [Keyword],
-}
-
-impl ObjectView<'_> {
-    fn object(&self, i: usize) -> &[Keyword] {
-        let s = self.starts[i] as usize;
-        &self.keywords[s..s + self.lens[i] as usize]
-    }
-    fn len(&self) -> usize {
-        self.lens.len()
-    }
-}
-
-/// Sorts and de-duplicates every object in place; returns the new lengths.
-fn dedup_objects(starts: &[u64], keywords: &mut [Keyword]) -> Vec<u32> {
-    let mut slices: Vec<&mut [Keyword]> = Vec::with_capacity(starts.len().saturating_sub(1));
-    let mut rest = keywords;
-    for w in starts.windows(2) {
-        let (head, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
-        slices.push(head);
-        rest = tail;
-    }
-    slices
-        .par_iter_mut()
-        .map(|s| {
-            // objects usually arrive sorted (generated data, most files): no sort needed then
-            if s.windows(2).all(|w| w[0] < w[1]) {
-                return s.len() as u32;
-            }
-            s.sort_unstable();
-            let mut len = 0;
-            for i in 0..s.len() {
-                if i == 0 || s[i] != s[len - 1] {
-                    s[len] = s[i];
-                    len += 1;
-                }
-            }
-            len as u32
-        })
-        .collect()
-}
-
-/// A raw pointer that chunks of the scatter write through at disjoint positions.
-#[derive(Clone, Copy)]
-struct SharedOut(*mut ObjectId);
-// SAFETY: every (keyword, chunk) pair owns a disjoint range of the output (see `count_keywords`).
-unsafe impl Send for SharedOut {}
-unsafe impl Sync for SharedOut {}
-
-impl SharedOut {
-    // a method, so closures capture the whole wrapper (Send + Sync), not its raw pointer field
-    fn ptr(self) -> *mut ObjectId {
-        self.0
-    }
-}
-
-/// A chunk of consecutive objects of the counting sort, counted and scattered by one task.
-struct SortChunk {
-    objects: std::ops::Range<usize>,
-    /// Per keyword: the chunk's postings of it, then (after the prefix sum) the place of its next.
-    cursor: Vec<u64>,
-    /// Per object of the chunk: its first keyword not scattered yet (the passes go by keyword
-    /// range, and an object's keywords are ascending).
-    next: Vec<u32>,
-}
-
-/// The counting sort's first half: per chunk of objects, the postings of each keyword; their
-/// prefix sum gives the Position Map and each (keyword, chunk) its place in the List Array.
-fn count_keywords(objects: &ObjectView<'_>, space: u32) -> (Vec<u64>, Vec<SortChunk>) {
-    let n = objects.len();
-    let u = space as usize;
-    let threads = rayon::current_num_threads().max(1);
-    // per-chunk histograms of u counters each: keep them under ~1 GiB in all
-    let max_chunks = ((1usize << 28) / u.max(1)).max(1);
-    let chunks = (threads * 4).min(max_chunks).min(n.max(1));
-    let per = n.div_ceil(chunks).max(1);
-    let mut chunks: Vec<SortChunk> = (0..chunks)
-        .into_par_iter()
-        .map(|c| {
-            let (a, b) = ((c * per).min(n), ((c + 1) * per).min(n));
-            let mut h = vec![0u64; u];
-            for i in a..b {
-                for &kw in objects.object(i) {
-                    h[kw as usize] += 1;
-                }
-            }
-            SortChunk {
-                objects: a..b,
-                cursor: h,
-                next: vec![0; b - a],
-            }
-        })
-        .collect();
-    // offsets[kw] = postings of smaller keywords; a chunk's count becomes its write cursor
-    let mut offsets = vec![0u64; u + 1];
-    let mut total = 0u64;
-    for (kw, offset) in offsets[..u].iter_mut().enumerate() {
-        *offset = total;
-        for c in chunks.iter_mut() {
-            let count = c.cursor[kw];
-            c.cursor[kw] = total;
-            total += count;
-        }
-    }
-    offsets[u] = total;
-    (offsets, chunks)
-}
-
-/// The counting sort's second half over the keywords `keywords`: each chunk writes its objects'
-/// postings of those keywords at its places in `out`, so ids stay ascending within a keyword.
-/// Passes over consecutive ranges, in order, scatter every posting once.
-fn scatter(
-    chunks: &mut [SortChunk],
-    objects: &ObjectView<'_>,
-    out: SharedOut,
-    keywords: std::ops::Range<Keyword>,
-) {
-    chunks.par_iter_mut().for_each(|c| {
-        let first = c.objects.start;
-        for j in 0..c.next.len() {
-            // a pass after the first reads a line or two of each object, 1 KB apart in a
-            // SIFT-like index: too far apart for the hardware prefetcher to follow
-            if let Some(&ahead) = c.next.get(j + AHEAD) {
-                let object = objects.object(first + j + AHEAD);
-                let ahead = ahead as usize;
-                if ahead < object.len() {
-                    // its next 16 keywords: the line they start in and the next
-                    prefetch(&object[ahead]);
-                    prefetch(&object[(ahead + 15).min(object.len() - 1)]);
-                }
-            }
-            let (i, next) = (first + j, &mut c.next[j]);
-            let object = objects.object(i);
-            let mut at = *next as usize;
-            while let Some(&kw) = object.get(at) {
-                if kw >= keywords.end {
-                    break;
-                }
-                let place = &mut c.cursor[kw as usize];
-                // SAFETY: the place lies in the part of the output that the prefix sum gave this
-                // (keyword, chunk) pair alone, below the next pair's start; `out` holds them all.
-                unsafe { *out.ptr().add(*place as usize) = i as ObjectId };
-                *place += 1;
-                at += 1;
-            }
-            *next = at as u32;
-        }
-    });
-}
-
-/// Objects ahead whose next keyword [`scatter`] fetches while it scatters one.
-const AHEAD: usize = 16;
-
-/// Asks for the cache line of `kw` without waiting for it.
-#[inline(always)]
-fn prefetch(kw: &Keyword) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch has no effect but on the cache, whatever the address; this one is a
-    // live reference's.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            std::ptr::from_ref(kw).cast(),
-        )
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = kw;
-}
-
-fn block_maxima(objects: &ObjectView<'_>, block_starts: &[Keyword]) -> Vec<u32> {
-    let nb = block_starts.len();
-    (0..objects.len())
-        .into_par_iter()
-        .fold(
-            || vec![0u32; nb],
-            |mut acc, i| {
-                let obj = objects.object(i);
-                let mut j = 0;
-                while j < obj.len() {
-                    let b = block_starts.partition_point(|&s| s <= obj[j]) - 1;
-                    let end = block_starts.get(b + 1).copied().unwrap_or(Keyword::MAX);
-                    let run = obj[j..].partition_point(|&k| k < end);
-                    acc[b] = acc[b].max(run as u32);
-                    j += run;
-                }
-                acc
-            },
-        )
-        .reduce(
-            || vec![0u32; nb],
-            |a, b| a.iter().zip(&b).map(|(x, y)| *x.max(y)).collect(),
-        )
 }
 
 #[cfg(test)]

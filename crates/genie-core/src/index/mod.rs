@@ -10,6 +10,7 @@ mod legacy;
 mod persist;
 mod prepare;
 mod section;
+mod sort;
 
 pub use build::{IndexBuilder, MAX_KEYWORD_SPACE};
 pub use persist::{ALIGN, FORMAT_VERSION};
