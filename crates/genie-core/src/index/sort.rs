@@ -22,6 +22,36 @@ pub(super) fn sort_ranges(postings: u64) -> usize {
         .clamp(1, MAX_RANGES as u64) as usize
 }
 
+/// Room for `total` postings, asked for in huge pages: each chunk of the scatter writes to
+/// thousands of keywords' places at once, a TLB miss on most postings with 4 KiB pages (35% of the
+/// sort's time on a 16-core Xeon).
+pub(super) fn list_array_room(total: usize) -> Vec<ObjectId> {
+    let mut postings = Vec::with_capacity(total);
+    crate::huge::advise_huge_pages(postings.spare_capacity_mut());
+    postings
+}
+
+/// The List Array of `objects`, counted into `chunks` and `offsets` ([`count_keywords`]), sorted
+/// in passes over about `ranges` keyword ranges; with the passes made.
+pub(super) fn sort_postings(
+    objects: &ObjectView<'_>,
+    chunks: &mut [SortChunk],
+    offsets: &[u64],
+    ranges: usize,
+) -> (Vec<ObjectId>, usize) {
+    let total = offsets[offsets.len() - 1] as usize;
+    let mut postings = list_array_room(total);
+    let out = SharedOut(postings.as_mut_ptr());
+    let ranges = keyword_ranges(offsets, ranges);
+    for keywords in &ranges {
+        scatter(chunks, objects, out, keywords.clone());
+    }
+    // SAFETY: the chunks' places tile 0..total (the prefix sum of `count_keywords`), and the
+    // passes over the keyword ranges, which cover the keyword space, wrote every one of them.
+    unsafe { postings.set_len(total) };
+    (postings, ranges.len())
+}
+
 /// About `ranges` consecutive keyword ranges covering `0..offsets.len() - 1`, of about equal
 /// postings (a keyword with more than its share makes a range of its own, or of fewer).
 pub(super) fn keyword_ranges(offsets: &[u64], ranges: usize) -> Vec<std::ops::Range<Keyword>> {
