@@ -88,8 +88,5 @@ done
 # sync at the end (what a save is), and with O_DIRECT
 mb=$(( $(stat -c %s "$d/b/keywords.npy") >> 20 ))
 for flags in "conv=fsync" "oflag=direct conv=fsync"; do
-  sync; t0=$(now)
-  dd if=/dev/zero of="$d/dd.bin" bs=16M count=$((mb / 16)) $flags 2>&1 | tail -1 | sed "s/^/  dd $flags: /" | tee -a "$sum"
-  echo "disk ceiling ($flags): $((mb / 16 * 16)) MiB in $(since "$t0") ms" | tee -a "$sum"
-  rm -f "$d/dd.bin"
+  disk_ceiling "$mb" "$d/dd.bin" "$flags" | tee -a "$sum"
 done

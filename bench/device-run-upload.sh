@@ -37,10 +37,7 @@ for n in ${OBJECTS:-1000000} ${BIG:-4500000}; do
   # the disk's own write speed for a file of the index's size, in the same run
   mb=$(( $(stat -c %s "$d/i.genie") >> 20 ))
   rm -rf "$d/w" "$d/i.genie"
-  sync; t0=$(now)
-  dd if=/dev/zero of="$d/dd.bin" bs=16M count=$((mb / 16)) conv=fsync 2>&1 | tail -1 | sed "s/^/  dd conv=fsync: /" | tee -a "$sum"
-  echo "disk ceiling: $((mb / 16 * 16)) MiB in $(since "$t0") ms" | tee -a "$sum"
-  rm -f "$d/dd.bin"
+  disk_ceiling "$mb" "$d/dd.bin" conv=fsync | tee -a "$sum"
 done
 echo "== GPU tests (.gpu/run tests)" | tee -a "$sum"
 GENIE_BIN=$PWD/.gpu/bin/genie timeout 300 .gpu/run tests --test-threads 4 > "$res/upload-tests.log" 2>&1

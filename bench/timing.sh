@@ -11,3 +11,14 @@ walls() {
   done
   python3 -c "import statistics,sys; v=sorted(map(float,sys.argv[1:])); print(f'best {v[0]:.1f} ms, median {statistics.median(v):.1f} ms')" "${ts[@]}"
 }
+# disk_ceiling MIB FILE FLAGS: the disk's own write speed, in the same run as a build: MIB MiB
+# (whole 16 MiB blocks) of zeros written to FILE by dd with FLAGS (e.g. "conv=fsync"), after a
+# sync; prints dd's line and the wall time, and removes FILE
+disk_ceiling() {
+  local mb=$1 file=$2 flags=$3 t0
+  sync; t0=$(now)
+  # shellcheck disable=SC2086 # the flags are words
+  dd if=/dev/zero of="$file" bs=16M count=$((mb / 16)) $flags 2>&1 | tail -1 | sed "s/^/  dd $flags: /"
+  echo "disk ceiling ($flags): $((mb / 16 * 16)) MiB in $(since "$t0") ms"
+  rm -f "$file"
+}
