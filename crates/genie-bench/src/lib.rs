@@ -25,6 +25,7 @@ pub mod charts_ann;
 pub mod charts_plot;
 pub mod charts_queries;
 pub mod charts_suite;
+pub mod check_speed;
 pub mod cpu_suite;
 pub mod csv_rows;
 pub mod dump;

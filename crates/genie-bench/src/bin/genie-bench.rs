@@ -14,7 +14,9 @@
 //! SIFT-like keyword objects as text, NumPy CSR, Parquet and Arrow files for timing `genie build`;
 //! genie_bench::write_keywords), `cpu` (the CPU backend on the suite's keyword workloads;
 //! genie_bench::cpu_suite), `kind` (an index of any kind with a file of text queries and the
-//! kind's stage breakdown; genie_bench::kind_bench) and `vectors` (genie's rows on the
+//! kind's stage breakdown; genie_bench::kind_bench), `check` (how fast an index file opens:
+//! load against the bare checksum pass over mappings made in several ways;
+//! genie_bench::check_speed) and `vectors` (genie's rows on the
 //! recall/throughput curves from an index built by `genie build --kind vectors`;
 //! genie_bench::ann_genie).
 
@@ -54,6 +56,11 @@ fn main() -> Result<()> {
         // the CPU backend on the suite's keyword workloads (genie_bench::cpu_suite)
         let args = genie_bench::cpu_suite::CpuArgs::parse();
         return genie_bench::cpu_suite::run(&args);
+    }
+    if mode_is("check", std::env::args()) {
+        // how fast an index file opens, and what bounds it (genie_bench::check_speed)
+        let args = genie_bench::check_speed::CheckArgs::parse();
+        return genie_bench::check_speed::run(&args);
     }
     if mode_is("kind", std::env::args()) {
         // any kind's index and text queries, with the kind's stages (genie_bench::kind_bench)
