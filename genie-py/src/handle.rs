@@ -254,7 +254,7 @@ impl Handle {
     ) -> PyResult<Bound<'py, PyAny>> {
         let t = Instant::now();
         let out = if json {
-            answer_lines(answers, 0)?.into_pyobject(py)?.into_any()
+            answer_lines(answers, 0).into_pyobject(py)?.into_any()
         } else {
             answer_arrays(py, answers, k as usize)?.into_any()
         };

@@ -244,14 +244,9 @@ async fn search(
         if i > 0 {
             out.push(b',');
         }
-        let start = out.len();
-        answer
-            .write_json(&mut out, i as u64)
-            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        answer.push_json(&mut out, i as u64);
         // the JSON line's newline
-        if out.len() > start {
-            out.pop();
-        }
+        out.pop();
     }
     out.extend_from_slice(b"]}");
     Ok(([(header::CONTENT_TYPE, "application/json")], out).into_response())

@@ -16,7 +16,7 @@ use genie::core::atomic::AtomicFile;
 use genie::core::{DeviceChoice, GenieError, InvertedIndex};
 use genie::data_error::DataError;
 use genie::input::display_path;
-use genie::kind::{BuildJob, Kind, KindIndex, Options, QueryReader, Registry};
+use genie::kind::{write_answers, BuildJob, Kind, KindIndex, Options, QueryReader, Registry};
 use genie::open::{load, open_backends, place, OpenSpec};
 use genie::progress::bytes_bar;
 use genie::safety::{refuse_overwrite, Read};
@@ -583,11 +583,9 @@ fn search_remote(
         let answers = client
             .search(&name, &raws, args.k, args.min_count, &options)
             .map_err(|e| anyhow!("{} to {}: {e}", places[0], places[places.len() - 1]))?;
-        for a in &answers {
-            a.write_json(&mut out, first)
-                .with_context(|| format!("cannot write to {out_name}"))?;
-            first += 1;
-        }
+        write_answers(&mut out, first, &answers)
+            .with_context(|| format!("cannot write to {out_name}"))?;
+        first += answers.len() as u64;
         out.flush()
             .with_context(|| format!("cannot write to {out_name}"))?;
     }

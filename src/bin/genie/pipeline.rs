@@ -10,6 +10,7 @@
 //! ends.
 
 use anyhow::{anyhow, Context, Result};
+use genie::kind::write_answers;
 use genie::service::Ticket;
 use indicatif::{HumanCount, ProgressBar};
 use std::io::Write;
@@ -80,7 +81,8 @@ pub fn search_chunks(
     })
 }
 
-/// The output thread: writes the answers of each chunk in order, then flushes.
+/// The output thread: waits for the answers of each chunk, writes them in order (formatted on
+/// all cores, [`write_answers`]), then flushes.
 fn write_chunks(
     chunks: Receiver<Chunk>,
     out: &mut (dyn Write + Send),
@@ -90,18 +92,28 @@ fn write_chunks(
     let mut st = Stages::default();
     let failed = || format!("cannot write to {out_name}");
     for chunk in chunks {
-        let mut t = Instant::now();
+        let t = Instant::now();
+        // the answers before a failed search are still written, then the failure is the error
+        let mut answers = Vec::with_capacity(chunk.tickets.len());
+        let mut failure = None;
         for ticket in chunk.tickets {
-            let answer = ticket.wait().context("search failed")?;
-            let t2 = Instant::now();
-            st.search_ms += (t2 - t).as_secs_f64() * 1e3;
-            answer.write_json(out, st.queries).with_context(failed)?;
-            st.queries += 1;
-            t = Instant::now();
-            st.output_ms += (t - t2).as_secs_f64() * 1e3;
+            match ticket.wait() {
+                Ok(answer) => answers.push(answer),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
         }
+        let t2 = Instant::now();
+        st.search_ms += (t2 - t).as_secs_f64() * 1e3;
+        write_answers(out, st.queries, &answers).with_context(failed)?;
+        st.queries += answers.len() as u64;
         out.flush().with_context(failed)?;
-        st.output_ms += t.elapsed().as_secs_f64() * 1e3;
+        st.output_ms += t2.elapsed().as_secs_f64() * 1e3;
+        if let Some(e) = failure {
+            return Err(anyhow::Error::new(e).context("search failed"));
+        }
         bar.set_position(chunk.read_bytes);
         bar.set_message(format!("{} queries", HumanCount(st.queries)));
     }
