@@ -506,6 +506,11 @@ fn malformed_queries() {
     check_bad_queries(b"1\n2\n1\xc0\n", 3, "UTF-8");
     // a weight so large that the query's count bound exceeds what the counters support
     check_bad_queries(b"1\n1:20000000\n", 2, "count bound");
+    // a chunk's queries are parsed at once: the first bad one (in order) is the one named
+    let many_bad: String = (0..3000)
+        .map(|i| if i % 7 == 5 { "x\n" } else { "1\n" })
+        .collect();
+    check_bad_queries(many_bad.as_bytes(), 6, "\"x\"");
 }
 
 #[test]

@@ -24,6 +24,7 @@ use genie::server::client::Client;
 use genie::server::{Limits, ServerConfig};
 use genie::service::{BatchPolicy, Service};
 use pipeline::{search_chunks, Chunk};
+use rayon::prelude::*;
 use serde_json::Value;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -448,17 +449,28 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     let (mut out, out_name) = open_output(args.output.as_deref())?;
     let bar = bytes_bar("searching", reader.progress().1, quiet);
     let next_chunk = || {
-        let mut chunk = Vec::new();
+        // read in order, then parsed on all cores; the first bad query (in order) is the error
+        let (mut raws, mut places) = (Vec::new(), Vec::new());
         read_chunk(reader.as_mut(), args.batch_queries, |raw, r| {
-            let q = service
-                .parse(LOCAL, &raw, &options)
-                .map_err(|e| anyhow!("{}: {e}", r.location()))?;
-            chunk.push((q, args.k, args.min_count));
+            raws.push(raw);
+            places.push(r.location());
             Ok(())
         })?;
-        if chunk.is_empty() {
+        if raws.is_empty() {
             return Ok(None);
         }
+        let parsed: Vec<_> = raws
+            .par_iter()
+            .map(|raw| service.parse(LOCAL, raw, &options))
+            .collect();
+        let chunk = parsed
+            .into_iter()
+            .zip(&places)
+            .map(|(q, place)| {
+                q.map(|q| (q, args.k, args.min_count))
+                    .map_err(|e| anyhow!("{place}: {e}"))
+            })
+            .collect::<Result<Vec<_>>>()?;
         let tickets = service.submit(LOCAL, chunk)?;
         let read_bytes = reader.progress().0;
         Ok(Some(Chunk {
