@@ -13,9 +13,8 @@ d=/tmp/genie-check; rm -rf "$d"; mkdir -p "$d"
 g=.gpu/bin/genie; gb=.gpu/bin/genie-bench
 sum="$res/check-summary.txt"
 export RUST_LOG=${RUST_LOG:-warn}
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$sum"
-echo "host cores: $(nproc); kernel: $(uname -r); commit: $(cat .gpu/COMMIT 2>/dev/null)" | tee -a "$sum"
 source "$(dirname "$0")/timing.sh"
+device_header "$sum"
 for shape in "sift 1000000 237 67 1024" "issue3 10000000 128 64 8192"; do
   read -r name n dims values nq <<< "$shape"
   w="$d/$name"

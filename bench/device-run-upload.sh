@@ -12,9 +12,8 @@ d=/tmp/genie-upload; rm -rf "$d"; mkdir -p "$d"
 g=.gpu/bin/genie; gb=.gpu/bin/genie-bench
 sum="$res/upload-summary.txt"
 export RUST_LOG=${RUST_LOG:-warn}
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$sum"
-echo "host cores: $(nproc); commit: $(cat .gpu/COMMIT 2>/dev/null)" | tee -a "$sum"
 source "$(dirname "$0")/timing.sh"
+device_header "$sum"
 echo "== ceilings and staged uploads" | tee -a "$sum"
 timeout 180 $gb --mode ceilings 2>&1 | grep -vE "^\[" | tee -a "$sum"
 for n in ${OBJECTS:-1000000} ${BIG:-4500000}; do
