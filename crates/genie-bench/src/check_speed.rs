@@ -1,15 +1,16 @@
 //! `genie-bench --mode check`: how fast an index file opens, and what bounds it. On one index
 //! file (page cache warm) it times `InvertedIndex::load` (map, check every byte, check the
-//! structure) and, beside it, the bare checksum pass that load makes (xxh3 of 16 MiB chunks on
-//! all cores) over the same file mapped in different ways, so that the cost of faulting the
-//! mapping in is told apart from the hashing:
-//! - `fresh`: a new mapping, pages faulted in by the hashing itself (what load does);
-//! - `populate`: a new mapping made with `MAP_POPULATE` (the kernel maps every page first, on
-//!   one thread);
-//! - `populate-read`: a new mapping, each chunk's pages asked for with
-//!   `madvise(MADV_POPULATE_READ)` by the thread that hashes it;
-//! - `faulted`: the mapping of the last pass again, its pages already mapped: the hashing alone;
-//! - `read`: a sum of the faulted mapping's words, the host's read ceiling for the same bytes.
+//! structure) and, beside it, passes over the same file in 16 MiB chunks on all cores (load's
+//! chunks), each a [`Work`] over a [`Mapping`], so that the cost of faulting the mapping in is
+//! told apart from the hashing and the scan for the largest posting:
+//! - mappings: `fresh` (a new mapping, faulted in by the work itself, as load's), `populate`
+//!   (`MAP_POPULATE`: the kernel maps every page first, on one thread), `populate-read` (each
+//!   chunk's pages asked for with `madvise(MADV_POPULATE_READ)` by the thread that works on it),
+//!   `faulted` (the last fresh mapping again, its pages already mapped: the work alone);
+//! - work: the checksum (`xxh3_64` of the chunk, or streamed 64 KiB at a time), the checksum and
+//!   the largest word as load does them over the List Array (`index::sum_and_largest`), the
+//!   largest word alone (one running maximum, or `index::largest_word`'s 16 lanes), and a sum of
+//!   the words: the host's read ceiling for the same bytes.
 //!
 //! Each line is the best and the median of `--repeats` timed runs after an untimed one.
 
@@ -39,39 +40,60 @@ pub struct CheckArgs {
     pub repeats: usize,
 }
 
-/// The checksum pass's chunk (genie-core's `CHUNK_LOG2`).
+/// The passes' chunk (genie-core's `CHUNK_LOG2`).
 const CHUNK: usize = 1 << 24;
 
 /// How a pass gets its mapping.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Way {
+enum Mapping {
     Fresh,
     Populate,
     PopulateRead,
     Faulted,
-    Read,
-    Streamed,
-    Max,
-    Lanes,
-    Fused,
-    FusedPopulateRead,
 }
 
-impl Way {
-    fn name(self) -> &'static str {
-        match self {
-            Way::Fresh => "fresh",
-            Way::Populate => "populate",
-            Way::PopulateRead => "populate-read",
-            Way::Faulted => "faulted",
-            Way::Read => "read",
-            Way::Streamed => "faulted, streamed 64 KiB",
-            Way::Max => "faulted, largest word only",
-            Way::Lanes => "faulted, largest, 16 lanes",
-            Way::Fused => "fresh, hash and largest",
-            Way::FusedPopulateRead => "populate-read, hash and largest",
-        }
-    }
+/// What a pass does with each chunk.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Work {
+    Checksum,
+    Streamed,
+    ChecksumAndLargest,
+    Largest,
+    LargestLanes,
+    Read,
+}
+
+/// The passes timed, in order: those over fresh mappings, then those over the last one, faulted.
+const PASSES: [(Mapping, Work); 10] = [
+    (Mapping::Fresh, Work::Checksum),
+    (Mapping::Populate, Work::Checksum),
+    (Mapping::PopulateRead, Work::Checksum),
+    (Mapping::Fresh, Work::ChecksumAndLargest),
+    (Mapping::PopulateRead, Work::ChecksumAndLargest),
+    (Mapping::Faulted, Work::Checksum),
+    (Mapping::Faulted, Work::Streamed),
+    (Mapping::Faulted, Work::Largest),
+    (Mapping::Faulted, Work::LargestLanes),
+    (Mapping::Faulted, Work::Read),
+];
+
+/// A pass's line label.
+fn label(mapping: Mapping, work: Work) -> String {
+    let mapping = match mapping {
+        Mapping::Fresh => "fresh",
+        Mapping::Populate => "populate",
+        Mapping::PopulateRead => "populate-read",
+        Mapping::Faulted => "faulted",
+    };
+    let work = match work {
+        Work::Checksum => "checksum",
+        Work::Streamed => "checksum streamed 64 KiB",
+        Work::ChecksumAndLargest => "checksum and largest",
+        Work::Largest => "largest, one maximum",
+        Work::LargestLanes => "largest, 16 lanes",
+        Work::Read => "read (sum of words)",
+    };
+    format!("{mapping}, {work}")
 }
 
 /// Maps `file` (read only), with `MAP_POPULATE` when asked.
@@ -84,49 +106,42 @@ fn map(file: &File, populate: bool) -> Result<Mmap> {
     Ok(unsafe { options.map(file) }?)
 }
 
-/// Load's pass over the List Array: the chunk hashed and its largest word found, 64 KiB at a
-/// time.
-fn fused(c: &[u8]) -> u64 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    let mut m = 0;
-    for piece in c.chunks(1 << 16) {
-        h.update(piece);
-        m = genie_core::index::largest_word(piece).max(m);
+/// One chunk's work; a number made of all of it (so that it is not optimised away).
+fn work(c: &[u8], work: Work) -> u64 {
+    match work {
+        Work::Checksum => xxh3_64(c),
+        Work::Streamed => {
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            for piece in c.chunks(1 << 16) {
+                h.update(piece);
+            }
+            h.digest()
+        }
+        Work::ChecksumAndLargest => {
+            let (sum, largest) = genie_core::index::sum_and_largest(c);
+            sum ^ u64::from(largest)
+        }
+        Work::Largest => u64::from(c.chunks_exact(4).fold(0u32, |a, w| {
+            a.max(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        })),
+        Work::LargestLanes => u64::from(genie_core::index::largest_word(c)),
+        Work::Read => c
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
+            .fold(0u64, u64::wrapping_add),
     }
-    h.digest() ^ u64::from(m)
 }
 
-/// One pass over `m` in the way `way`: the combined sum (so the work is not optimised away).
-fn pass(m: &Mmap, way: Way) -> u64 {
+/// One pass over `m`, each chunk's pages first asked for when `populate_read`.
+fn pass(m: &Mmap, populate_read: bool, what: Work) -> u64 {
     let base = m.as_ptr() as usize;
     m.par_chunks(CHUNK)
-        .map(|c| match way {
-            Way::Read => c
-                .chunks_exact(8)
-                .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
-                .fold(0u64, u64::wrapping_add),
-            Way::PopulateRead | Way::FusedPopulateRead => {
+        .map(|c| {
+            if populate_read {
                 // an error (a kernel before 5.14) only leaves the pages to be faulted
                 let _ = m.advise_range(Advice::PopulateRead, c.as_ptr() as usize - base, c.len());
-                if way == Way::PopulateRead {
-                    xxh3_64(c)
-                } else {
-                    fused(c)
-                }
             }
-            Way::Streamed => {
-                let mut h = xxhash_rust::xxh3::Xxh3::new();
-                for piece in c.chunks(1 << 16) {
-                    h.update(piece);
-                }
-                h.digest()
-            }
-            Way::Max => u64::from(c.chunks_exact(4).fold(0u32, |a, w| {
-                a.max(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            })),
-            Way::Lanes => u64::from(genie_core::index::largest_word(c)),
-            Way::Fused => fused(c),
-            _ => xxh3_64(c),
+            work(c, what)
         })
         .reduce(|| 0, |a, b| a.rotate_left(5) ^ b)
 }
@@ -171,33 +186,22 @@ pub fn run(args: &CheckArgs) -> Result<()> {
             Ok(())
         })?,
     );
-    let mut last = None;
-    for way in [
-        Way::Fresh,
-        Way::Populate,
-        Way::PopulateRead,
-        Way::Fused,
-        Way::FusedPopulateRead,
-    ] {
-        line(
-            &format!("checksum pass, {}", way.name()),
-            times(args.repeats, || {
-                let m = map(&file, way == Way::Populate)?;
-                std::hint::black_box(pass(&m, way));
-                last = Some(m);
-                Ok(())
-            })?,
-        );
-    }
-    let m = last.context("no mapping was made")?;
-    for way in [Way::Faulted, Way::Streamed, Way::Max, Way::Lanes, Way::Read] {
-        line(
-            &format!("checksum pass, {}", way.name()),
-            times(args.repeats, || {
-                std::hint::black_box(pass(&m, way));
-                Ok(())
-            })?,
-        );
+    let mut last: Option<Mmap> = None;
+    for (mapping, what) in PASSES {
+        let timed = times(args.repeats, || {
+            if mapping == Mapping::Faulted {
+                let m = last
+                    .as_ref()
+                    .context("no fresh mapping before a faulted pass")?;
+                std::hint::black_box(pass(m, false, what));
+                return Ok(());
+            }
+            let m = map(&file, mapping == Mapping::Populate)?;
+            std::hint::black_box(pass(&m, mapping == Mapping::PopulateRead, what));
+            last = Some(m);
+            Ok(())
+        })?;
+        line(&label(mapping, what), timed);
     }
     Ok(())
 }

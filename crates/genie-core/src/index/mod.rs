@@ -13,7 +13,7 @@ mod section;
 mod sort;
 
 pub use build::{IndexBuilder, MAX_KEYWORD_SPACE};
-pub use persist::{largest_word, ALIGN, FORMAT_VERSION};
+pub use persist::{largest_word, sum_and_largest, ALIGN, FORMAT_VERSION};
 pub use prepare::{PreparedQuery, Task, WorkList, MAX_COUNT_BOUND};
 pub use section::Section;
 

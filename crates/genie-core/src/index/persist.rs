@@ -101,21 +101,28 @@ fn checksum(bytes: &[u8], log2: u32, max: bool) -> (u64, u32) {
     let sums: Vec<(u64, u32)> = bytes
         .par_chunks(chunk)
         .map(|c| {
-            if !max {
-                return (xxh3_64(c), 0);
+            if max {
+                sum_and_largest(c)
+            } else {
+                (xxh3_64(c), 0)
             }
-            // hash and scan a cache-sized piece at a time, so the chunk is read from memory once
-            let mut h = xxhash_rust::xxh3::Xxh3::new();
-            let mut m = 0u32;
-            for piece in c.chunks(1 << 16) {
-                h.update(piece);
-                m = m.max(largest_word(piece));
-            }
-            (h.digest(), m)
         })
         .collect();
     let m = sums.iter().map(|&(_, m)| m).max().unwrap_or(0);
     (combine(sums.iter().map(|&(s, _)| s)), m)
+}
+
+/// The XXH3-64 of `chunk` and its largest little-endian u32 ([`largest_word`]), the chunk read
+/// from memory once: hashed and scanned a cache-sized piece at a time (`load`'s pass over the
+/// List Array).
+pub fn sum_and_largest(chunk: &[u8]) -> (u64, u32) {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut m = 0u32;
+    for piece in chunk.chunks(1 << 16) {
+        h.update(piece);
+        m = m.max(largest_word(piece));
+    }
+    (h.digest(), m)
 }
 
 /// The largest little-endian u32 of `bytes` (a trailing part word is left out): 16 running
