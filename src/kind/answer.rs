@@ -118,18 +118,15 @@ const FORMAT_BLOCK: usize = 256;
 pub fn write_answers(w: &mut dyn Write, first: u64, answers: &[Answer]) -> io::Result<()> {
     use rayon::prelude::*;
     let block = |b: usize, part: &[Answer]| {
-        let mut buf = Vec::with_capacity(part.len() * (32 + 28 * part[0].hits.len()));
+        let hits = part.first().map_or(0, |a| a.hits.len());
+        let mut buf = Vec::with_capacity(part.len() * (32 + 28 * hits));
         for (i, a) in part.iter().enumerate() {
             a.push_json(&mut buf, first + (b * FORMAT_BLOCK + i) as u64);
         }
         buf
     };
     if answers.len() <= FORMAT_BLOCK {
-        return if answers.is_empty() {
-            Ok(())
-        } else {
-            w.write_all(&block(0, answers))
-        };
+        return w.write_all(&block(0, answers));
     }
     let blocks: Vec<Vec<u8>> = answers
         .par_chunks(FORMAT_BLOCK)

@@ -381,21 +381,18 @@ fn open_output(path: Option<&Path>) -> Result<(Output, String)> {
     Ok((out, name))
 }
 
-/// Reads up to `max` raw queries; errors name where the query came from.
-fn read_chunk(
-    reader: &mut dyn QueryReader,
-    max: usize,
-    mut each: impl FnMut(Value, &dyn QueryReader) -> Result<()>,
-) -> Result<usize> {
-    let mut n = 0;
-    while n < max {
+/// Reads up to `max` raw queries, each with where it came from (for the errors of its parse or
+/// its search); the reader's errors name the place themselves.
+fn read_chunk(reader: &mut dyn QueryReader, max: usize) -> Result<(Vec<Value>, Vec<String>)> {
+    let (mut raws, mut places) = (Vec::new(), Vec::new());
+    while raws.len() < max {
         let Some(raw) = reader.next_query()? else {
             break;
         };
-        each(raw, reader)?;
-        n += 1;
+        raws.push(raw);
+        places.push(reader.location());
     }
-    Ok(n)
+    Ok((raws, places))
 }
 
 fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool) -> Result<()> {
@@ -450,12 +447,7 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     let bar = bytes_bar("searching", reader.progress().1, quiet);
     let next_chunk = || {
         // read in order, then parsed on all cores; the first bad query (in order) is the error
-        let (mut raws, mut places) = (Vec::new(), Vec::new());
-        read_chunk(reader.as_mut(), args.batch_queries, |raw, r| {
-            raws.push(raw);
-            places.push(r.location());
-            Ok(())
-        })?;
+        let (raws, places) = read_chunk(reader.as_mut(), args.batch_queries)?;
         if raws.is_empty() {
             return Ok(None);
         }
@@ -582,13 +574,7 @@ fn search_remote(
     let mut first = 0u64;
     let per_request = args.batch_queries.min(REMOTE_CHUNK);
     loop {
-        let mut raws = Vec::new();
-        let mut places = Vec::new();
-        read_chunk(reader.as_mut(), per_request, |raw, r| {
-            raws.push(raw);
-            places.push(r.location());
-            Ok(())
-        })?;
+        let (raws, places) = read_chunk(reader.as_mut(), per_request)?;
         if raws.is_empty() {
             break;
         }
