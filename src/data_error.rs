@@ -22,6 +22,16 @@ pub enum DataError {
         /// What is wrong.
         message: String,
     },
+    /// A line of a text file was rejected.
+    #[error("{}:{line}: {message}", display_path(path))]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: u64,
+        /// What is wrong.
+        message: String,
+    },
     /// A record of a file was rejected by a plugin.
     #[error("{}:{line}: {error}", display_path(path))]
     Record {

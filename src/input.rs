@@ -223,6 +223,8 @@ pub struct LineReader {
     reader: Box<dyn BufRead>,
     path: PathBuf,
     buf: Vec<u8>,
+    /// The length of the last line in `buf`, without its terminator.
+    line_len: usize,
     line: u64,
     bytes: u64,
     len: Option<u64>,
@@ -274,6 +276,7 @@ impl LineReader {
             reader,
             path: path.to_path_buf(),
             buf: Vec::new(),
+            line_len: 0,
             line: 0,
             bytes: 0,
             len,
@@ -307,6 +310,26 @@ impl LineReader {
 
     /// The next line without its line terminator (`\n` or `\r\n`), or `None` at the end.
     pub fn next_line(&mut self) -> Result<Option<&str>, InputError> {
+        if self.next_bytes()?.is_none() {
+            return Ok(None);
+        }
+        match std::str::from_utf8(&self.buf[..self.line_len]) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) => Err(InputError::NotUtf8 {
+                path: self.path.clone(),
+                line: self.line,
+                column: e.valid_up_to() + 1,
+            }),
+        }
+    }
+
+    /// The next line as bytes (any bytes but the line terminator), or `None` at the end.
+    pub fn next_line_bytes(&mut self) -> Result<Option<&[u8]>, InputError> {
+        Ok(self.next_bytes()?.map(|n| &self.buf[..n]))
+    }
+
+    /// Reads the next line into the buffer; its length without the terminator.
+    fn next_bytes(&mut self) -> Result<Option<usize>, InputError> {
         self.buf.clear();
         let n = self
             .reader
@@ -325,14 +348,8 @@ impl LineReader {
         if let Some(t) = text.strip_suffix(b"\n") {
             text = t.strip_suffix(b"\r").unwrap_or(t);
         }
-        match std::str::from_utf8(text) {
-            Ok(s) => Ok(Some(s)),
-            Err(e) => Err(InputError::NotUtf8 {
-                path: self.path.clone(),
-                line: self.line,
-                column: e.valid_up_to() + 1,
-            }),
-        }
+        self.line_len = text.len();
+        Ok(Some(self.line_len))
     }
 
     fn token_error(&self, error: TokenError) -> InputError {

@@ -404,3 +404,172 @@ fn not_finite_vectors_are_refused() {
         );
     }
 }
+
+/// Sends `signal` (`INT`, `TERM`) to a process.
+fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+/// Waits (at most 60 s) until a temporary file shows in the directory; false when the process
+/// ended first.
+fn wait_for_temporary(d: &Dir, child: &mut std::process::Child) -> bool {
+    for _ in 0..6000 {
+        if d.names().iter().any(|n| n.contains(".genie-tmp-")) {
+            return true;
+        }
+        if child.try_wait().expect("wait").is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("no temporary file appeared in 60 s: {:?}", d.names());
+}
+
+/// Ctrl-C or SIGTERM while a build or a search writes: the process ends by the signal, no
+/// temporary file stays, and the file it was replacing is as it was. A temporary file that a
+/// killed process (SIGKILL, no handler) left is removed by the next write of the same file.
+#[test]
+fn an_interrupted_build_or_search_leaves_no_temporary_file() {
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+    let d = Dir::new();
+    d.write("small.txt", b"1 2\n3 4\n");
+    d.ok(&["build", "--input", "small.txt", "--output", "o.genie"]);
+    let before = d.read("o.genie");
+    // a build that writes while it sorts: its temporary file exists from the start; an input
+    // large enough that it is still writing when signalled (doubled when it was not)
+    let mut objects = 200_000usize;
+    for (signal, number) in [("INT", 2), ("TERM", 15)] {
+        let caught = loop {
+            assert!(
+                objects <= 6_400_000,
+                "the build always ended before the signal"
+            );
+            let mut text = String::with_capacity(objects * 40);
+            for i in 0..objects {
+                let x = (i as u64).wrapping_mul(2_654_435_761) % 1_000_000;
+                text.push_str(&format!("{x} {} {} {}\n", x / 3, x / 7 + 5, i % 1000));
+            }
+            d.write("big.txt", text.as_bytes());
+            let mut child = Command::new(binary())
+                .current_dir(d.0.path())
+                .args([
+                    "--quiet", "build", "--input", "big.txt", "--output", "o.genie",
+                ])
+                .spawn()
+                .expect("spawn genie");
+            if wait_for_temporary(&d, &mut child) {
+                send_signal(child.id(), signal);
+                let status = child.wait().expect("wait");
+                if status.success() {
+                    // it finished before the signal arrived: the index was replaced
+                    d.ok(&["build", "--input", "small.txt", "--output", "o.genie"]);
+                } else {
+                    break status;
+                }
+            } else {
+                d.ok(&["build", "--input", "small.txt", "--output", "o.genie"]);
+            }
+            objects *= 2;
+        };
+        assert_eq!(caught.signal(), Some(number), "build ended by SIG{signal}");
+        assert!(
+            d.names().iter().all(|n| !n.contains("genie-tmp")),
+            "SIG{signal} left {:?}",
+            d.names()
+        );
+        assert_eq!(d.read("o.genie"), before, "the earlier index changed");
+    }
+
+    // a search to --output reading queries from a pipe held open: its output's temporary file
+    // exists while it waits for more queries
+    d.write("old.jsonl", b"earlier results\n");
+    for (signal, number) in [("INT", 2), ("TERM", 15)] {
+        let mut child = Command::new(binary())
+            .current_dir(d.0.path())
+            .args([
+                "--quiet",
+                "search",
+                "--device",
+                "cpu",
+                "--index",
+                "o.genie",
+                "--queries",
+                "-",
+                "--k",
+                "1",
+                "--batch-queries",
+                "1",
+                "--output",
+                "old.jsonl",
+            ])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn genie");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(b"1\n3 4\n").expect("queries");
+        stdin.flush().expect("flush");
+        assert!(wait_for_temporary(&d, &mut child), "the search ended early");
+        send_signal(child.id(), signal);
+        let status = child.wait().expect("wait");
+        drop(stdin);
+        assert_eq!(status.signal(), Some(number), "search ended by SIG{signal}");
+        assert!(
+            d.names().iter().all(|n| !n.contains("genie-tmp")),
+            "SIG{signal} left {:?}",
+            d.names()
+        );
+        assert_eq!(d.read("old.jsonl"), b"earlier results\n");
+    }
+
+    // SIGKILL cannot be caught: what it leaves goes at the next write of the same file
+    let mut child = Command::new(binary())
+        .current_dir(d.0.path())
+        .args([
+            "--quiet",
+            "search",
+            "--device",
+            "cpu",
+            "--index",
+            "o.genie",
+            "--queries",
+            "-",
+            "--k",
+            "1",
+            "--output",
+            "old.jsonl",
+        ])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("spawn genie");
+    assert!(wait_for_temporary(&d, &mut child), "the search ended early");
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    assert!(
+        d.names().iter().any(|n| n.contains("genie-tmp")),
+        "SIGKILL leaves one"
+    );
+    d.write("q.txt", b"1\n");
+    d.ok(&[
+        "search",
+        "--device",
+        "cpu",
+        "--index",
+        "o.genie",
+        "--queries",
+        "q.txt",
+        "--k",
+        "1",
+        "--output",
+        "old.jsonl",
+    ]);
+    assert!(
+        d.names().iter().all(|n| !n.contains("genie-tmp")),
+        "the next write left {:?}",
+        d.names()
+    );
+}

@@ -894,6 +894,7 @@ mod letters {
             index.save(job.output)?;
             Ok(BuildReport {
                 summary: format!("{} words", index.num_objects()),
+                objects: u64::from(index.num_objects()),
                 side_files: Vec::new(),
             })
         }

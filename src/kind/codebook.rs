@@ -100,6 +100,7 @@ pub(super) fn build(job: &BuildJob<'_>, seed: u64) -> Result<BuildReport, DataEr
             probe.candidates,
             report.tuned.recall,
         ),
+        objects: rows as u64,
         side_files: vec![
             genie_lsh::index::vectors_path(job.output),
             codebook_path(job.output),

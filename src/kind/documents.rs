@@ -193,6 +193,7 @@ impl Kind for Documents {
         save(job.output, &index, &transform)?;
         Ok(BuildReport {
             summary: super::summary(&index),
+            objects: u64::from(index.num_objects()),
             side_files: vec![side_path(job.output, SIDE_EXT)],
         })
     }

@@ -67,6 +67,8 @@ pub struct BuildJob<'a> {
 pub struct BuildReport {
     /// A summary of what was indexed, e.g. `3 objects, 9 postings, keyword space 10`.
     pub summary: String,
+    /// The objects indexed (a front end warns when there are none).
+    pub objects: u64,
     /// Side files written beside the index.
     pub side_files: Vec<PathBuf>,
 }

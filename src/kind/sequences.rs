@@ -10,11 +10,11 @@
 //! Theorem 5.2 proves them the true top-k, `candidates` is K of the last round.
 
 use super::{
-    metadata_with, prepared, side_path, text_query, Answer, AnswerHit, BuildJob, BuildReport,
-    IndexSource, Kind, KindIndex, OpenOptions, Options, Placement, Prepared, Request,
+    metadata_with, prepared, side_path, Answer, AnswerHit, BuildJob, BuildReport, IndexSource,
+    Kind, KindIndex, OpenOptions, Options, Placement, Prepared, QueryReader, Request,
 };
 use crate::data_error::DataError;
-use crate::input::LineReader;
+use crate::input::{display_path, LineReader};
 use genie_core::{Engine, IndexBuilder, InvertedIndex, Transform};
 use genie_sa::seq_search::DEFAULT_CANDIDATES;
 use genie_sa::sequence::SequenceQuery;
@@ -34,19 +34,90 @@ const BUILD_BLOCK: usize = 1 << 16;
 /// The extension of the sequences side file.
 pub const SIDE_EXT: &str = "seqs";
 
-/// Reads one sequence per line (UTF-8; errors name the file and line).
-pub fn read_sequences(path: &Path) -> Result<StringTable, DataError> {
+/// Reads one sequence per line: any bytes for [`Alphabet::Bytes`], else UTF-8 text (errors
+/// name the file and line).
+pub fn read_sequences(path: &Path, alphabet: Alphabet) -> Result<StringTable, DataError> {
     let mut reader = LineReader::open(path)?;
     let mut table = StringTable::new();
-    while let Some(line) = reader.next_line()? {
-        table.push(line.as_bytes());
+    if alphabet == Alphabet::Bytes {
+        while let Some(line) = reader.next_line_bytes()? {
+            table.push(line);
+        }
+        return Ok(table);
     }
-    Ok(table)
+    loop {
+        match reader.next_line() {
+            Ok(Some(line)) => table.push(line.as_bytes()),
+            Ok(None) => return Ok(table),
+            Err(crate::input::InputError::NotUtf8 { path, line, column }) => {
+                return Err(DataError::Line {
+                    path,
+                    line,
+                    message: format!(
+                        "line is not valid UTF-8 (invalid byte at column {column}); \
+                         --alphabet bytes reads sequences of any bytes"
+                    ),
+                })
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Reads a queries file of sequences: a line of UTF-8 text is a JSON string, any other line an
+/// array of its byte values (which only an index of `--alphabet bytes` takes).
+pub struct SequenceQueries(LineReader);
+
+impl QueryReader for SequenceQueries {
+    fn next_query(&mut self) -> Result<Option<Value>, DataError> {
+        let Some(line) = self.0.next_line_bytes()? else {
+            return Ok(None);
+        };
+        Ok(Some(match std::str::from_utf8(line) {
+            Ok(text) => Value::String(text.to_string()),
+            Err(_) => Value::Array(line.iter().map(|&b| Value::from(b)).collect()),
+        }))
+    }
+
+    fn location(&self) -> String {
+        format!("{}:{}", display_path(self.0.path()), self.0.lines_read())
+    }
+
+    fn progress(&self) -> (u64, Option<u64>) {
+        (self.0.bytes_read(), self.0.len())
+    }
+}
+
+/// The bytes of a raw sequence query: a string, or (for an index of `alphabet` bytes) an array
+/// of byte values.
+fn query_bytes(raw: &Value, alphabet: Alphabet) -> Result<Vec<u8>, DataError> {
+    match raw {
+        Value::String(s) => Ok(s.as_bytes().to_vec()),
+        Value::Array(items) if alphabet == Alphabet::Bytes => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.as_u64()
+                    .and_then(|b| u8::try_from(b).ok())
+                    .ok_or_else(|| {
+                        DataError::BadQuery(format!("byte {i}: expected 0 to 255, found {v}"))
+                    })
+            })
+            .collect(),
+        Value::Array(_) => Err(DataError::BadQuery(
+            "a sequence of bytes (not UTF-8 text) needs an index built with --alphabet bytes"
+                .into(),
+        )),
+        other => Err(DataError::BadQuery(format!(
+            "expected a string, found {}",
+            super::kind_of(other)
+        ))),
+    }
 }
 
 /// Builds the index of the sequences of `input` (its metadata names `input`).
 pub fn build(input: &Path, config: NGramConfig) -> Result<(InvertedIndex, StringTable), DataError> {
-    let table = read_sequences(input)?;
+    let table = read_sequences(input, config.alphabet)?;
     let transform = SequenceTransform::build(config, table.iter())?;
     let mut builder: IndexBuilder = transform
         .builder()
@@ -137,6 +208,15 @@ impl Kind for Sequences {
         vec![side_path(index, SIDE_EXT)]
     }
 
+    fn read_queries(
+        &self,
+        path: &Path,
+        options: &Options,
+    ) -> Result<Box<dyn QueryReader>, DataError> {
+        options.check(self.name(), self.search_options())?;
+        Ok(Box::new(SequenceQueries(LineReader::open(path)?)))
+    }
+
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
         let o = job.options;
         o.check(self.name(), self.build_options())?;
@@ -158,6 +238,7 @@ impl Kind for Sequences {
         save(job.output, &index, &table)?;
         Ok(BuildReport {
             summary: super::summary(&index),
+            objects: u64::from(index.num_objects()),
             side_files: vec![side_path(job.output, SIDE_EXT)],
         })
     }
@@ -225,8 +306,8 @@ impl KindIndex for SequenceIndex {
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
         options.check(self.kind(), Sequences.search_options())?;
-        let text = text_query(raw)?;
-        let query = self.transform.prepare(text.as_bytes())?;
+        let bytes = query_bytes(raw, self.store.alphabet())?;
+        let query = self.transform.prepare(&bytes)?;
         Ok(Box::new(SeqQuery {
             query,
             candidates: options

@@ -268,6 +268,7 @@ impl Kind for Table {
         index.save(job.output)?;
         Ok(BuildReport {
             summary: super::summary(&index),
+            objects: u64::from(index.num_objects()),
             side_files: Vec::new(),
         })
     }

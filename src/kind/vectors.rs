@@ -301,6 +301,7 @@ impl Kind for Vectors {
                 summary.postings,
                 defaults_summary(&summary)
             ),
+            objects: summary.rows as u64,
             side_files: vec![genie_lsh::index::vectors_path(job.output)],
         })
     }

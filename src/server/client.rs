@@ -37,6 +37,37 @@ pub enum ClientError {
     },
 }
 
+/// Why a request got no answer, in words: nothing listening, no answer in time, or the
+/// connection's own error with its causes.
+fn why_unreached(e: &reqwest::Error) -> String {
+    let mut causes = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        causes.push(s.to_string());
+        source = s.source();
+    }
+    let refused = causes.iter().any(|c| c.contains("refused"));
+    if e.is_connect() && refused {
+        return "cannot connect: nothing listens there (connection refused); is `genie serve` \
+                running at that address?"
+            .into();
+    }
+    if e.is_timeout() {
+        return "no answer in time (the request timed out)".into();
+    }
+    let what = if e.is_connect() {
+        "cannot connect"
+    } else {
+        "the request failed"
+    };
+    causes.dedup();
+    if causes.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {}", causes.join(": "))
+    }
+}
+
 /// An index as the server lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RemoteIndex {
@@ -83,7 +114,7 @@ impl Client {
         let url = format!("{}{path}", self.base);
         let http_err = |e: reqwest::Error| ClientError::Http {
             url: url.clone(),
-            message: e.to_string(),
+            message: why_unreached(&e),
         };
         let mut request = match body {
             Some(b) => self
@@ -102,10 +133,25 @@ impl Client {
             let bytes = response.bytes().await.map_err(http_err)?;
             Ok::<_, ClientError>((status, bytes))
         })?;
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| ClientError::Answer {
-            url: url.clone(),
-            message: format!("not JSON ({e})"),
-        })?;
+        let value: Value = match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            // not the API's JSON: what answered is not a genie server (a proxy, another program)
+            Err(_) if status != 200 => {
+                let text = String::from_utf8_lossy(&bytes);
+                let text: String = text.chars().take(200).collect();
+                return Err(ClientError::Status {
+                    url,
+                    status,
+                    message: format!("not a genie answer: {:?}", text.trim()),
+                });
+            }
+            Err(e) => {
+                return Err(ClientError::Answer {
+                    url,
+                    message: format!("not JSON ({e})"),
+                })
+            }
+        };
         if status != 200 {
             let message = value
                 .get("error")

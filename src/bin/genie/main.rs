@@ -293,6 +293,13 @@ fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -
     let report = kind.build(&job);
     bar.finish_and_clear();
     let report = report.with_context(|| format!("cannot build {}", display_path(&args.output)))?;
+    if report.objects == 0 {
+        log::warn!(
+            "{} holds no objects: {} has none (an index to add to later, or the wrong file?)",
+            display_path(&args.output),
+            display_path(&args.input)
+        );
+    }
     if !quiet {
         let side = if report.side_files.is_empty() {
             String::new()
