@@ -5,6 +5,7 @@
 //!   [`genie_sa`] and [`genie_lsh`] sequences, documents, table rows and vectors), with a
 //!   [`kind::Registry`] to which a user's crate adds its own.
 //! - [`open`]: opens an index file of any kind on the chosen devices (replicas, or parts).
+//! - [`info`]: what `genie info` tells about an index file.
 //! - [`service`]: the batching handle, a cheap-to-clone `Send + Sync` value that gathers queries
 //!   from many callers (async tasks or threads) into batches for one runner per device.
 //! - [`server`]: the HTTP server of `genie serve` on that handle, and its client.
@@ -19,6 +20,7 @@ pub use genie_sa as sa;
 
 pub mod csv_input;
 pub mod data_error;
+pub mod info;
 pub mod input;
 pub mod kind;
 pub mod npy;

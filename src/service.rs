@@ -337,7 +337,10 @@ impl Service {
             if state.closed {
                 return Err(SearchError::ShutDown);
             }
+            // more hits than objects cannot be: a larger k costs nothing more than that
+            let most = u32::try_from(served.replicas[0].num_objects()).unwrap_or(u32::MAX);
             for (query, k, min_count) in queries {
+                let k = k.min(most);
                 let (reply, rx) = oneshot::channel();
                 state.pending.push_back(Pending {
                     query,

@@ -362,14 +362,29 @@ fn info_prints_statistics() {
         "postings: 12",
         "keyword space: 10",
         "max object length: 3",
-        "metadata: ",
+        "built by: genie ",
     ] {
         assert!(text.contains(line), "info lacks {line:?}: {text}");
     }
     assert!(
-        text.contains("objects.txt"),
-        "metadata names the input: {text}"
+        text.lines()
+            .any(|l| l.starts_with("input: ") && l.ends_with("objects.txt")),
+        "the metadata names the input: {text}"
     );
+    // everything as one line of JSON, the metadata whole
+    let out = genie(&[
+        "info".as_ref(),
+        "--json".as_ref(),
+        "--index".as_ref(),
+        f.path("index.genie").as_os_str(),
+    ]);
+    assert_success(&out);
+    let info: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(info["objects"], 6);
+    assert_eq!(info["postings"], 12);
+    assert_eq!(info["format_version"], 2);
+    let input = info["metadata"]["input"].as_str().unwrap_or_default();
+    assert!(input.ends_with("objects.txt"), "{info}");
 }
 
 #[test]

@@ -118,7 +118,7 @@ fn sequences_round_trip() {
         ),
         expected.replace("\"candidates\":32", "\"candidates\":4")
     );
-    let info = d.ok(&["info", "--index", "s.genie"]);
+    let info = d.ok(&["info", "--json", "--index", "s.genie"]);
     assert!(info.contains("\"kind\":\"sequences\""), "{info}");
     assert!(info.contains("\"n\":3"), "{info}");
 }
@@ -370,7 +370,7 @@ fn tables_with_header_and_names() {
         "--output",
         "j.genie",
     ]);
-    let info = d.ok(&["info", "--index", "j.genie"]);
+    let info = d.ok(&["info", "--json", "--index", "j.genie"]);
     assert!(info.contains("\"name\":\"class\""), "{info}");
     let err = d.fails(&[
         "build",

@@ -166,7 +166,7 @@ fn build_and_search_vectors() {
         ],
         p,
     ));
-    let info = ok(&genie(&["info", "--index", "r.genie"], p));
+    let info = ok(&genie(&["info", "--json", "--index", "r.genie"], p));
     for part in [
         "\"family\":\"rbh\"",
         "\"functions\":32",
@@ -244,7 +244,8 @@ fn vector_errors_are_clear() {
     ));
     assert!(
         err.contains(
-            "q3.csv: vector 1: a query of dimension 3, the index holds vectors of dimension 4"
+            "q3.csv: vector 0 (0-based): a query of dimension 3, the index holds vectors of \
+             dimension 4"
         ),
         "{err}"
     );
@@ -288,7 +289,7 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
     ] {
         assert!(summary.contains(part), "summary lacks {part:?}: {summary}");
     }
-    let info = ok(&genie(&["info", "--index", "t.genie"], p));
+    let info = ok(&genie(&["info", "--json", "--index", "t.genie"], p));
     for part in ["\"candidates\":", "\"tuned\":", "\"width_tuned\":true"] {
         assert!(info.contains(part), "info lacks {part}: {info}");
     }
@@ -316,7 +317,7 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
         summary.contains("width 2.000000") && summary.contains("5 candidates by default (given"),
         "{summary}"
     );
-    let info = ok(&genie(&["info", "--index", "g.genie"], p));
+    let info = ok(&genie(&["info", "--json", "--index", "g.genie"], p));
     assert!(
         info.contains("\"candidates\":5") && !info.contains("\"tuned\""),
         "{info}"
@@ -363,24 +364,14 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
         args.extend_from_slice(extra);
         ok(&genie(&args, p))
     };
-    let meta: serde_json::Value = serde_json::from_str(
-        info.lines()
-            .find_map(|l| l.strip_prefix("metadata: "))
-            .expect("a metadata line"),
-    )
-    .expect("JSON metadata");
+    let meta = serde_json::from_str::<serde_json::Value>(&info).expect("JSON")["metadata"].clone();
     assert_eq!(meta["candidates"], 5);
     assert_eq!(
         search("g.genie", &[]),
         search("g.genie", &["--candidates", "5"])
     );
-    let info = ok(&genie(&["info", "--index", "t.genie"], p));
-    let meta: serde_json::Value = serde_json::from_str(
-        info.lines()
-            .find_map(|l| l.strip_prefix("metadata: "))
-            .expect("a metadata line"),
-    )
-    .expect("JSON metadata");
+    let info = ok(&genie(&["info", "--json", "--index", "t.genie"], p));
+    let meta = serde_json::from_str::<serde_json::Value>(&info).expect("JSON")["metadata"].clone();
     let tuned = meta["candidates"]
         .as_u64()
         .expect("tuned candidates")
@@ -481,6 +472,8 @@ fn non_finite_and_empty_vector_files_are_refused() {
                 p,
             ));
             assert!(err.contains(want), "{lsh} {file}: {err}");
+            assert_eq!(err.matches(file).count(), 1, "the file named once: {err}");
+            assert!(!err.contains("cannot build a"), "{err}");
         }
     }
     ok(&genie(

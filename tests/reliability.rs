@@ -280,15 +280,15 @@ fn common_messages_say_what_was_wrong_once() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["build", "--input", "nope.txt", "--output", "o.genie"],
-            "genie: error: cannot build an index from nope.txt: nope.txt: cannot open: No such file or directory (os error 2)\n",
+            "genie: error: cannot build o.genie: nope.txt: cannot open: No such file or directory (os error 2)\n",
         ),
         (
             vec!["build", "--input", "objects.txt", "--output", "o.genie"],
-            "genie: error: cannot build an index from objects.txt: objects.txt:2: bad keyword \"x\": expected an unsigned 32-bit integer\n",
+            "genie: error: cannot build o.genie: objects.txt:2: bad keyword \"x\": expected an unsigned 32-bit integer\n",
         ),
         (
             vec!["search", "--index", "nope.genie", "--queries", "q.txt", "--k", "1"],
-            "genie: error: cannot search nope.genie: nope.genie: No such file or directory (os error 2)\n",
+            "genie: error: cannot open the index: nope.genie: No such file or directory (os error 2)\n",
         ),
         (
             vec!["build", "--kind", "graphs", "--input", "objects.txt", "--output", "o.genie"],

@@ -260,6 +260,28 @@ fn every_kind_answers_as_the_cli_does() {
             remote, local,
             "{name}: genie search --server differs from a local search"
         );
+        // the same answers written to --output, by the local search and through the server
+        for (how, mut args) in [
+            (
+                "local",
+                vec!["search", "--device", "cpu", "--index", &index],
+            ),
+            (
+                "remote",
+                vec!["search", "--server", &server.url, "--index", name],
+            ),
+        ] {
+            let out = format!("{name}-{how}.jsonl");
+            args.extend(["--queries", queries, "--k", "3", "--output", &out]);
+            assert_eq!(
+                f.genie(&args),
+                "",
+                "{name} {how}: --output writes nothing to stdout"
+            );
+            let written = std::fs::read_to_string(f.path(&out))
+                .unwrap_or_else(|e| panic!("{name} {how}: --output {out} was not written: {e}"));
+            assert_eq!(written, local, "{name} {how}: --output differs from stdout");
+        }
         // the API with the queries in JSON, read as the CLI's client reads them
         let kind = Registry::default();
         let kind_name = match name {

@@ -29,10 +29,8 @@ pub(super) const SEARCH_OPTIONS: &[&str] =
 /// Builds, tunes and saves a codebook index.
 pub(super) fn build(job: &BuildJob<'_>, seed: u64) -> Result<BuildReport, DataError> {
     let o = job.options;
-    let file_err = |e: genie_lsh::LshError| DataError::File {
-        path: job.input.to_path_buf(),
-        message: format!("cannot build a codebook index: {e}"),
-    };
+    // genie-lsh's errors name the file they are about
+    let file_err = DataError::Lsh;
     let target = o.f64("target_recall")?.unwrap_or(DEFAULT_TARGET);
     if !(target > 0.0 && target <= 1.0) {
         return Err(DataError::BadOption {
@@ -136,6 +134,55 @@ struct CodebookQuery {
     counting: Counting,
 }
 
+impl OpenCodebook {
+    /// The probe and the counting of a search: the index's defaults with the options given,
+    /// each checked (a value that cannot work is an error naming its option).
+    fn probe(&self, options: &Options) -> Result<(Probe, Counting), DataError> {
+        options.check("vectors", SEARCH_OPTIONS)?;
+        let mut probe = self.index.probe();
+        if let Some(c) = options.u32_at_least("candidates", 1)? {
+            probe.candidates = c;
+        }
+        if let Some(p) = options.u32_at_least("probes", 1)? {
+            probe.probes = p;
+        }
+        if let Some(e) = options.u32_at_least("entries", 1)? {
+            probe.entries = e;
+        }
+        if let Some(l) = options.u32("levels")? {
+            probe.levels = l;
+        }
+        if options.has("entries") && probe.levels > 0 {
+            return Err(DataError::BadOption {
+                name: "entries".into(),
+                message: format!(
+                    "does nothing with closeness weights: this search weighs every codeword by                      {} levels (add --levels 0 to probe the nearest entries instead)",
+                    probe.levels
+                ),
+            });
+        }
+        probe.validate().map_err(|e| DataError::BadOption {
+            name: ["levels", "entries", "probes", "candidates"]
+                .into_iter()
+                .find(|n| options.has(n))
+                .unwrap_or("probes")
+                .into(),
+            message: e.to_string(),
+        })?;
+        let counting = match options.str("counting")? {
+            None | Some("scan") => Counting::Scan,
+            Some("lists") => Counting::Lists(self.method),
+            Some(other) => {
+                return Err(DataError::BadOption {
+                    name: "counting".into(),
+                    message: format!("expected scan or lists, found {other:?}"),
+                })
+            }
+        };
+        Ok((probe, counting))
+    }
+}
+
 impl KindIndex for OpenCodebook {
     fn kind(&self) -> &str {
         "vectors"
@@ -149,36 +196,13 @@ impl KindIndex for OpenCodebook {
         self.index.engine().backend_name().to_string()
     }
 
+    fn check_options(&self, options: &Options) -> Result<(), DataError> {
+        self.probe(options).map(|_| ())
+    }
+
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
-        options.check(self.kind(), SEARCH_OPTIONS)?;
+        let (probe, counting) = self.probe(options)?;
         let vector = vector_query(raw, self.index.vectors().dim())?;
-        let mut probe = self.index.probe();
-        if let Some(c) = options.u32("candidates")? {
-            probe.candidates = c;
-        }
-        if let Some(p) = options.u32("probes")? {
-            probe.probes = p;
-        }
-        if let Some(e) = options.u32("entries")? {
-            probe.entries = e;
-        }
-        if let Some(l) = options.u32("levels")? {
-            probe.levels = l;
-        }
-        probe.validate().map_err(|e| DataError::BadOption {
-            name: "probes".into(),
-            message: e.to_string(),
-        })?;
-        let counting = match options.str("counting")? {
-            None | Some("scan") => Counting::Scan,
-            Some("lists") => Counting::Lists(self.method),
-            Some(other) => {
-                return Err(DataError::BadOption {
-                    name: "counting".into(),
-                    message: format!("expected scan or lists, got {other:?}"),
-                })
-            }
-        };
         Ok(Box::new(CodebookQuery {
             vector,
             probe,

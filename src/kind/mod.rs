@@ -194,6 +194,13 @@ pub trait KindIndex: Send + Sync {
     fn num_objects(&self) -> u64;
     /// Where it searches (the backend's name).
     fn backend_name(&self) -> String;
+    /// An error naming the first search option that does not apply to this index (an option of
+    /// another family of the kind) or whose value cannot work; [`KindIndex::parse`] checks the
+    /// same, and front ends call this first to refuse options once, before any query.
+    fn check_options(&self, options: &Options) -> Result<(), DataError> {
+        let _ = options;
+        Ok(())
+    }
     /// Parses one raw query (a text line as a JSON string, or the kind's JSON form) under the
     /// kind's search options; the error says what was wrong with it.
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError>;

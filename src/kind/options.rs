@@ -89,6 +89,18 @@ impl Options {
         }
     }
 
+    /// An unsigned 32-bit option of at least `min` (a value that cannot work, such as 0
+    /// candidates, is an error naming the option).
+    pub fn u32_at_least(&self, name: &str, min: u32) -> Result<Option<u32>, DataError> {
+        match self.u32(name)? {
+            Some(v) if v < min => Err(DataError::BadOption {
+                name: name.to_string(),
+                message: format!("expected at least {min}, found {v}"),
+            }),
+            v => Ok(v),
+        }
+    }
+
     /// An unsigned 64-bit option.
     pub fn u64(&self, name: &str) -> Result<Option<u64>, DataError> {
         match self.0.get(name) {
@@ -171,5 +183,9 @@ mod tests {
             "option bad: not an option of kind table (it takes radius, column, x)"
         );
         assert!(Options::from_json(&serde_json::json!([1])).is_err());
+        assert_eq!(o.u32_at_least("radius", 2).ok(), Some(Some(2)));
+        assert_eq!(o.u32_at_least("missing", 1).ok(), Some(None));
+        let e = o.u32_at_least("radius", 3).expect_err("too small");
+        assert_eq!(e.to_string(), "option radius: expected at least 3, found 2");
     }
 }

@@ -229,8 +229,10 @@ impl KindIndex for SequenceIndex {
         let query = self.transform.prepare(text.as_bytes())?;
         Ok(Box::new(SeqQuery {
             query,
-            candidates: options.u32("candidates")?.unwrap_or(DEFAULT_CANDIDATES),
-            max_candidates: options.u32("max_candidates")?,
+            candidates: options
+                .u32_at_least("candidates", 1)?
+                .unwrap_or(DEFAULT_CANDIDATES),
+            max_candidates: options.u32_at_least("max_candidates", 1)?,
             exhaustive: options.flag("exhaustive")?,
         }))
     }

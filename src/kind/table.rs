@@ -313,12 +313,16 @@ impl CountParser for TableParser {
     fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
         options.check(self.kind(), Table.search_options())?;
         let radius = options.u32("radius")?.unwrap_or(0);
-        let q = parse_query_line(
-            text_query(raw)?,
-            self.0.schema(),
-            radius,
-            query_format(options)?,
-        )?;
+        let format = query_format(options)?;
+        if radius > 0 && format == QueryFormat::Conditions {
+            return Err(DataError::BadOption {
+                name: "radius".into(),
+                message: "applies to CSV-row queries, not to --query-format conditions (a \
+                          condition gives its own interval: age=30..40)"
+                    .into(),
+            });
+        }
+        let q = parse_query_line(text_query(raw)?, self.0.schema(), radius, format)?;
         Ok(self.0.prepare(&q)?)
     }
 }

@@ -280,10 +280,8 @@ impl Kind for Vectors {
             bits: o.u32("bits")?,
             seed,
         };
-        let summary = build(&opts).map_err(|e| DataError::File {
-            path: job.input.to_path_buf(),
-            message: format!("cannot build a vector index: {e}"),
-        })?;
+        // genie-lsh's errors name the file they are about
+        let summary = build(&opts)?;
         let p = &summary.params;
         let width = if p.family.has_width() {
             format!(", width {:.6}", p.width)
@@ -370,11 +368,9 @@ impl QueryReader for VectorQueries {
             // JSON has no NaN or infinity: such a value is named here, with its row and column
             let n = serde_json::Number::from_f64(f64::from(x)).ok_or_else(|| {
                 DataError::BadQuery(format!(
-                    "{}: vector {} (row {}), column {}: {x} is not a finite number",
+                    "{}: vector {} (0-based), column {col}: {x} is not a finite number",
                     display_path(&self.path),
-                    self.next,
                     self.next - 1,
-                    col
                 ))
             })?;
             out.push(Value::Number(n));
@@ -383,7 +379,12 @@ impl QueryReader for VectorQueries {
     }
 
     fn location(&self) -> String {
-        format!("{}: vector {}", display_path(&self.path), self.next)
+        // the vector last read, numbered from 0 as object ids and NumPy rows are
+        format!(
+            "{}: vector {} (0-based)",
+            display_path(&self.path),
+            self.next.saturating_sub(1)
+        )
     }
 }
 
@@ -412,8 +413,25 @@ impl KindIndex for OpenVectors {
         self.index.engine().backend_name().to_string()
     }
 
+    fn check_options(&self, options: &Options) -> Result<(), DataError> {
+        let family = self.index.transform().params().family.name();
+        if let Some(name) = options.names().find(|n| *n != "candidates") {
+            if Vectors.search_options().contains(&name) {
+                return Err(DataError::BadOption {
+                    name: name.to_string(),
+                    message: format!(
+                        "applies to vector indexes of --lsh codebook, not to this {family}                          index (it takes candidates)"
+                    ),
+                });
+            }
+        }
+        options.check(self.kind(), &["candidates"])?;
+        options.u32_at_least("candidates", 1)?;
+        Ok(())
+    }
+
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
-        options.check(self.kind(), Vectors.search_options())?;
+        self.check_options(options)?;
         let vector = vector_query(raw, self.index.vectors().dim())?;
         Ok(Box::new(VectorQuery {
             vector,

@@ -1,8 +1,14 @@
 //! Files written whole or not at all: every file genie writes goes to a temporary file beside its
 //! destination and is renamed over it only once complete and flushed to disk. A failed, killed or
 //! interrupted write leaves the destination as it was (an earlier index, a user's file), and never
-//! a half-written file under the destination's name. A temporary file a killed process leaves is
-//! named `.NAME.genie-tmp-PID-N`.
+//! a half-written file under the destination's name.
+//!
+//! No temporary file outlives its process for long. It is named `.NAME.genie-tmp-PID-N`, and:
+//! - an uncommitted [`AtomicFile`] removes it when dropped (an error, a panic that unwinds);
+//! - a program that catches SIGINT or SIGTERM calls [`abandon_all`] before it exits, which removes
+//!   the temporary files of every write still in progress (the `genie` program does);
+//! - what a process killed outright leaves (SIGKILL, a power cut) is removed by the next write of
+//!   the same destination, once no process of that PID is alive ([`AtomicFile::create`]).
 //!
 //! On Linux the disk writes while the file is still being written: every [`WRITE_BEHIND`] bytes
 //! the kernel is asked to start writing the window just filled (`sync_file_range`), so the sync at
@@ -13,6 +19,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// Bytes handed to the kernel between two requests to start write-back, and the most one write
 /// call passes at once.
@@ -34,21 +41,125 @@ pub struct AtomicFile {
 /// Distinguishes the temporary files of one process.
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
+/// The temporary files of the writes in progress; `None` once [`abandon_all`] has run (the
+/// process is about to exit, and no write may start).
+static PENDING: Mutex<Option<Vec<PathBuf>>> = Mutex::new(Some(Vec::new()));
+
+/// The list of pending temporary files (a panic elsewhere while it was held leaves it usable).
+fn pending() -> MutexGuard<'static, Option<Vec<PathBuf>>> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The part of a temporary file's name after the destination's: `.genie-tmp-`.
+const TMP_MARK: &str = ".genie-tmp-";
+
+/// Removes the temporary files of every write in progress, and refuses every later
+/// [`AtomicFile::create`] and [`AtomicFile::commit`]: for a signal handler, just before the
+/// process exits (the destinations stay as they were). Returns how many files it removed.
+pub fn abandon_all() -> usize {
+    let mut guard = pending();
+    let files = guard.take().unwrap_or_default();
+    files
+        .iter()
+        .filter(|tmp| std::fs::remove_file(tmp).is_ok())
+        .count()
+}
+
+/// The error of a write started or finished after [`abandon_all`].
+fn abandoned() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Interrupted,
+        "interrupted: the program is exiting",
+    )
+}
+
+/// Whether a process of this id is alive (an unknown answer counts as alive).
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    true
+}
+
+/// Removes the temporary files of `dest` that a process no longer alive left behind (killed
+/// while writing it); returns how many. Errors are ignored: this is housekeeping.
+pub fn remove_stale(dest: &Path) -> usize {
+    let (Some(name), Some(dir)) = (dest.file_name(), dest.parent()) else {
+        return 0;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(TMP_MARK);
+    let Some(prefix) = prefix.to_str() else {
+        return 0;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let ours = std::process::id();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+            continue;
+        };
+        // PID-N, both decimal
+        let Some((pid, n)) = rest.split_once('-') else {
+            continue;
+        };
+        let (Ok(pid), true) = (pid.parse::<u32>(), n.bytes().all(|b| b.is_ascii_digit())) else {
+            continue;
+        };
+        if pid != ours && !process_alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 impl AtomicFile {
-    /// Starts writing `dest` (through a temporary file in the same directory).
+    /// Starts writing `dest` (through a temporary file in the same directory). Temporary files
+    /// of `dest` that a killed process left behind are removed first.
     pub fn create(dest: &Path) -> io::Result<Self> {
         let name = dest
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+        let stale = remove_stale(dest);
+        if stale > 0 {
+            log::info!(
+                "removed {stale} temporary file(s) of {} left by an interrupted run",
+                dest.display()
+            );
+        }
         let mut tmp_name = std::ffi::OsString::from(".");
         tmp_name.push(name);
         tmp_name.push(format!(
-            ".genie-tmp-{}-{}",
+            "{TMP_MARK}{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         let tmp = dest.with_file_name(tmp_name);
-        let file = File::create(&tmp)?;
+        // registered while the lock is held, so that abandon_all sees every file created
+        let file = {
+            let mut guard = pending();
+            let list = guard.as_mut().ok_or_else(abandoned)?;
+            let file = File::create(&tmp)?;
+            list.push(tmp.clone());
+            file
+        };
         Ok(Self {
             tmp,
             dest: dest.to_path_buf(),
@@ -85,7 +196,14 @@ impl AtomicFile {
             .map_err(io::IntoInnerError::into_error)?;
         file.sync_all()?;
         drop(file);
-        std::fs::rename(&self.tmp, &self.dest)
+        let mut guard = pending();
+        let list = guard.as_mut().ok_or_else(abandoned)?;
+        list.retain(|p| p != &self.tmp);
+        let renamed = std::fs::rename(&self.tmp, &self.dest);
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        renamed
     }
 
     /// Overwrites `bytes` at `at`, inside what was already written (a header whose checksums are
@@ -168,6 +286,10 @@ impl Drop for AtomicFile {
     /// Not committed: the temporary file goes, the destination stays as it was.
     fn drop(&mut self) {
         if self.file.take().is_some() {
+            let mut guard = pending();
+            if let Some(list) = guard.as_mut() {
+                list.retain(|p| p != &self.tmp);
+            }
             let _ = std::fs::remove_file(&self.tmp);
         }
     }
@@ -222,6 +344,46 @@ mod tests {
         assert!(f.behind <= f.written);
         f.commit().expect("commit");
         assert_eq!(std::fs::read(&dest).expect("read"), bytes);
+    }
+
+    #[test]
+    fn what_a_dead_process_left_is_removed_by_the_next_write() {
+        let dir = tempfile::tempdir().expect("dir");
+        let dest = dir.path().join("idx.genie");
+        // a process that has exited: its id is free (or reused by a live one, then kept)
+        let mut child = std::process::Command::new("true").spawn().expect("spawn");
+        let dead = child.id();
+        child.wait().expect("wait");
+        let ours = std::process::id();
+        let left = [
+            format!(".idx.genie.genie-tmp-{dead}-0"),
+            format!(".idx.genie.genie-tmp-{dead}-17"),
+        ];
+        let kept = [
+            format!(".idx.genie.genie-tmp-{ours}-999"), // this process's, maybe in progress
+            ".idx.genie.genie-tmp-1-0".to_string(),     // pid 1 is alive
+            format!(".other.genie.genie-tmp-{dead}-0"), // another destination's
+            format!(".idx.genie.genie-tmp-{dead}-x"),   // not a name of ours
+            "idx.genie.bak".to_string(),
+        ];
+        for name in left.iter().chain(&kept) {
+            std::fs::write(dir.path().join(name), b"half").expect("write");
+        }
+        let alive = process_alive(dead);
+        write_atomic(&dest, b"new").expect("write");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut want: Vec<String> = kept.to_vec();
+        want.push("idx.genie".into());
+        if alive {
+            want.extend(left.iter().cloned());
+        }
+        want.sort();
+        assert_eq!(names, want);
+        assert!(process_alive(ours));
     }
 
     #[test]

@@ -191,6 +191,18 @@ impl Engine {
         params: &SearchParams,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<Vec<Hit>>> {
+        // no more hits than objects: a larger k would only size the tables larger
+        let objects = self.index().num_objects();
+        let clamped;
+        let params = if params.k > objects {
+            clamped = SearchParams {
+                k: objects,
+                ..params.clone()
+            };
+            &clamped
+        } else {
+            params
+        };
         let prepared = self.index().prepare_all(queries)?;
         let batches = self.plan_batches(&prepared, params);
         self.resident

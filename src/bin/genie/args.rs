@@ -336,6 +336,11 @@ pub struct InfoArgs {
     /// The index file to describe.
     #[arg(long, value_name = "INDEX")]
     pub index: PathBuf,
+
+    /// Print everything, the whole metadata included, as one line of JSON (the default
+    /// summarises long metadata: a table's columns one a line, long lists cut).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The `--device` values.

@@ -13,7 +13,7 @@ use args::{
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use genie::core::atomic::AtomicFile;
-use genie::core::{DeviceChoice, GenieError, InvertedIndex};
+use genie::core::{DeviceChoice, GenieError};
 use genie::data_error::DataError;
 use genie::input::display_path;
 use genie::kind::{write_answers, BuildJob, Kind, KindIndex, Options, QueryReader, Registry};
@@ -86,6 +86,9 @@ fn main() -> ExitCode {
     let given = given_flags(matches.subcommand().map(|(_, m)| m));
     init_logging(cli.verbose, cli.quiet);
     let registry = Registry::default();
+    if matches!(cli.command, Command::Build(_) | Command::Search(_)) {
+        remove_temporaries_on_signal();
+    }
     let result = match &cli.command {
         Command::Build(args) => build(&registry, args, &given, cli.quiet),
         Command::Search(args) => search(&registry, args, &given, cli.quiet),
@@ -100,6 +103,27 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: the temporary files of the writes in progress (an index, an
+/// output) are removed, the destinations stay as they were, and the process ends as the signal
+/// would have ended it. (`genie serve` handles its signals itself: it finishes its requests.)
+fn remove_temporaries_on_signal() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        Ok(s) => s,
+        Err(e) => {
+            log::warn!("cannot watch for signals ({e}): an interrupted run may leave temporary files, removed by the next run");
+            return;
+        }
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            genie::core::atomic::abandon_all();
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+            std::process::exit(128 + signal);
+        }
+    });
 }
 
 /// The ids of the flags given on the command line of the subcommand.
@@ -268,8 +292,7 @@ fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -
     };
     let report = kind.build(&job);
     bar.finish_and_clear();
-    let report = report
-        .with_context(|| format!("cannot build an index from {}", display_path(&args.input)))?;
+    let report = report.with_context(|| format!("cannot build {}", display_path(&args.output)))?;
     if !quiet {
         let side = if report.side_files.is_empty() {
             String::new()
@@ -409,8 +432,8 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     };
     // the devices open while the index is mapped and checked
     let opening = open_backends(&spec);
-    let loaded = load(registry, &args.index)
-        .with_context(|| format!("cannot search {}", args.index.display()))?;
+    // the error names the file
+    let loaded = load(registry, &args.index).context("cannot open the index")?;
     let kind = Arc::clone(&loaded.kind);
     check_kind(args, &args.index.display().to_string(), kind.name())?;
     let options = kind_options(
@@ -430,6 +453,9 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
         &asked_by,
     )?;
     drop(loaded);
+    replicas[0]
+        .check_options(&options)
+        .with_context(|| format!("cannot search {}", args.index.display()))?;
     let names: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
     log::info!(
         "backend: {} (ready in {:.3} s)",
@@ -587,7 +613,7 @@ fn search_remote(
         out.flush()
             .with_context(|| format!("cannot write to {out_name}"))?;
     }
-    Ok(())
+    out.finish(&out_name)
 }
 
 /// Logs the device time of the paper's Table I query stages (GPU backends).
@@ -621,8 +647,7 @@ fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
     let mut indexes = Vec::new();
     for (name, path) in &args.indexes {
         let t = Instant::now();
-        let loaded = load(registry, path)
-            .with_context(|| format!("cannot serve {name} ({})", path.display()))?;
+        let loaded = load(registry, path).with_context(|| format!("cannot serve {name}"))?;
         let replicas = place_on(&loaded, &spec, &asked_by)?;
         let devices: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
         log::info!(
@@ -678,38 +703,16 @@ fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
 }
 
 fn info(args: &InfoArgs) -> Result<()> {
-    let mut out = io::stdout().lock();
-    if genie::core::parts::is_manifest(&args.index)? {
-        let (m, _) =
-            genie::core::parts::open_parts(&args.index).context("cannot load the index")?;
-        writeln!(out, "index: {} (parted)", args.index.display())?;
-        writeln!(out, "objects: {}", m.num_objects)?;
-        writeln!(out, "keyword space: {}", m.keyword_space)?;
-        for p in &m.parts {
-            writeln!(
-                out,
-                "part {}: objects {}..{}",
-                p.file,
-                p.base,
-                u64::from(p.base) + u64::from(p.objects)
-            )?;
-        }
-        writeln!(out, "metadata: {}", m.metadata)?;
-        return Ok(());
-    }
     // every array checked (mapped, in parallel) so that damage shows here too
-    let index = InvertedIndex::load(&args.index).context("cannot load the index")?;
-    let version = InvertedIndex::format_version(&args.index).context("cannot load the index")?;
-    let bytes = std::fs::metadata(&args.index)
-        .with_context(|| format!("cannot read {}", args.index.display()))?
-        .len();
-    writeln!(out, "index: {}", args.index.display())?;
-    writeln!(out, "format version: {version}")?;
-    writeln!(out, "objects: {}", index.num_objects())?;
-    writeln!(out, "postings: {}", index.num_postings())?;
-    writeln!(out, "keyword space: {}", index.keyword_space())?;
-    writeln!(out, "max object length: {}", index.max_object_len())?;
-    writeln!(out, "file: {bytes} bytes")?;
-    writeln!(out, "metadata: {}", index.metadata())?;
+    let info = genie::info::index_info(&args.index).context("cannot load the index")?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &info)?;
+        writeln!(out)?;
+    } else {
+        for line in info.lines() {
+            writeln!(out, "{line}")?;
+        }
+    }
     Ok(())
 }
