@@ -176,14 +176,15 @@ impl Handle {
     }
 
     /// The answers of `n` queries parsed by `parse`: arrays, or the JSON lines of `genie search`;
-    /// arrays of count hits are written by the search itself (no answer objects between).
+    /// arrays of count hits are written by the search itself (no answer objects between). Arrays
+    /// have `min(k, number of objects)` columns.
     #[allow(clippy::too_many_arguments)]
     fn search_out<'py, F>(
         &self,
         py: Python<'py>,
         n: usize,
         parse: F,
-        k: u32,
+        k: u64,
         min_count: Option<u32>,
         device: Option<&str>,
         json: bool,
@@ -191,6 +192,13 @@ impl Handle {
     where
         F: Fn(&dyn KindIndex, usize) -> Result<Prepared, DataError> + Send + Sync,
     {
+        // a k beyond the objects gives what k = the number of objects gives, and costs no more
+        let k = py
+            .detach(|| self.placed(device))
+            .map_err(to_py)?
+            .num_objects()
+            .min(k)
+            .min(u64::from(u32::MAX)) as u32;
         if !json && min_count.is_none() {
             if let Some((counts, ids)) = self.columns(py, n, &parse, k as usize, device)? {
                 let t = Instant::now();
@@ -402,7 +410,7 @@ impl Handle {
         lo: &Bound<'py, PyAny>,
         hi: &Bound<'py, PyAny>,
         weight: &Bound<'py, PyAny>,
-        k: u32,
+        k: u64,
         min_count: Option<u32>,
         device: Option<&str>,
         json: bool,
@@ -465,7 +473,7 @@ impl Handle {
         &self,
         py: Python<'py>,
         queries: Vec<String>,
-        k: u32,
+        k: u64,
         min_count: Option<u32>,
         device: Option<&str>,
         options: &str,
@@ -488,7 +496,7 @@ impl Handle {
         &self,
         py: Python<'py>,
         queries: Vec<String>,
-        k: u32,
+        k: u64,
         min_count: Option<u32>,
         device: Option<&str>,
         options: &str,
@@ -509,7 +517,7 @@ impl Handle {
         &self,
         py: Python<'py>,
         queries: PyReadonlyArray2<'py, f32>,
-        k: u32,
+        k: u64,
         min_count: Option<u32>,
         device: Option<&str>,
         options: &str,
@@ -527,13 +535,17 @@ impl Handle {
             }
         };
         let parse = |index: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
+            let row = &data[i * dim..(i + 1) * dim];
+            // JSON has no NaN or infinity: such an element is named here, not as a JSON null
+            if let Some((j, x)) = row.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+                return Err(DataError::BadQuery(format!(
+                    "queries[{i}]: element {j} is {x}; expected a finite number"
+                )));
+            }
             let raw = Value::Array(
-                data[i * dim..(i + 1) * dim]
-                    .iter()
-                    .map(|&x| {
-                        serde_json::Number::from_f64(f64::from(x))
-                            .map_or(Value::Null, Value::Number)
-                    })
+                row.iter()
+                    .filter_map(|&x| serde_json::Number::from_f64(f64::from(x)))
+                    .map(Value::Number)
                     .collect(),
             );
             index.parse(&raw, &options).map_err(|e| at_query(i, e))

@@ -66,6 +66,12 @@ def test_keywords_bag_and_array(client, device, tmp_path):
     one = genie.Index.from_keywords(objects)
     for k in (1, 5, 50):
         same(index.search(queries, k, device=device), one.search(queries, k, device=device))
+    # a k beyond the objects: as many columns as objects, the same answers as k = all of them
+    many = index.search(queries, 5000, device=device)
+    assert many[0].shape == many[1].shape == (len(queries), len(objects))
+    same(many, one.search(queries, len(objects), device=device))
+    with pytest.raises(ValueError, match=r"^k: expected a non-negative integer .*found -1$"):
+        index.search(queries, -1)
     # shards stay in memory on their workers between searches
     resident = index.resident()
     for i, s in enumerate(index.shards):

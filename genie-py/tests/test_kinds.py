@@ -49,7 +49,7 @@ def test_vectors_as_faiss_and_the_program(cli, device, tmp_path):
         index.search(xq[:, :8], 5)
     bad = xq.copy()
     bad[1, 3] = np.nan
-    with pytest.raises(ValueError, match="query 1: element 3: expected a finite"):
+    with pytest.raises(ValueError, match=r"^queries\[1\]: element 3 is NaN; expected a finite"):
         index.search(bad, 5)
     with pytest.raises(ValueError, match="lsh"):
         genie.VectorIndex(x, lsh="cosine")

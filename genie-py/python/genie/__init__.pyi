@@ -21,7 +21,10 @@ KeywordQueries = Union[
 ]
 #: A table query: a dict of conditions {"age": (30, 40), "workclass": "Private"}, or a string.
 TableQuery = Union[Mapping[str, Any], str]
-#: counts (uint32, 0 where there is no hit) and ids (int64, -1 where there is none), (nq, k).
+#: counts (uint32, 0 where there is no hit) and ids (int64, -1 where there is none), of shape
+#: (nq, min(k, number of objects)): k is a non-negative integer (else ValueError), and a k beyond
+#: the number of objects gives (and costs) what k = the number of objects does. The same holds
+#: for every search's arrays below (Client.search: the objects the server has in the index).
 Counts = Tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]
 
 def kinds() -> List[str]: ...

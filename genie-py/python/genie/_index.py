@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -34,13 +35,21 @@ class _Base:
         self._tmp = tmp
         return self
 
-    def _build_from_file(self, write, name: str, options: Dict[str, Any]) -> None:
+    def _build_from_file(
+        self, write, name: str, what: str, first_line: int, options: Dict[str, Any]
+    ) -> None:
+        """Builds the index as `genie build` does, from the file ``name`` that ``write`` writes in
+        a temporary folder; errors name ``what`` (the argument the data came in; item ``i`` on
+        line ``first_line + i`` of the file), not the file."""
         tmp = tempfile.TemporaryDirectory(prefix="genie-")
         try:
             source = os.path.join(tmp.name, name)
             write(source)
             index = os.path.join(tmp.name, "index.genie")
-            _genie.build(self._kind, source, index, _options(options))
+            try:
+                _genie.build(self._kind, source, index, _options(options))
+            except (ValueError, OSError) as e:
+                raise type(e)(_named(str(e), source, tmp.name, what, first_line)) from None
             self._handle = _genie.Handle.load(index)
         except BaseException:
             tmp.cleanup()
@@ -89,10 +98,16 @@ class _Base:
     ) -> List[str]:
         """The JSON lines `genie search` writes for these queries (one per query, without the
         line end): ``{"query":0,"hits":[{"id":12,"count":3}]}``, with ``distance`` for vectors
-        and sequences, ``exact`` and ``candidates`` for sequences."""
+        and sequences, ``exact`` and ``candidates`` for sequences. At most ``k`` hits a query
+        (``k`` a non-negative integer; one beyond the number of objects costs no more than
+        that)."""
         return self._search(queries, k, device, min_count, options, True)
 
+    def _k(self, k: Any) -> int:
+        return q.k_of(k, self._handle.num_objects)
+
     def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+        k = self._k(k)
         texts = self._texts(queries)
         return self._handle.search_texts(texts, k, min_count, device, _options(options), as_json)
 
@@ -132,7 +147,9 @@ class Index(_Base):
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The top-``k`` objects of each query, as ``(counts, ids)`` arrays of shape
         ``(nq, k)``: counts uint32, ids int64, ``-1`` (count 0) where a query has fewer hits;
-        hits by count descending, then id ascending (the order of `genie search`).
+        hits by count descending, then id ascending (the order of `genie search`). ``k``: a
+        non-negative integer (else ValueError); a ``k`` beyond the number of objects gives
+        ``min(k, len(index))`` columns and costs no more than that.
 
         ``queries``: a list with one query per element, an array of keywords or a tuple
         ``(lo, hi)`` or ``(lo, hi, weight)`` of arrays (inclusive ranges and their weights); a
@@ -147,6 +164,7 @@ class Index(_Base):
         return self._search(queries, k, device, min_count, {}, False)[:2]
 
     def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+        k = self._k(k)
         texts = isinstance(queries, (list, tuple)) and len(queries) > 0
         if texts and all(isinstance(x, str) for x in queries):
             return super()._search(list(queries), k, device, min_count, options, as_json)
@@ -173,7 +191,7 @@ class VectorIndex(_Base):
         if x.ndim != 2:
             raise ValueError(f"vectors: expected a 2-D array, found {x.ndim} dimensions")
         options["lsh"] = lsh
-        self._build_from_file(lambda p: np.save(p, x), "vectors.npy", options)
+        self._build_from_file(lambda p: np.save(p, x), "vectors.npy", "x", 0, options)
 
     @property
     def ntotal(self) -> int:
@@ -189,8 +207,8 @@ class VectorIndex(_Base):
         **options: Any,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest vectors found for each row of ``xq``: ``(distances, ids)`` of shape
-        ``(nq, k)``, distances float32 ascending (``inf`` and id ``-1`` where there are fewer
-        hits): the family's own distance (Euclidean for ``e2lsh``, not squared as faiss's
+        ``(nq, min(k, ntotal))``, distances float32 ascending (``inf`` and id ``-1`` where there
+        are fewer hits): the family's own distance (Euclidean for ``e2lsh``, not squared as faiss's
         ``IndexFlatL2`` gives it; L1 for ``l1`` and ``rbh``; the cosine distance for ``srp``).
         Options: ``candidates`` (how many candidates are re-ranked), and for codebook indexes
         ``probes``, ``entries``, ``levels``."""
@@ -200,6 +218,7 @@ class VectorIndex(_Base):
         return dist.astype(np.float32), ids
 
     def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+        k = self._k(k)
         x = q.aligned_rows(queries, np.float32)
         if x.ndim == 1:
             x = x.reshape(1, -1)
@@ -220,7 +239,9 @@ class SequenceIndex(_Base):
     def __init__(self, sequences: Any, ngram: int = 3, **options: Any) -> None:
         texts = q.lines(sequences, "sequence")
         options["ngram"] = ngram
-        self._build_from_file(lambda p: _write_lines(p, texts), "sequences.txt", options)
+        self._build_from_file(
+            lambda p: _write_lines(p, texts), "sequences.txt", "sequences", 1, options
+        )
 
     def search(
         self,
@@ -231,9 +252,10 @@ class SequenceIndex(_Base):
         **options: Any,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The ``k`` sequences nearest by edit distance to each query string: ``(distances,
-        ids)`` of shape ``(nq, k)``, distances int64 (``-1`` and id ``-1`` where there are fewer
-        hits). Options: ``candidates``, ``max_candidates``, ``exhaustive``. ``search_json`` also
-        says per query whether the answer is proven exact."""
+        ids)`` of shape ``(nq, min(k, len(index)))``, distances int64 (``-1`` and id ``-1``
+        where there are fewer hits). Options: ``candidates``, ``max_candidates``,
+        ``exhaustive``. ``search_json`` also says per query whether the answer is proven
+        exact."""
         _, ids, dist, _ = self._search(queries, k, device, min_count, options, False)
         if dist is None:
             dist = np.full(ids.shape, -1.0)
@@ -249,7 +271,9 @@ class DocumentIndex(_Base):
 
     def __init__(self, documents: Any, **options: Any) -> None:
         texts = q.lines(documents, "document")
-        self._build_from_file(lambda p: _write_lines(p, texts), "documents.txt", options)
+        self._build_from_file(
+            lambda p: _write_lines(p, texts), "documents.txt", "documents", 1, options
+        )
 
     def search(
         self,
@@ -258,8 +282,8 @@ class DocumentIndex(_Base):
         device: Optional[str] = None,
         min_count: Optional[int] = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
-        """The top-``k`` documents of each query string: ``(counts, ids)`` of shape ``(nq, k)``
-        as :meth:`Index.search`."""
+        """The top-``k`` documents of each query string: ``(counts, ids)`` of shape
+        ``(nq, min(k, len(index)))`` as :meth:`Index.search`."""
         return self._search(queries, k, device, min_count, {}, False)[:2]
 
 
@@ -272,7 +296,7 @@ class TableIndex(_Base):
     _kind = "table"
 
     def __init__(self, table: Any, **options: Any) -> None:
-        self._build_from_file(lambda p: _write_csv(table, p), "table.csv", options)
+        self._build_from_file(lambda p: _write_csv(table, p), "table.csv", "table", 2, options)
 
     def search(
         self,
@@ -282,11 +306,11 @@ class TableIndex(_Base):
         min_count: Optional[int] = None,
         radius: Optional[int] = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
-        """The top-``k`` rows of each query: ``(counts, ids)`` of shape ``(nq, k)``. A query is a
-        dict of conditions, ``{"age": (30, 40), "workclass": "Private"}`` (a value, or a
-        ``(lo, hi)`` range with ``None`` for an open end), or a string as `genie search` reads
-        it (conditions ``age=30..40``, or a CSV row searched ``radius`` intervals around each
-        number)."""
+        """The top-``k`` rows of each query: ``(counts, ids)`` of shape
+        ``(nq, min(k, len(index)))`` as :meth:`Index.search`. A query is a dict of conditions,
+        ``{"age": (30, 40), "workclass": "Private"}`` (a value, or a ``(lo, hi)`` range with
+        ``None`` for an open end), or a string as `genie search` reads it (conditions
+        ``age=30..40``, or a CSV row searched ``radius`` intervals around each number)."""
         opts = {"radius": radius}
         return self._search(queries, k, device, min_count, opts, False)[:2]
 
@@ -294,6 +318,28 @@ class TableIndex(_Base):
         if isinstance(queries, (str, dict)):
             queries = [queries]
         return q.lines([q.conditions(x) for x in queries], "query")
+
+
+def _named(message: str, source: str, folder: str, what: str, first_line: int) -> str:
+    """A build's message about the temporary file ``source`` (in ``folder``), said of ``what``,
+    the argument its data came in: ``SOURCE: cannot build a vector index: SOURCE: vector 7
+    (0-based), column 2: ...`` is ``x: row 7, column 2: ...``; ``SOURCE:12: ...`` (a line) is
+    ``what[i]: ...``, ``i`` the 0-based position of the item written on line ``first_line + i``
+    (``first_line`` 0: the file's lines are not the items)."""
+    src = re.escape(source)
+    # the file named twice with the build's wrapper between them: named once
+    message = re.sub(src + r": cannot build an? [\w-]+ index: (?=" + src + ")", "", message)
+
+    def at(m: "re.Match[str]") -> str:
+        line = m.group(1)
+        if line is None or first_line == 0:
+            return what
+        return f"{what}[{int(line) - first_line}]"
+
+    message = re.sub(src + r"(?::(\d+))?", at, message)
+    # anything else in the temporary folder
+    message = message.replace(folder + os.sep, "").replace(folder, "")
+    return re.sub(r"\bvector (\d+) \(0-based\)", r"row \1", message)
 
 
 def _write_lines(path: str, texts: List[str]) -> None:

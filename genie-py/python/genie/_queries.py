@@ -4,11 +4,32 @@ arrays, table conditions as text, texts checked to be one line each."""
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence, Tuple
+import operator
+from typing import Any, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 INT_TYPES = (np.uint32, np.int32, np.uint64, np.int64)
+
+#: the largest k the extension takes (it caps k at the number of objects itself too)
+K_MAX = (1 << 32) - 1
+
+
+def k_of(k: Any, objects: Optional[int]) -> int:
+    """``k`` checked to be a non-negative integer and capped at ``objects`` (the number of
+    objects; ``None`` when not known yet): a larger k gives the same hits, and answer arrays
+    ``min(k, objects)`` columns."""
+    if isinstance(k, (bool, np.bool_)):
+        raise ValueError(f"k: expected a non-negative integer (hits per query), found {k!r}")
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise ValueError(
+            f"k: expected a non-negative integer (hits per query), found {k!r}"
+        ) from None
+    if k < 0:
+        raise ValueError(f"k: expected a non-negative integer (hits per query), found {k}")
+    return min(k, K_MAX if objects is None else objects)
 
 
 def _ints(a: Any, what: str) -> np.ndarray:
@@ -30,6 +51,17 @@ def _ints(a: Any, what: str) -> np.ndarray:
 def aligned_rows(a: Any, dtype: Any) -> np.ndarray:
     """``a`` as a C-ordered, aligned array of ``dtype`` (copied only when it is not one)."""
     return np.require(np.asarray(a, dtype=dtype), requirements=["C", "A"])
+
+
+def finite_rows(x: np.ndarray) -> None:
+    """Raises ValueError naming the first element of the rows of ``x`` (query vectors) that is
+    NaN or infinite (JSON has no such number), as the extension says it."""
+    bad = ~np.isfinite(x)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        v = x[i, j]
+        what = "NaN" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+        raise ValueError(f"queries[{i}]: element {j} is {what}; expected a finite number")
 
 
 def _concat(parts: Sequence[np.ndarray], dtype: Any) -> np.ndarray:

@@ -25,6 +25,7 @@ class Client:
         self.token = token
         self.timeout = timeout
         self._kinds: Dict[str, str] = {}
+        self._objects: Dict[str, int] = {}
 
     def _request(self, path: str, body: Optional[dict] = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
@@ -49,6 +50,7 @@ class Client:
         """The indexes served: ``[{"name", "kind", "objects", "devices"}]``."""
         found = self._request("/v1/indexes")["indexes"]
         self._kinds.update({i["name"]: i["kind"] for i in found})
+        self._objects.update({i["name"]: i["objects"] for i in found if "objects" in i})
         return found
 
     def _kind(self, name: str) -> str:
@@ -67,7 +69,9 @@ class Client:
         **options: Any,
     ) -> List[dict]:
         """The server's results for these queries, one dict per query: the JSON lines of
-        `genie search`, parsed."""
+        `genie search`, parsed. ``k``: a non-negative integer; one beyond the index's objects is
+        sent as the number of objects (the same hits)."""
+        k = self._k(name, k)
         body: Dict[str, Any] = {"queries": self._queries(name, queries), "k": k}
         if min_count is not None:
             body["min_count"] = min_count
@@ -86,7 +90,10 @@ class Client:
         **options: Any,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """Searches the index ``name``: the queries and the return values as the local index of
-        its kind takes and gives them (:meth:`genie.Index.search` and the others)."""
+        its kind takes and gives them (:meth:`genie.Index.search` and the others): arrays of
+        shape ``(nq, min(k, objects))``, where ``objects`` is the number of objects the server
+        has in the index (``indexes()``)."""
+        k = self._k(name, k)
         results = self.search_json(name, queries, k, min_count, **options)
         kind = self._kind(name)
         ids = np.full((len(results), k), -1, dtype=np.int64)
@@ -107,12 +114,18 @@ class Client:
                 counts[i, j] = h["count"]
         return counts, ids
 
+    def _k(self, name: str, k: Any) -> int:
+        """``k`` checked, and capped at the index's objects (the server answers no more)."""
+        self._kind(name)
+        return q.k_of(k, self._objects.get(name))
+
     def _queries(self, name: str, queries: Any) -> list:
         kind = self._kind(name)
         if kind == "vectors":
             x = np.asarray(queries, dtype=np.float32)
             if x.ndim == 1:
                 x = x.reshape(1, -1)
+            q.finite_rows(x)
             return [[float(v) for v in row] for row in x]
         if kind == "keywords":
             if isinstance(queries, list) and queries and all(isinstance(x, str) for x in queries):

@@ -600,8 +600,10 @@ class DistributedIndex:
                **options: Any) -> Tuple[np.ndarray, np.ndarray]:
         """The top-``k`` of each query over all shards, as the kind's ``search`` of one index
         over all the data returns them: ``(counts, ids)``; ``(distances, ids)`` for vectors
-        (float32) and sequences (int64). ``options``: the kind's search options."""
+        (float32) and sequences (int64), of shape ``(nq, min(k, num_objects))``. ``k``: a
+        non-negative integer. ``options``: the kind's search options."""
         t0 = time.perf_counter()
+        k = q.k_of(k, self.num_objects)
         kind = self.kind
         queries = self._queries(queries)
         shard_k = k
