@@ -186,7 +186,11 @@ fn call(method: &str, url: &str, token: Option<&str>, body: Option<Vec<u8>>) -> 
         let client = reqwest::Client::new();
         let mut r = match method {
             "POST" => client.post(url).body(body.unwrap_or_default()),
-            _ => client.get(url),
+            "GET" => client.get(url),
+            other => client.request(
+                reqwest::Method::from_bytes(other.as_bytes()).expect("method"),
+                url,
+            ),
         };
         if let Some(t) = token {
             r = r.bearer_auth(t);
@@ -401,6 +405,33 @@ fn tokens_limits_and_bad_requests() {
     );
     let (status, body) = send(Some("s3cret"), ok_body);
     assert_eq!(status, 200, "{body}");
+    // a wrong method or route: a JSON error that says what to use
+    for (method, path, want_status, want) in [
+        (
+            "GET",
+            "/v1/indexes/k/search",
+            405,
+            "GET is not allowed on /v1/indexes/k/search (use POST)",
+        ),
+        (
+            "DELETE",
+            "/v1/indexes",
+            405,
+            "DELETE is not allowed on /v1/indexes (use GET)",
+        ),
+        ("GET", "/v2/nothing", 404, "no route /v2/nothing"),
+    ] {
+        let (status, body) = call(
+            method,
+            &format!("{}{path}", server.url),
+            Some("s3cret"),
+            None,
+        );
+        assert_eq!(status, want_status, "{method} {path}: {body}");
+        let v: Value = serde_json::from_str(&body).expect("a JSON error");
+        let message = v["error"].as_str().unwrap_or_default();
+        assert!(message.starts_with(want), "{method} {path}: {message}");
+    }
     // limits and malformed requests: status and the field the message names
     let cases: Vec<(Vec<u8>, u16, &str)> = vec![
         (vec![b' '; 3000], 413, "--max-body-bytes"),

@@ -157,7 +157,8 @@ impl OpenCodebook {
             return Err(DataError::BadOption {
                 name: "entries".into(),
                 message: format!(
-                    "does nothing with closeness weights: this search weighs every codeword by                      {} levels (add --levels 0 to probe the nearest entries instead)",
+                    "does nothing with closeness weights: this search weighs every codeword by \
+                     {} levels (add --levels 0 to probe the nearest entries instead)",
                     probe.levels
                 ),
             });

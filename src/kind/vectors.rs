@@ -421,7 +421,8 @@ impl KindIndex for OpenVectors {
                 return Err(DataError::BadOption {
                     name: name.to_string(),
                     message: format!(
-                        "applies to vector indexes of --lsh codebook, not to this {family}                          index (it takes candidates)"
+                        "applies to vector indexes of --lsh codebook, not to this {family} \
+                     index (it takes candidates)"
                     ),
                 });
             }

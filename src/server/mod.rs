@@ -144,7 +144,33 @@ pub fn router(service: Service, config: &ServerConfig) -> Router {
         .route("/v1/indexes", get(list))
         .route("/metrics", get(metrics_text))
         .route("/healthz", get(|| async { "ok\n" }))
-        .fallback(|| async { ApiError(StatusCode::NOT_FOUND, "no such route".into()) })
+        .fallback(|uri: axum::http::Uri| async move {
+            ApiError(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no route {} (routes: POST /v1/indexes/NAME/search, GET /v1/indexes, \
+                     GET /metrics, GET /healthz)",
+                    uri.path()
+                ),
+            )
+        })
+        .method_not_allowed_fallback(
+            |method: axum::http::Method, uri: axum::http::Uri| async move {
+                let allowed = if uri.path().ends_with("/search") {
+                    "POST"
+                } else {
+                    "GET"
+                };
+                let mut r = ApiError(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    format!("{method} is not allowed on {} (use {allowed})", uri.path()),
+                )
+                .into_response();
+                r.headers_mut()
+                    .insert(header::ALLOW, header::HeaderValue::from_static(allowed));
+                r
+            },
+        )
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
             account,
