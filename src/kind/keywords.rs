@@ -219,7 +219,7 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
             "{} objects, {} postings, keyword space {}",
             totals.objects, totals.postings, totals.space
         ),
-        objects: u64::from(totals.objects),
+        objects: totals.objects,
         side_files: Vec::new(),
     })
 }
