@@ -47,6 +47,7 @@ CREATED = {"demo.genie"}
 HEALTHZ = "http://127.0.0.1:7700/healthz"
 COMMAND_TIMEOUT_S = 3600
 OUTPUT_LINES = 200
+README_NAME = "README.md"  # the file read, as messages name it (--readme)
 
 
 @dataclass
@@ -57,7 +58,7 @@ class Block:
     lines: list[str] = field(default_factory=list)
 
     def where(self) -> str:
-        return f"README.md:{self.line} ```{self.lang} block (section {self.section!r})"
+        return f"{README_NAME}:{self.line} ```{self.lang} block (section {self.section!r})"
 
 
 class Failure(Exception):
@@ -82,7 +83,7 @@ def parse_blocks(text: str) -> list[Block]:
         if m:
             current = Block(m.group(1), n, section)
     if current is not None:
-        raise Failure(f"README.md:{current.line}: a fenced block that is never closed")
+        raise Failure(f"{README_NAME}:{current.line}: a fenced block that is never closed")
     return blocks
 
 
@@ -246,13 +247,13 @@ def check_output(block: Block, step: Step, line: int, expected: str, out: str, e
     try:
         want = json.loads(expected)
     except json.JSONDecodeError as e:
-        raise fail(block, step.command, f"README.md:{line}: the expected output is not JSON ({e})")
+        raise fail(block, step.command, f"{README_NAME}:{line}: the expected output is not JSON ({e})")
     try:
         got = json.loads(out)
     except json.JSONDecodeError as e:
         raise fail(block, step.command, f"the output is not one JSON value ({e})", out, err)
     if got != want:
-        raise fail(block, step.command, f"the output differs from README.md:{line}\n"
+        raise fail(block, step.command, f"the output differs from {README_NAME}:{line}\n"
                    f"expected: {json.dumps(want, separators=(',', ':'))}\n"
                    f"printed:  {json.dumps(got, separators=(',', ':'))}", out, err)
 
@@ -306,6 +307,8 @@ def main() -> int:
                     help="seconds to wait for the server to answer /healthz")
     ap.add_argument("--readme", default=str(ROOT / "README.md"))
     args = ap.parse_args()
+    global README_NAME
+    README_NAME = os.path.relpath(args.readme, ROOT)
 
     blocks = parse_blocks(Path(args.readme).read_text(encoding="utf-8"))
     before = set(os.listdir(ROOT))
@@ -344,7 +347,7 @@ def main() -> int:
     if left:
         print(f"FAILED: the README's commands left {left} in the repository root", file=sys.stderr)
         return 1
-    print(f"README.md: ran {len(ran)} block(s), skipped {len(skipped)}:")
+    print(f"{README_NAME}: ran {len(ran)} block(s), skipped {len(skipped)}:")
     for r in ran:
         print(f"  ran     {r}")
     for s in skipped:
