@@ -3,7 +3,7 @@
 # (no flag but kind and family), one `genie search --device gpu` of the 10,000 test images under
 # Nsight Compute, the per-kernel times, then one launch each of codebook_scan and codeword_products
 # with the full section set (occupancy, memory traffic, stall reasons). Run on the GPU machine from
-# the repo root after ../shared/gpu/stage with .gpu/fm/ holding the IDX files; writes $OUT/profile.txt.
+# the repo root after scripts/gpu/stage with .gpu/fm/ holding the IDX files; writes $OUT/profile.txt.
 set -uo pipefail
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
 d=/tmp/genie-prof; mkdir -p "$d"

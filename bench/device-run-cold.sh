@@ -9,7 +9,7 @@
 # stage log (index mapped and checked, devices open, upload, search); the pinned host-to-device
 # ceiling from `genie-bench --mode ceilings`; and with two GPUs, 8,192 queries on both (the
 # default: a replica per GPU) against `--devices 0`. Run from the repo root after
-# ../shared/gpu/stage; writes $OUT/cold-summary.txt and the logs.
+# scripts/gpu/stage; writes $OUT/cold-summary.txt and the logs.
 set -uo pipefail
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
 d=/tmp/genie-cold; rm -rf "$d"; mkdir -p "$d"

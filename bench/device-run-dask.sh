@@ -9,7 +9,7 @@
 #      index on GPU 0, q/s of each, in both layouts (a shard per worker; one shard replicated on
 #      both, the queries dealt between them); the check is 2 workers' q/s >= 1.8 x 1 worker's.
 # Stage here first, from the repo root:
-#   ../shared/gpu/stage && (cd genie-py && maturin build --release --out ../.gpu/wheels)
+#   scripts/gpu/stage && (cd genie-py && maturin build --release --out ../.gpu/wheels)
 #   pip download --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
 #     --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --implementation cp \
 #     -d .gpu/wheels "dask[distributed]" numpy pandas pytest   (pyarrow too, if it fits the carry)

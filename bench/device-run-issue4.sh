@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 4 on the device (two GPUs when lent): tests, CLI multi-loading, multiload / scale /
-# multigpu benchmarks. Run from the repo root after ../shared/gpu/stage.
+# multigpu benchmarks. Run from the repo root after scripts/gpu/stage.
 set -uo pipefail
 out=${OUT:-/tmp/genie-out}
 mkdir -p "$out"

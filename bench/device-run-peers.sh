@@ -3,7 +3,7 @@
 # genie and writes each keyword-level workload with genie's top-k counts (--dump), then
 # bench/peers/torch_spmm.py --load searches the very same index and queries (cuSPARSE SpMM +
 # torch.topk) and checks its counts against genie's. About 5 minutes; stops the peer at 8.
-# Run from the repo root on the GPU machine after ../shared/gpu/stage staged .gpu/ here.
+# Run from the repo root on the GPU machine after scripts/gpu/stage staged .gpu/ here.
 # Results under $OUT: suite.csv (+ suite.dense.csv, suite.log), peer.csv (one row per workload),
 # peer-<workload>.log.
 set -uo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests, then the issue-3 table, multi-loading and Table II sizes with the current kernels.
-# Run from the repo root on the GPU machine after ../shared/gpu/stage.
+# Run from the repo root on the GPU machine after scripts/gpu/stage.
 set -uo pipefail
 out=${OUT:-/tmp/genie-out}
 mkdir -p "$out"

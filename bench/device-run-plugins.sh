@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The data-type plugins on the GPU: each kind searched with --device cpu and --device gpu on real
 # data (carried in data/), outputs compared byte for byte, stage times logged. Run from the repo
-# root on the GPU machine after ../shared/gpu/stage, with carry [".gpu", "data"].
+# root on the GPU machine after scripts/gpu/stage, with carry [".gpu", "data"].
 set -uo pipefail
 out=${OUT:-/tmp/genie-out}
 mkdir -p "$out"

@@ -6,7 +6,7 @@
 # 1,000,000, QUERIES 8,192, seed 1) searched at K (default 100) from Python
 # (bench/python_search.py, best and median of 5) beside the Rust figure of the same index and
 # queries (genie-bench --mode dump, 3 runs). Stage here first, from the repo root:
-#   ../shared/gpu/stage && (cd genie-py && maturin build --release --out ../.gpu/wheels)
+#   scripts/gpu/stage && (cd genie-py && maturin build --release --out ../.gpu/wheels)
 # and, when the device's Python lacks numpy, pandas or pytest, their cp312 wheels in .gpu/wheels
 # (pip download --only-binary=:all: --python-version 3.12 -d .gpu/wheels numpy pandas pytest).
 # Writes $OUT/python-summary.txt and the logs.

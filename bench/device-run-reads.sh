@@ -9,7 +9,7 @@
 # host cores for the first 100 (bench/peers/seq_peers.py, distances checked against genie's).
 # KS="1" runs k = 1 only; PEER=0 skips RapidFuzz; EXHAUSTIVE=1 adds `--exhaustive` on the GPU for
 # all the queries (one round, then the device's pass over every read for the unproven ones).
-# Run from the repo root after ../shared/gpu/stage; writes $OUT/reads-summary.txt and reads.csv.
+# Run from the repo root after scripts/gpu/stage; writes $OUT/reads-summary.txt and reads.csv.
 set -uo pipefail
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
 d=/tmp/genie-reads; mkdir -p "$d"

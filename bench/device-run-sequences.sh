@@ -9,7 +9,7 @@
 # RapidFuzz `process.cdist` on all host cores (bench/peers/seq_peers.py, its top-k distances
 # checked against genie's exhaustive answers). RapidFuzz is installed from the
 # wheels carried in .gpu/wheels/ (the machine has no package index). Run from the repo root after
-# ../shared/gpu/stage; writes $OUT/summary.txt, sequences.csv and the logs.
+# scripts/gpu/stage; writes $OUT/summary.txt, sequences.csv and the logs.
 set -uo pipefail
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
 d=/tmp/genie-seq; mkdir -p "$d"

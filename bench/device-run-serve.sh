@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The server under load on the GPU machine (issue 12). Run from the repo root after
-# ../shared/gpu/stage staged .gpu/ here:
+# scripts/gpu/stage staged .gpu/ here:
 #   bash bench/device-run-serve.sh tests   # every test binary, then `genie serve` + curl on the GPU
 #   bash bench/device-run-serve.sh load    # genie-bench --mode serve: 1, 64, 1,024 clients, open loop
 #   bash bench/device-run-serve.sh sweep   # 1,024 clients at the largest batch 256 and 1,024

@@ -12,7 +12,7 @@
 #   big  the same mixture at 10M x 96 (10,000 centres, seed 17); no CPU backend rows
 # SWEEP_<set> replaces a set's sweep (probes:entries:candidates:levels, comma-separated).
 # Exact neighbours: bench/peers/knn_truth.py (float64 on the GPU). NO_TESTS=1 skips the tests.
-# Run from the repo root after ../shared/gpu/stage. Prints a summary at the end.
+# Run from the repo root after scripts/gpu/stage. Prints a summary at the end.
 set -uo pipefail
 res=${OUT:-/tmp/genie-out}
 mkdir -p "$res"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call: GPU conformance tests, `genie search --device gpu` end to end, the benchmark.
-# Run from the repo root on the GPU machine after ../shared/gpu/stage staged .gpu/ here.
+# Run from the repo root on the GPU machine after scripts/gpu/stage staged .gpu/ here.
 # Usage: bench/device-run.sh [quick|full]
 set -uo pipefail
 mode=${1:-quick}

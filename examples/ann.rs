@@ -7,8 +7,9 @@
 //!     [--device auto|cpu|gpu] [--settings M:WF:K,...] [--truth-out FILE.ivecs] [--csv FILE]
 //! ```
 //!
-//! `--data` is the folder of the IDX files (default `../shared/data/fashion-mnist`, else
-//! `data/fashion-mnist`, which scripts/fetch-fashion-mnist.sh fills). Each setting is
+//! `--data` is the folder of the IDX files (default `$GENIE_DATA/fashion-mnist` when `GENIE_DATA`
+//! names a folder of data sets, else `data/fashion-mnist`, which scripts/fetch-fashion-mnist.sh
+//! fills). Each setting is
 //! `M:WF:K`: M functions (0: the default of Eqn. 9), the width as WF times the default estimate
 //! (1: the default), K candidates re-ranked. The search runs on the CPU when no GPU is usable.
 //! `--truth-out` also writes the exact 100 nearest ids of each query as `.ivecs` (to check the
@@ -94,10 +95,12 @@ fn parse_args() -> Result<Options> {
 fn data_dir(given: Option<PathBuf>) -> Result<PathBuf> {
     let candidates = given.map_or_else(
         || {
-            vec![
-                PathBuf::from("../shared/data/fashion-mnist"),
-                PathBuf::from("data/fashion-mnist"),
-            ]
+            let mut dirs: Vec<PathBuf> = std::env::var_os("GENIE_DATA")
+                .map(|d| PathBuf::from(d).join("fashion-mnist"))
+                .into_iter()
+                .collect();
+            dirs.push(PathBuf::from("data/fashion-mnist"));
+            dirs
         },
         |d| vec![d],
     );

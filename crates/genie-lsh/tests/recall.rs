@@ -8,14 +8,15 @@ use genie_core::DeviceChoice;
 use genie_lsh::{estimate, io, Family, VectorIndex, VectorSet};
 use std::path::PathBuf;
 
+/// `$GENIE_DATA/fashion-mnist` when the environment variable names a folder of data sets, else
+/// `data/fashion-mnist` inside the repository.
 fn data_dir() -> Option<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    [
-        root.join("../shared/data/fashion-mnist"),
-        root.join("data/fashion-mnist"),
-    ]
-    .into_iter()
-    .find(|d| d.join("train-images-idx3-ubyte.gz").is_file())
+    std::env::var_os("GENIE_DATA")
+        .map(|d| PathBuf::from(d).join("fashion-mnist"))
+        .into_iter()
+        .chain([root.join("data/fashion-mnist")])
+        .find(|d| d.join("train-images-idx3-ubyte.gz").is_file())
 }
 
 fn exact_top(data: &VectorSet, q: &[f32], family: Family, k: usize) -> Vec<u32> {
@@ -30,7 +31,9 @@ fn exact_top(data: &VectorSet, q: &[f32], family: Family, k: usize) -> Vec<u32> 
 
 fn recall(family: Family, k: usize, candidates: usize) -> Option<f64> {
     let Some(dir) = data_dir() else {
-        println!("skipped: Fashion-MNIST not found (run scripts/fetch-fashion-mnist.sh)");
+        println!(
+            "skipped: Fashion-MNIST not found in $GENIE_DATA or data/ (run scripts/fetch-fashion-mnist.sh)"
+        );
         return None;
     };
     let data = io::read_vectors(dir.join("train-images-idx3-ubyte.gz"))

@@ -1,5 +1,6 @@
-//! The codebook family (IVF + product quantization as keywords, after Juno,
-//! ../shared/papers/juno-ivfpq-rt.txt): k-means cuts the space into `cells`; the residual of a vector
+//! The codebook family (IVF + product quantization as keywords, after Juno: Liu et al., "Juno:
+//! Optimizing High-Dimensional Approximate Nearest Neighbour Search with Sparsity-Aware Algorithm
+//! and Ray-Tracing Core Mapping"): k-means cuts the space into `cells`; the residual of a vector
 //! from its cell's centre is cut into `subspaces` slices, each quantized to the nearest of 256
 //! codewords (k-means per slice). An object becomes `subspaces` keywords, one per slice:
 //! `(cell x subspaces + s) x 256 + code`.

@@ -3,19 +3,20 @@
 
 use std::path::PathBuf;
 
-/// The folder of data set `name` (`words`, `tweets`, `adult`, ...): `../shared/data/NAME` beside
-/// the repository, else `data/NAME` inside it (see scripts/fetch-data.sh); `None` prints
-/// `skipped: <reason>`.
+/// The folder of data set `name` (`words`, `tweets`, `adult`, ...): `$GENIE_DATA/NAME` when the
+/// environment variable `GENIE_DATA` names a folder of data sets, else `data/NAME` inside the
+/// repository (see scripts/fetch-data.sh); `None` prints `skipped: <reason>`.
 pub fn data_dir(name: &str) -> Option<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let candidates = [
-        root.join("../shared/data").join(name),
-        root.join("data").join(name),
-    ];
-    let found = candidates.iter().find(|p| p.is_dir()).cloned();
+    let mut candidates: Vec<PathBuf> = std::env::var_os("GENIE_DATA")
+        .map(|d| PathBuf::from(d).join(name))
+        .into_iter()
+        .collect();
+    candidates.push(root.join("data").join(name));
+    let found = candidates.into_iter().find(|p| p.is_dir());
     if found.is_none() {
         println!(
-            "skipped: data set {name:?} not found in ../shared/data or data/ (run scripts/fetch-data.sh)"
+            "skipped: data set {name:?} not found in $GENIE_DATA or data/ (run scripts/fetch-data.sh)"
         );
     }
     found
