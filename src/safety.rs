@@ -32,6 +32,31 @@ pub fn refuse_overwrite(writes: &[PathBuf], reads: &[Read<'_>]) -> Result<(), Da
     Ok(())
 }
 
+/// The first bytes of every index file `genie build` writes (single files and parts).
+const INDEX_MAGIC: &[u8; 8] = b"GENIEIDX";
+
+/// An error when the input of a build is itself an index file (an easy slip between `--input`
+/// and `--output`): it would otherwise be read as data and fail on some byte of it.
+pub fn refuse_index_as_input(input: &Path) -> Result<(), DataError> {
+    use std::io::Read as _;
+    if input.as_os_str() == STDIN_PATH {
+        return Ok(());
+    }
+    let mut head = [0u8; 8];
+    let is_index = std::fs::File::open(input)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == INDEX_MAGIC);
+    if is_index {
+        return Err(DataError::File {
+            path: input.to_path_buf(),
+            message: "is an index written by genie build, not data to index (give the objects \
+                      file as --input; genie search and genie info read an index)"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -533,3 +533,26 @@ fn a_server_that_is_not_there_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn an_index_given_as_the_input_is_named() {
+    let d = Dir::new();
+    d.write("objects.txt", "1 2\n3 4\n");
+    d.ok(&[
+        "--quiet",
+        "build",
+        "--input",
+        "objects.txt",
+        "--output",
+        "o.genie",
+    ]);
+    for kind in ["keywords", "sequences", "documents"] {
+        let err = d.fails(&[
+            "build", "--kind", kind, "--input", "o.genie", "--output", "x.genie",
+        ]);
+        assert!(
+            err.contains("o.genie: is an index written by genie build, not data to index"),
+            "{kind}: {err}"
+        );
+    }
+}

@@ -275,6 +275,7 @@ fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -
         reads.push((offsets, "the offsets file"));
     }
     refuse_overwrite(&writes, &reads)?;
+    genie::safety::refuse_index_as_input(&args.input)?;
     let len = std::fs::metadata(&args.input)
         .ok()
         .filter(|m| m.is_file())
