@@ -11,7 +11,11 @@
 //! - [`server`]: the HTTP server of `genie serve` on that handle, and its client.
 //! - [`input`], [`csv_input`]: the text input files, read line by line with errors that name the
 //!   file and line; [`objects`]: keyword objects in text (parsed in parallel), NumPy ([`npy`]),
-//!   Parquet and Arrow files; [`progress`]: progress bars.
+//!   Parquet and Arrow files.
+//!
+//! Features: `cuda` (the GPU backend, loaded at run time), `server` (the HTTP server over the
+//! service: axum), `client` (its client: reqwest), `cli` (the `genie` program: both, with clap).
+//! A program that only searches (the Python package) takes none of the last three.
 #![deny(missing_docs)]
 
 pub use genie_core as core;
@@ -26,8 +30,8 @@ pub mod kind;
 pub mod npy;
 pub mod objects;
 pub mod open;
-pub mod progress;
 pub mod safety;
 pub mod searcher;
+#[cfg(feature = "server")]
 pub mod server;
 pub mod service;

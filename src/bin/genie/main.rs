@@ -4,6 +4,7 @@
 
 mod args;
 mod pipeline;
+mod progress;
 
 use anyhow::{anyhow, bail, Context, Result};
 use args::{
@@ -18,12 +19,12 @@ use genie::data_error::DataError;
 use genie::input::display_path;
 use genie::kind::{write_answers, BuildJob, Kind, KindIndex, Options, QueryReader, Registry};
 use genie::open::{load, open_backends, place, OpenSpec};
-use genie::progress::bytes_bar;
 use genie::safety::{refuse_overwrite, Read};
 use genie::server::client::Client;
 use genie::server::{Limits, ServerConfig};
 use genie::service::{BatchPolicy, Service};
 use pipeline::{search_chunks, Chunk};
+use progress::bytes_bar;
 use rayon::prelude::*;
 use serde_json::Value;
 use std::io::{self, BufWriter, Write};
