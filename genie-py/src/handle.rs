@@ -381,7 +381,7 @@ impl Handle {
     #[getter]
     fn search_options(&self) -> Vec<String> {
         let options = self.loaded.kind.search_options();
-        options.iter().map(|s| s.to_string()).collect()
+        options.iter().map(|s| s.name.to_string()).collect()
     }
 
     /// Where a search on `device` runs (placing the index there if it is not yet).

@@ -7,7 +7,7 @@
 
 use super::{
     prepared, vector_query, Answer, BuildJob, BuildReport, IndexSource, KindIndex, OpenOptions,
-    Options, Prepared, Request,
+    OptionSpec, OptionType, Options, Prepared, Request,
 };
 use crate::data_error::DataError;
 use genie_core::{Backend, DeviceChoice, InvertedIndex, Method};
@@ -22,9 +22,47 @@ use std::sync::Arc;
 
 use genie_lsh::tuning::TUNE_K;
 
-/// The search options of a vector index (the LSH families' and the codebook's).
-pub(super) const SEARCH_OPTIONS: &[&str] =
-    &["candidates", "probes", "entries", "levels", "counting"];
+/// The search options of a vector index: the first (candidates) the LSH families' and the
+/// codebook's, the rest the codebook's alone.
+pub(super) const SEARCH_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::u32(
+        "candidates",
+        1,
+        "K2",
+        "Candidates K2 taken by match count, then re-ranked by exact distance; K2 = K gives the \
+         pure tau-ANN answer of the paper [default: the index's, tuned at build; else \
+         max(20 x K, 200)].",
+    ),
+    OptionSpec::u32(
+        "probes",
+        1,
+        "P",
+        "Codebook: cells probed per query [default: tuned at build time].",
+    ),
+    OptionSpec::new(
+        "entries",
+        OptionType::U32 { min: 1, max: 256 },
+        "E",
+        "Codebook: codewords taken per slice and cell, the query's radius [default: tuned at \
+         build time].",
+    ),
+    OptionSpec::new(
+        "levels",
+        OptionType::U32 { min: 0, max: 255 },
+        "L",
+        "Codebook: closeness weights of L levels for every codeword of the probed cells (the \
+         count then follows the quantized distance); 0 weighs the --entries nearest codewords by \
+         rank [default: tuned at build time].",
+    ),
+    OptionSpec::new(
+        "counting",
+        OptionType::Choice(&["scan", "lists"]),
+        "HOW",
+        "Codebook: how the hits of the probed cells are counted: scan reads the codes of their \
+         objects (on the GPU when searching there), lists the inverted lists of the query's \
+         keywords through the engine [default: scan].",
+    ),
+];
 
 /// Builds, tunes and saves a codebook index.
 pub(super) fn build(job: &BuildJob<'_>, seed: u64) -> Result<BuildReport, DataError> {

@@ -8,7 +8,8 @@
 
 use super::{
     metadata_with, side_path, text_query, BuildJob, BuildReport, CountIndex, CountParser,
-    IndexSource, Kind, KindIndex, OpenOptions, Options, Placement, QueryReader,
+    IndexSource, Kind, KindIndex, OpenOptions, OptionSpec, OptionType, Options, Placement,
+    QueryReader,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
@@ -162,6 +163,20 @@ impl QueryReader for DocumentReader {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Documents;
 
+/// The build options of documents (the first, the column, is also a search option).
+const BUILD_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::new(
+        "column",
+        OptionType::Text,
+        "NAME",
+        "Read the documents (or the queries) from this column of a CSV file with a header.",
+    ),
+    OptionSpec::flag(
+        "keep_stop_words",
+        "Keep English stop words (dropped by default).",
+    ),
+];
+
 impl Kind for Documents {
     fn name(&self) -> &str {
         genie_sa::document::KIND
@@ -171,12 +186,12 @@ impl Kind for Documents {
         "Short documents (one per line or a CSV column), by shared words"
     }
 
-    fn build_options(&self) -> &[&str] {
-        &["column", "keep_stop_words"]
+    fn build_options(&self) -> &[OptionSpec] {
+        BUILD_OPTIONS
     }
 
-    fn search_options(&self) -> &[&str] {
-        &["column"]
+    fn search_options(&self) -> &[OptionSpec] {
+        &BUILD_OPTIONS[..1]
     }
 
     fn side_files(&self, index: &Path) -> Vec<PathBuf> {

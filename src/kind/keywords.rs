@@ -7,7 +7,7 @@
 
 use super::{
     BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind, KindIndex, OpenOptions,
-    Options, Placement,
+    OptionSpec, OptionType, Options, Placement,
 };
 use crate::data_error::DataError;
 use crate::input::{display_path, parse_query_line};
@@ -22,6 +22,44 @@ use std::sync::Arc;
 /// The kind of keyword objects.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Keywords;
+
+/// The build options of keyword objects.
+const BUILD_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::new(
+        "parts",
+        OptionType::U32 {
+            min: 1,
+            max: u32::MAX,
+        },
+        "N",
+        "Save the index in N parts over consecutive object ranges: INDEX is then a manifest and \
+         INDEX.part0 .. INDEX.partN-1 the parts. Each part is built and saved as soon as its \
+         objects are read, so the whole index is never in memory; a search streams the parts \
+         [default: 1].",
+    ),
+    OptionSpec::u32(
+        "part_objects",
+        1,
+        "M",
+        "Save a parted index of M objects per part (instead of --parts; works on standard input).",
+    ),
+    OptionSpec::new(
+        "offsets",
+        OptionType::Path,
+        "OFFSETS.npy",
+        "The object offsets of a NumPy CSR pair whose keywords are --input KEYWORDS.npy: n + 1 \
+         ascending int64 or uint64 values from 0 to the number of keywords (uint32; int32, int64 \
+         and uint64 are taken when every value fits); object i has the keywords \
+         offsets[i]..offsets[i + 1]. With --input DIR, DIR/offsets.npy and DIR/keywords.npy.",
+    ),
+    OptionSpec::new(
+        "column",
+        OptionType::Text,
+        "NAME",
+        "The list column of a Parquet or Arrow input (list<uint32> or large_list<uint32>; int32, \
+         int64, uint64 items are taken when every value fits) [default: the only list column].",
+    ),
+];
 
 impl Kind for Keywords {
     fn name(&self) -> &str {
@@ -39,8 +77,8 @@ impl Kind for Keywords {
         ) && metadata.get("plugin").is_none()
     }
 
-    fn build_options(&self) -> &[&str] {
-        &["parts", "part_objects", "offsets", "column"]
+    fn build_options(&self) -> &[OptionSpec] {
+        BUILD_OPTIONS
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
@@ -151,6 +189,12 @@ fn build(job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
     let name = display_path(job.input);
     let offsets = opts.str("offsets")?.map(PathBuf::from);
     let source = Source::resolve(job.input, offsets.as_deref(), opts.str("column")?)?;
+    if opts.has("parts") && opts.has("part_objects") {
+        return Err(DataError::BadOption {
+            name: "part_objects".into(),
+            message: "give parts or part_objects, not both".into(),
+        });
+    }
     let per_part = objects_per_part(&source, opts.u32("parts")?, opts.u32("part_objects")?)?;
     let metadata = build_metadata(&name);
     let new_builder = || IndexBuilder::new().metadata(metadata.clone());

@@ -25,7 +25,7 @@ pub mod vectors;
 
 pub use answer::{write_answers, Answer, AnswerHit};
 pub use count::{CountIndex, CountParser, MIN_COUNT_FIRST_K};
-pub use options::Options;
+pub use options::{OptionSpec, OptionType, Options};
 
 use crate::data_error::DataError;
 use crate::input::display_path;
@@ -153,12 +153,13 @@ pub trait Kind: Send + Sync {
     fn holds(&self, metadata: &Value) -> bool {
         metadata.get("kind").and_then(Value::as_str) == Some(self.name())
     }
-    /// The names of the options its builds take.
-    fn build_options(&self) -> &[&str] {
+    /// The options its builds take (the CLI's flags of `genie build`, Python's keywords).
+    fn build_options(&self) -> &[OptionSpec] {
         &[]
     }
-    /// The names of the options its query files and searches take.
-    fn search_options(&self) -> &[&str] {
+    /// The options its query files and searches take (flags of `genie search`, a request's
+    /// `options`, Python's keywords).
+    fn search_options(&self) -> &[OptionSpec] {
         &[]
     }
     /// The side files an index of this kind keeps beside `index` (read by a search, written by
@@ -327,7 +328,12 @@ impl Registry {
     pub fn kinds_taking(&self, option: &str) -> Vec<&str> {
         self.kinds
             .iter()
-            .filter(|k| k.build_options().contains(&option) || k.search_options().contains(&option))
+            .filter(|k| {
+                k.build_options()
+                    .iter()
+                    .chain(k.search_options())
+                    .any(|o| o.name == option)
+            })
             .map(|k| k.name())
             .collect()
     }

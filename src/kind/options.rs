@@ -3,6 +3,94 @@
 use crate::data_error::DataError;
 use serde_json::Value;
 
+/// What values an option takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionType {
+    /// A switch: `true` when given (`--exhaustive`).
+    Flag,
+    /// An unsigned 32-bit integer in `min..=max`.
+    U32 {
+        /// The smallest value.
+        min: u32,
+        /// The largest value.
+        max: u32,
+    },
+    /// An unsigned 64-bit integer.
+    U64,
+    /// A finite number.
+    F64,
+    /// Any text.
+    Text,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// A list of names (comma-separated on a command line).
+    Names,
+    /// A file's path.
+    Path,
+}
+
+/// One option of a kind, declared once: the CLI makes its flag of it (`--max-candidates` of
+/// `max_candidates`, typed and with its help), the server and Python take it by name in their
+/// options, and [`Options::check`] refuses every name a kind does not declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OptionSpec {
+    /// The name (snake case).
+    pub name: &'static str,
+    /// Its values.
+    pub ty: OptionType,
+    /// The placeholder of its value in help texts (`N`, `FILE`).
+    pub value_name: &'static str,
+    /// One paragraph of help, its default included (the kind applies its defaults itself).
+    pub help: &'static str,
+}
+
+impl OptionSpec {
+    /// An option of type `ty`.
+    pub const fn new(
+        name: &'static str,
+        ty: OptionType,
+        value_name: &'static str,
+        help: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            ty,
+            value_name,
+            help,
+        }
+    }
+
+    /// A switch.
+    pub const fn flag(name: &'static str, help: &'static str) -> Self {
+        Self::new(name, OptionType::Flag, "", help)
+    }
+
+    /// An unsigned 32-bit integer of at least `min`.
+    pub const fn u32(
+        name: &'static str,
+        min: u32,
+        value_name: &'static str,
+        help: &'static str,
+    ) -> Self {
+        Self::new(
+            name,
+            OptionType::U32 { min, max: u32::MAX },
+            value_name,
+            help,
+        )
+    }
+
+    /// The command-line flag (`--max-candidates`).
+    pub fn flag_name(&self) -> String {
+        format!("--{}", self.name.replace('_', "-"))
+    }
+}
+
+/// The names of some options.
+pub fn names(specs: &[OptionSpec]) -> Vec<&'static str> {
+    specs.iter().map(|s| s.name).collect()
+}
+
 /// Named options of a kind (`radius`, `candidates`, ...): what the CLI's kind flags and a server
 /// request's `options` object become. Each kind says which names it takes.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -47,8 +135,14 @@ impl Options {
         self.0.is_empty()
     }
 
+    /// An error unless every name given is one of the options `accepted` (of kind `kind`).
+    pub fn check(&self, kind: &str, accepted: &[OptionSpec]) -> Result<(), DataError> {
+        let accepted = names(accepted);
+        self.check_names(kind, &accepted)
+    }
+
     /// An error unless every name given is one of `accepted` (for kind `kind`).
-    pub fn check(&self, kind: &str, accepted: &[&str]) -> Result<(), DataError> {
+    pub fn check_names(&self, kind: &str, accepted: &[&str]) -> Result<(), DataError> {
         match self.names().find(|n| !accepted.contains(n)) {
             None => Ok(()),
             Some(n) => Err(DataError::BadOption {
@@ -176,7 +270,7 @@ mod tests {
         assert_eq!(o.str("column").ok(), Some(Some("text")));
         assert!(o.flag("x").expect("bool"));
         let e = o
-            .check("table", &["radius", "column", "x"])
+            .check_names("table", &["radius", "column", "x"])
             .expect_err("bad is unknown");
         assert_eq!(
             e.to_string(),

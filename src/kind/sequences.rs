@@ -11,7 +11,8 @@
 
 use super::{
     metadata_with, prepared, side_path, Answer, AnswerHit, BuildJob, BuildReport, IndexSource,
-    Kind, KindIndex, OpenOptions, Options, Placement, Prepared, QueryReader, Request,
+    Kind, KindIndex, OpenOptions, OptionSpec, OptionType, Options, Placement, Prepared,
+    QueryReader, Request,
 };
 use crate::data_error::DataError;
 use crate::input::{display_path, LineReader};
@@ -183,6 +184,46 @@ pub fn open(
     Ok((transform, store))
 }
 
+/// The build options of sequences.
+const BUILD_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::u32("ngram", 0, "N", "The n-gram length n [default: 3]."),
+    OptionSpec::new(
+        "alphabet",
+        OptionType::Choice(&["chars", "bytes"]),
+        "ALPHABET",
+        "n-grams of Unicode characters (UTF-8 text) or of bytes (any bytes but the newline: DNA \
+         and other byte data) [default: chars].",
+    ),
+    OptionSpec::flag(
+        "no_pad",
+        "No n - 1 pad symbols at both ends (a sequence shorter than n then has no n-gram and is \
+         found by no query).",
+    ),
+];
+
+/// The search options of sequences.
+const SEARCH_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::u32(
+        "candidates",
+        1,
+        "K2",
+        "Candidates K2 taken by match count, then verified by edit distance [default: 32].",
+    ),
+    OptionSpec::u32(
+        "max_candidates",
+        1,
+        "K",
+        "Queries not proven exact are searched again with K doubled, up to this K (no \
+         repetition when not above --candidates) [default: 1024; with --exhaustive on a GPU, \
+         --candidates: one round, then the device's pass over all sequences].",
+    ),
+    OptionSpec::flag(
+        "exhaustive",
+        "Verify queries still not proven after the last round against all sequences, so that \
+         every result is exact.",
+    ),
+];
+
 /// The kind of sequences under edit distance.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sequences;
@@ -196,12 +237,12 @@ impl Kind for Sequences {
         "Sequences (one per line) under edit distance, by ordered n-grams"
     }
 
-    fn build_options(&self) -> &[&str] {
-        &["ngram", "alphabet", "no_pad"]
+    fn build_options(&self) -> &[OptionSpec] {
+        BUILD_OPTIONS
     }
 
-    fn search_options(&self) -> &[&str] {
-        &["candidates", "max_candidates", "exhaustive"]
+    fn search_options(&self) -> &[OptionSpec] {
+        SEARCH_OPTIONS
     }
 
     fn side_files(&self, index: &Path) -> Vec<PathBuf> {

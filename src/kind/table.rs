@@ -16,7 +16,7 @@
 
 use super::{
     metadata_with, text_query, BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind,
-    KindIndex, OpenOptions, Options, Placement,
+    KindIndex, OpenOptions, OptionSpec, OptionType, Options, Placement,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
@@ -220,6 +220,65 @@ pub fn parse_query_line(
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Table;
 
+/// The build options of tables.
+const BUILD_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::u32(
+        "bins",
+        1,
+        "B",
+        "Equal-width intervals per numeric column [default: 1024].",
+    ),
+    OptionSpec::new(
+        "names",
+        OptionType::Names,
+        "NAMES",
+        "The column names, comma-separated (the file then has no header row).",
+    ),
+    OptionSpec::new(
+        "names_file",
+        OptionType::Path,
+        "FILE",
+        "Take the column names from a UCI .names file (the file then has no header row). \
+         Default: INPUT's STEM.names when it exists, else the header row.",
+    ),
+    OptionSpec::flag(
+        "header",
+        "The first row is the header, even if a STEM.names file lies beside the input.",
+    ),
+    OptionSpec::new(
+        "numeric",
+        OptionType::Names,
+        "NAMES",
+        "Columns that must be numeric (comma-separated names).",
+    ),
+    OptionSpec::new(
+        "categorical",
+        OptionType::Names,
+        "NAMES",
+        "Columns to treat as categorical even if their values are numbers.",
+    ),
+];
+
+/// The search options of tables.
+const SEARCH_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::new(
+        "radius",
+        OptionType::U32 {
+            min: 0,
+            max: u32::MAX,
+        },
+        "R",
+        "Intervals on each side of the numeric values of CSV-row queries [default: 0].",
+    ),
+    OptionSpec::new(
+        "query_format",
+        OptionType::Choice(&["auto", "csv", "conditions"]),
+        "FORMAT",
+        "How query lines are read: auto (conditions when the first word is NAME=..., else a CSV \
+         row), csv (CSV rows) or conditions (NAME=VALUE, NAME=LO..HI, NAME=V~R) [default: auto].",
+    ),
+];
+
 impl Kind for Table {
     fn name(&self) -> &str {
         genie_sa::table::KIND
@@ -229,19 +288,12 @@ impl Kind for Table {
         "Rows of a CSV table, by attribute conditions"
     }
 
-    fn build_options(&self) -> &[&str] {
-        &[
-            "bins",
-            "names",
-            "names_file",
-            "header",
-            "numeric",
-            "categorical",
-        ]
+    fn build_options(&self) -> &[OptionSpec] {
+        BUILD_OPTIONS
     }
 
-    fn search_options(&self) -> &[&str] {
-        &["radius", "query_format"]
+    fn search_options(&self) -> &[OptionSpec] {
+        SEARCH_OPTIONS
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {

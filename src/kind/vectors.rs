@@ -13,7 +13,7 @@
 
 use super::{
     prepared, vector_query, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex,
-    OpenOptions, Options, Placement, Prepared, QueryReader, Request,
+    OpenOptions, OptionSpec, OptionType, Options, Placement, Prepared, QueryReader, Request,
 };
 use crate::data_error::DataError;
 use crate::input::display_path;
@@ -191,6 +191,78 @@ fn family(name: Option<&str>) -> Result<Family, DataError> {
     }
 }
 
+/// The build options of vectors.
+const BUILD_OPTIONS: &[OptionSpec] = &[
+    OptionSpec::new(
+        "lsh",
+        OptionType::Choice(&["e2lsh", "l1", "rbh", "srp", "codebook"]),
+        "FAMILY",
+        "The vector family: an LSH family (e2lsh: L2; l1: L1; rbh: random binning for the \
+         Laplacian kernel; srp: sign random projections, the angle), or codebook (IVF cells and \
+         product-quantization codes as keywords, tuned at build time) [default: e2lsh].",
+    ),
+    OptionSpec::u32(
+        "functions",
+        1,
+        "M",
+        "Number of hash functions m, one keyword each [default: 258, the largest m that Eqn. 9 \
+         of the paper needs for epsilon = delta = 0.06].",
+    ),
+    OptionSpec::new(
+        "width",
+        OptionType::F64,
+        "W",
+        "Bucket width w of e2lsh and l1, kernel width sigma of rbh (unused by srp) [default: \
+         tuned for --target-recall around an estimate from a sample of 1,000 vectors].",
+    ),
+    OptionSpec::u32(
+        "buckets",
+        1,
+        "D",
+        "Buckets D each signature is re-hashed into by MurmurHash3 [default: 8192].",
+    ),
+    OptionSpec::new(
+        "bits",
+        OptionType::U32 { min: 1, max: 64 },
+        "B",
+        "Sign bits per srp function, 1 to 64 [default: 8].",
+    ),
+    OptionSpec::new(
+        "seed",
+        OptionType::U64,
+        "S",
+        "Seed of every random draw of the hash functions [default: 1].",
+    ),
+    OptionSpec::u32(
+        "candidates",
+        1,
+        "K",
+        "The candidates a search re-ranks by default (for k up to 10, the same share of a larger \
+         k; a search's --candidates overrides it) [default: tuned for --target-recall].",
+    ),
+    OptionSpec::new(
+        "target_recall",
+        OptionType::F64,
+        "R",
+        "The recall@10 the build tunes the search defaults for (the LSH families: the width and \
+         the candidates; codebook: the probe), measured on a held-out sample of the vectors, in \
+         (0, 1] [default: 0.95].",
+    ),
+    OptionSpec::u32(
+        "cells",
+        1,
+        "C",
+        "Codebook: coarse k-means cells [default: 2 x sqrt(rows), at most 4,096].",
+    ),
+    OptionSpec::u32(
+        "subspaces",
+        1,
+        "M",
+        "Codebook: slices of a vector, each coded in one byte [default: dimension / 4, at most \
+         64].",
+    ),
+];
+
 impl Kind for Vectors {
     fn name(&self) -> &str {
         "vectors"
@@ -206,22 +278,11 @@ impl Kind for Vectors {
             || plugin == Some(genie_lsh::codebook::index::PLUGIN)
     }
 
-    fn build_options(&self) -> &[&str] {
-        &[
-            "lsh",
-            "functions",
-            "width",
-            "buckets",
-            "bits",
-            "seed",
-            "candidates",
-            "target_recall",
-            "cells",
-            "subspaces",
-        ]
+    fn build_options(&self) -> &[OptionSpec] {
+        BUILD_OPTIONS
     }
 
-    fn search_options(&self) -> &[&str] {
+    fn search_options(&self) -> &[OptionSpec] {
         super::codebook::SEARCH_OPTIONS
     }
 
@@ -417,7 +478,7 @@ impl KindIndex for OpenVectors {
     fn check_options(&self, options: &Options) -> Result<(), DataError> {
         let family = self.index.transform().params().family.name();
         if let Some(name) = options.names().find(|n| *n != "candidates") {
-            if Vectors.search_options().contains(&name) {
+            if Vectors.search_options().iter().any(|o| o.name == name) {
                 return Err(DataError::BadOption {
                     name: name.to_string(),
                     message: format!(
@@ -427,7 +488,7 @@ impl KindIndex for OpenVectors {
                 });
             }
         }
-        options.check(self.kind(), &["candidates"])?;
+        options.check(self.kind(), &super::codebook::SEARCH_OPTIONS[..1])?;
         options.u32_at_least("candidates", 1)?;
         Ok(())
     }

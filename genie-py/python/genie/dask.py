@@ -181,7 +181,7 @@ def _build_shard(i: int, path: str, kind: str, params: Dict[str, Any], device: O
         ranges = {c: tuple(v) for c, v in params.pop("_ranges").items()}
         index = _index.TableIndex(_with_range_rows(rows, ranges), **params)
     else:
-        raise ValueError(f"kind: expected one of {', '.join(KINDS)}, found {kind!r}")
+        raise ValueError(f"kind: expected one of {', '.join(_kinds())}, found {kind!r}")
     index.save(path)
     del index
     index = _load_shard(i, path)
@@ -306,7 +306,11 @@ def _vector_candidates(meta: Dict[str, Any], k: int) -> int:
 # the client
 
 
-KINDS = ("keywords", "vectors", "sequences", "documents", "table")
+def _kinds() -> Tuple[str, ...]:
+    """The kinds the extension's registry knows (not a list of its own)."""
+    from ._genie import kinds
+
+    return tuple(kinds())
 
 
 def _partitions(data: Any) -> List[Any]:
@@ -468,8 +472,8 @@ class DistributedIndex:
         shard replicated on every worker: each query is then searched once, by one worker."""
         from distributed import wait
 
-        if kind not in KINDS:
-            raise ValueError(f"kind: expected one of {', '.join(KINDS)}, found {kind!r}")
+        if kind not in _kinds():
+            raise ValueError(f"kind: expected one of {', '.join(_kinds())}, found {kind!r}")
         if path is None:
             raise ValueError("path: a folder every worker can reach is needed for the shards")
         if kind == "vectors" and params.get("lsh") == "codebook":

@@ -6,7 +6,6 @@ import numpy as np
 
 MANIFEST: str
 TABLE_RANGE_ROWS: int
-KINDS: Tuple[str, ...]
 
 class DistributedIndex:
     client: Any

@@ -1,9 +1,13 @@
-//! The command line of `genie`: subcommands and their flags (clap). The flags of one kind of
-//! data become that kind's named options ([`genie::kind::Options`]).
+//! The command line of `genie`: subcommands and their flags (clap). The flags of the kinds of
+//! data are not written here: each kind declares its options once ([`OptionSpec`]), and
+//! [`command`] makes a flag of each, so a kind registered in the [`Registry`] gets its flags with
+//! no edit here; the flags given become that kind's named options ([`Options`]).
 
-use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use genie::core::{DeviceChoice, Method};
-use genie::sa::NGramConfig;
+use genie::kind::{Kind, OptionSpec, OptionType, Options, Registry};
+use serde_json::Value;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -114,98 +118,13 @@ pub struct BuildArgs {
     #[arg(short, long, value_name = "OBJECTS")]
     pub input: PathBuf,
 
-    /// Keywords: the object offsets of a NumPy CSR pair whose keywords are --input KEYWORDS.npy:
-    /// n + 1 ascending int64 or uint64 values from 0 to the number of keywords (uint32; int32,
-    /// int64 and uint64 are taken when every value fits); object i has the keywords
-    /// offsets[i]..offsets[i + 1]. With --input DIR, DIR/offsets.npy and DIR/keywords.npy.
-    #[arg(long, value_name = "OFFSETS.npy", help_heading = "Keywords")]
-    pub offsets: Option<PathBuf>,
-
     /// The index file to write (overwritten if it exists).
     #[arg(short, long, value_name = "INDEX")]
     pub output: PathBuf,
 
-    /// Save the index in N parts over consecutive object ranges: INDEX is then a manifest and
-    /// INDEX.part0 .. INDEX.partN-1 the parts. Each part is built and saved as soon as its objects
-    /// are read, so the whole index is never in memory; a search streams the parts.
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub parts: usize,
-
-    /// Save a parted index of M objects per part (instead of --parts; works on standard input).
-    #[arg(long, value_name = "M", conflicts_with = "parts",
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub part_objects: Option<usize>,
-
     /// What the input holds: keywords, sequences, documents, table or vectors.
     #[arg(long, default_value = "keywords", value_name = "KIND")]
     pub kind: String,
-
-    /// Sequences: the n-gram length n.
-    #[arg(long, value_name = "N", default_value_t = NGramConfig::default().n, help_heading = "Sequences")]
-    pub ngram: usize,
-
-    /// Sequences: n-grams of Unicode characters or of bytes.
-    #[arg(long, value_enum, default_value_t = AlphabetArg::Chars, help_heading = "Sequences")]
-    pub alphabet: AlphabetArg,
-
-    /// Sequences: no n - 1 pad symbols at both ends (a sequence shorter than n then has no
-    /// n-gram and is found by no query).
-    #[arg(long, help_heading = "Sequences")]
-    pub no_pad: bool,
-
-    /// Documents: read the documents from this column of a CSV file with a header. Keywords: the
-    /// list column of a Parquet or Arrow input (list<uint32> or large_list<uint32>; int32, int64,
-    /// uint64 items are taken when every value fits) [default: the only list column].
-    #[arg(long, value_name = "NAME", help_heading = "Documents")]
-    pub column: Option<String>,
-
-    /// Documents: keep English stop words (dropped by default).
-    #[arg(long, help_heading = "Documents")]
-    pub keep_stop_words: bool,
-
-    /// Table: equal-width intervals per numeric column.
-    #[arg(long, value_name = "B", default_value_t = genie::sa::schema::DEFAULT_BINS, help_heading = "Table")]
-    pub bins: u32,
-
-    /// Table: the column names, comma-separated (the file then has no header row).
-    #[arg(
-        long,
-        value_name = "NAMES",
-        value_delimiter = ',',
-        help_heading = "Table"
-    )]
-    pub names: Option<Vec<String>>,
-
-    /// Table: take the column names from a UCI .names file (the file then has no header row).
-    /// Default: INPUT's STEM.names when it exists, else the header row.
-    #[arg(long, value_name = "FILE", help_heading = "Table")]
-    pub names_file: Option<PathBuf>,
-
-    /// Table: the first row is the header, even if a STEM.names file lies beside the input.
-    #[arg(long, help_heading = "Table")]
-    pub header: bool,
-
-    /// Table: columns that must be numeric (comma-separated names).
-    #[arg(
-        long,
-        value_name = "NAMES",
-        value_delimiter = ',',
-        help_heading = "Table"
-    )]
-    pub numeric: Vec<String>,
-
-    /// Table: columns to treat as categorical even if their values are numbers.
-    #[arg(
-        long,
-        value_name = "NAMES",
-        value_delimiter = ',',
-        help_heading = "Table"
-    )]
-    pub categorical: Vec<String>,
-
-    #[command(flatten)]
-    pub lsh: LshArgs,
 }
 
 #[derive(Debug, Args)]
@@ -279,56 +198,6 @@ pub struct SearchArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
-
-    /// Candidates K2 taken by match count, then verified by the true measure. Sequences: by edit
-    /// distance [default: 32]. Vectors: re-ranked by exact distance; K2 = K gives the pure tau-ANN
-    /// answer of the paper [default: max(20 x K, 200)].
-    #[arg(long, value_name = "K2")]
-    pub candidates: Option<u32>,
-
-    /// Codebook vectors: cells probed per query [default: tuned at build time].
-    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u32).range(1..))]
-    pub probes: Option<u32>,
-
-    /// Codebook vectors: codewords taken per slice and cell, the query's radius [default: tuned at
-    /// build time].
-    #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=256))]
-    pub entries: Option<u32>,
-
-    /// Codebook vectors: closeness weights of L levels for every codeword of the probed cells
-    /// (the count then follows the quantized distance); 0 weighs the --entries nearest codewords
-    /// by rank [default: tuned at build time].
-    #[arg(long, value_name = "L", value_parser = clap::value_parser!(u32).range(0..=255))]
-    pub levels: Option<u32>,
-
-    /// Codebook vectors: how the hits of the probed cells are counted: `scan` reads the codes of
-    /// their objects (on the GPU when searching there), `lists` the inverted lists of the query's
-    /// keywords through the engine [default: scan].
-    #[arg(long, value_name = "HOW", value_parser = ["scan", "lists"])]
-    pub counting: Option<String>,
-
-    /// Sequences: queries not proven exact are searched again with K doubled, up to this K
-    /// (no repetition when not above --candidates) [default: 1024; with --exhaustive on a GPU,
-    /// --candidates: one round, then the device's pass over all sequences].
-    #[arg(long, value_name = "K", help_heading = "Sequences")]
-    pub max_candidates: Option<u32>,
-
-    /// Sequences: verify queries still not proven after the last round against all sequences,
-    /// so that every result is exact.
-    #[arg(long, help_heading = "Sequences")]
-    pub exhaustive: bool,
-
-    /// Documents: read the queries from this column of a CSV file with a header.
-    #[arg(long, value_name = "NAME", help_heading = "Documents")]
-    pub column: Option<String>,
-
-    /// Table: intervals on each side of the numeric values of CSV-row queries.
-    #[arg(long, value_name = "R", default_value_t = 0, help_heading = "Table")]
-    pub radius: u32,
-
-    /// Table: how query lines are read.
-    #[arg(long, value_enum, default_value_t = QueryFormatArg::Auto, value_name = "FORMAT", help_heading = "Table")]
-    pub query_format: QueryFormatArg,
 }
 
 #[derive(Debug, Args)]
@@ -363,93 +232,6 @@ impl From<DeviceArg> for DeviceChoice {
             DeviceArg::Gpu => Self::Gpu,
         }
     }
-}
-
-/// The LSH options of `genie build --kind vectors`.
-#[derive(Debug, Args)]
-#[command(next_help_heading = "Vector indexes (--kind vectors)")]
-pub struct LshArgs {
-    /// The vector family: an LSH family, or codebook (IVF cells and product-quantization codes as
-    /// keywords, tuned at build time) [default: e2lsh].
-    #[arg(long, value_enum, value_name = "FAMILY")]
-    pub lsh: Option<LshArg>,
-
-    /// Codebook: coarse k-means cells [default: 2 x sqrt(rows), at most 4,096].
-    #[arg(long, value_name = "C", value_parser = clap::value_parser!(u32).range(1..))]
-    pub cells: Option<u32>,
-
-    /// Codebook: slices of a vector, each coded in one byte [default: dimension / 4, at most 64].
-    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..))]
-    pub subspaces: Option<u32>,
-
-    /// The recall@10 the build tunes the search defaults for (the LSH families: the width and
-    /// the candidates; codebook: the probe), measured on a held-out sample of the vectors, in
-    /// (0, 1] [default: 0.95].
-    #[arg(long, value_name = "R")]
-    pub target_recall: Option<f64>,
-
-    /// Number of hash functions m, one keyword each [default: 258, the largest m that Eqn. 9 of
-    /// the paper needs for epsilon = delta = 0.06].
-    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..))]
-    pub functions: Option<u32>,
-
-    /// Bucket width w of e2lsh and l1, kernel width sigma of rbh (unused by srp) [default: tuned
-    /// for --target-recall around an estimate from a sample of 1,000 vectors: 2 x the median
-    /// nearest-neighbour distance for e2lsh and l1, the mean pairwise L1 distance for rbh].
-    #[arg(long, value_name = "W")]
-    pub width: Option<f64>,
-
-    /// The candidates a search re-ranks by default (for k up to 10, the same share of a larger
-    /// k; a search's --candidates overrides it) [default: tuned for --target-recall].
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
-    pub candidates: Option<u32>,
-
-    /// Buckets D each signature is re-hashed into by MurmurHash3 [default: 8192].
-    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..))]
-    pub buckets: Option<u32>,
-
-    /// Sign bits per srp function, 1 to 64 [default: 8].
-    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub bits: Option<u32>,
-
-    /// Seed of every random draw of the hash functions [default: 1].
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
-}
-
-/// The `--lsh` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum LshArg {
-    /// E2LSH for L2: floor((a.v + b) / w), a ~ N(0, 1)^d, b ~ U[0, w).
-    E2lsh,
-    /// The same with Cauchy a, for L1.
-    L1,
-    /// Random binning hashing for the Laplacian kernel exp(-||p - q||_1 / sigma).
-    Rbh,
-    /// Sign random projections, for the angle (cosine distance).
-    Srp,
-    /// IVF cells and product-quantization codes (L2), probed per query (not an LSH family).
-    Codebook,
-}
-
-/// The `--alphabet` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum AlphabetArg {
-    /// Unicode scalar values.
-    Chars,
-    /// Bytes.
-    Bytes,
-}
-
-/// The `--query-format` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum QueryFormatArg {
-    /// Conditions when the first word is NAME=..., else a CSV row.
-    Auto,
-    /// CSV rows.
-    Csv,
-    /// Conditions NAME=VALUE, NAME=LO..HI, NAME=V~R.
-    Conditions,
 }
 
 /// The `--method` values.
@@ -549,5 +331,310 @@ fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
             }
         }
         _ => Err(format!("expected NAME=PATH, found {s:?}")),
+    }
+}
+
+/// When a kind's option is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// `genie build`.
+    Build,
+    /// `genie search`.
+    Search,
+}
+
+/// The options of `kind` in `phase`.
+pub fn specs(kind: &dyn Kind, phase: Phase) -> &[OptionSpec] {
+    match phase {
+        Phase::Build => kind.build_options(),
+        Phase::Search => kind.search_options(),
+    }
+}
+
+/// The whole command line: the subcommands above, with a flag for every option the registry's
+/// kinds declare (build options on `build`, search options on `search`).
+pub fn command(registry: &Registry) -> clap::Command {
+    let kinds = registry.names().join(", ");
+    Cli::command()
+        .mut_subcommand("build", |c| {
+            c.mut_arg("kind", |a| {
+                a.help(format!("What the input holds: {kinds} [default: keywords]"))
+            })
+            .args(
+                kind_args(registry, Phase::Build)
+                    .into_iter()
+                    .filter(|a| !["input", "output", "kind"].contains(&a.get_id().as_str())),
+            )
+        })
+        .mut_subcommand("search", |c| {
+            // a kind's option named as a flag of the command itself stays an option of
+            // requests and Python only
+            let own: Vec<Arg> = kind_args(registry, Phase::Search)
+                .into_iter()
+                .filter(|a| c.get_arguments().all(|b| b.get_id() != a.get_id()))
+                .collect();
+            c.args(own)
+        })
+}
+
+/// One flag per option name of `phase`; kinds that declare the same name share its flag (the
+/// same type), and its help names each kind.
+fn kind_args(registry: &Registry, phase: Phase) -> Vec<Arg> {
+    let mut named: Vec<(OptionSpec, Vec<&str>)> = Vec::new();
+    for kind in registry.kinds() {
+        for spec in specs(kind.as_ref(), phase) {
+            match named.iter_mut().find(|(s, _)| s.name == spec.name) {
+                Some((_, kinds)) => kinds.push(kind.name()),
+                None => named.push((*spec, vec![kind.name()])),
+            }
+        }
+    }
+    named
+        .into_iter()
+        .map(|(spec, kinds)| {
+            let help: Vec<String> = kinds
+                .iter()
+                .filter_map(|k| {
+                    let kind = registry.get(k).ok()?;
+                    let own = specs(kind.as_ref(), phase)
+                        .iter()
+                        .find(|s| s.name == spec.name)?;
+                    Some(if kinds.len() == 1 {
+                        own.help.to_string()
+                    } else {
+                        format!("{}: {}", capitalized(k), own.help)
+                    })
+                })
+                .collect();
+            let heading = if kinds.len() == 1 {
+                format!("Options of --kind {}", kinds[0])
+            } else {
+                "Options of several kinds".to_string()
+            };
+            let arg = Arg::new(spec.name)
+                .long(spec.name.replace('_', "-"))
+                .help(help.join("\n"))
+                .help_heading(heading);
+            match spec.ty {
+                OptionType::Flag => arg.action(ArgAction::SetTrue),
+                OptionType::U32 { min, max } => arg
+                    .value_name(spec.value_name)
+                    .value_parser(clap::value_parser!(u32).range(i64::from(min)..=i64::from(max))),
+                OptionType::U64 => arg
+                    .value_name(spec.value_name)
+                    .value_parser(clap::value_parser!(u64)),
+                OptionType::F64 => arg
+                    .value_name(spec.value_name)
+                    .value_parser(clap::value_parser!(f64)),
+                OptionType::Text => arg.value_name(spec.value_name),
+                OptionType::Choice(words) => arg
+                    .value_name(spec.value_name)
+                    .value_parser(clap::builder::PossibleValuesParser::new(words)),
+                OptionType::Names => arg
+                    .value_name(spec.value_name)
+                    .value_delimiter(',')
+                    .action(ArgAction::Append),
+                OptionType::Path => arg
+                    .value_name(spec.value_name)
+                    .value_parser(clap::value_parser!(PathBuf)),
+            }
+        })
+        .collect()
+}
+
+fn capitalized(word: &str) -> String {
+    let mut c = word.chars();
+    c.next().map_or_else(String::new, |f| {
+        f.to_uppercase().chain(c).collect::<String>()
+    })
+}
+
+/// The options of `kind` given on the command line (`matches`: the subcommand's). An option of
+/// another kind is an error naming the kinds it applies to.
+pub fn kind_options(
+    registry: &Registry,
+    kind: &dyn Kind,
+    matches: &ArgMatches,
+    phase: Phase,
+) -> anyhow::Result<Options> {
+    let mut options = Options::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for other in registry.kinds() {
+        for spec in specs(other.as_ref(), phase) {
+            if seen.contains(&spec.name)
+                || matches.value_source(spec.name) != Some(ValueSource::CommandLine)
+            {
+                continue;
+            }
+            seen.push(spec.name);
+            let Some(own) = specs(kind, phase).iter().find(|s| s.name == spec.name) else {
+                anyhow::bail!(
+                    "{} applies to --kind {}, not to {}",
+                    spec.flag_name(),
+                    registry.kinds_taking(spec.name).join(" and "),
+                    kind.name()
+                );
+            };
+            options.set(own.name, value_of(own, matches));
+        }
+    }
+    Ok(options)
+}
+
+/// The value of a given option as JSON.
+fn value_of(spec: &OptionSpec, m: &ArgMatches) -> Value {
+    let name = spec.name;
+    match spec.ty {
+        OptionType::Flag => m.get_flag(name).into(),
+        OptionType::U32 { .. } => m.get_one::<u32>(name).copied().into(),
+        OptionType::U64 => m.get_one::<u64>(name).copied().into(),
+        OptionType::F64 => m.get_one::<f64>(name).copied().into(),
+        OptionType::Text | OptionType::Choice(_) => m.get_one::<String>(name).cloned().into(),
+        OptionType::Names => m
+            .get_many::<String>(name)
+            .map(|v| v.cloned().collect::<Vec<_>>())
+            .into(),
+        OptionType::Path => m
+            .get_one::<PathBuf>(name)
+            .map(|p| p.to_string_lossy().into_owned())
+            .into(),
+    }
+}
+
+/// The files that the options of type path name, with their flags (inputs a build reads).
+pub fn option_paths(kind: &dyn Kind, options: &Options, phase: Phase) -> Vec<(PathBuf, String)> {
+    specs(kind, phase)
+        .iter()
+        .filter(|s| s.ty == OptionType::Path)
+        .filter_map(|s| {
+            let path = options.str(s.name).ok().flatten()?;
+            Some((PathBuf::from(path), format!("the {} file", s.flag_name())))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use genie::data_error::DataError;
+    use genie::kind::{BuildJob, BuildReport, IndexSource, KindIndex, OpenOptions, Placement};
+    use std::sync::Arc;
+
+    /// A kind of one's own: it declares two options and gets their flags, with no edit here.
+    struct Words;
+
+    const WORDS_OPTIONS: &[OptionSpec] = &[
+        OptionSpec::u32("min_len", 1, "N", "Shortest word kept."),
+        OptionSpec::new(
+            "case",
+            OptionType::Choice(&["keep", "fold"]),
+            "CASE",
+            "Letter case.",
+        ),
+    ];
+
+    impl Kind for Words {
+        fn name(&self) -> &str {
+            "words"
+        }
+        fn about(&self) -> &str {
+            "words"
+        }
+        fn build_options(&self) -> &[OptionSpec] {
+            WORDS_OPTIONS
+        }
+        fn build(&self, _: &BuildJob<'_>) -> Result<BuildReport, DataError> {
+            Err(DataError::Unsupported("not in this test".into()))
+        }
+        fn open(
+            &self,
+            _: &IndexSource,
+            _: Placement,
+            _: &OpenOptions,
+        ) -> Result<Box<dyn KindIndex>, DataError> {
+            Err(DataError::Unsupported("not in this test".into()))
+        }
+    }
+
+    fn parse(registry: &Registry, line: &[&str]) -> Result<ArgMatches, clap::Error> {
+        command(registry)
+            .try_get_matches_from(line)
+            .map(|m| m.subcommand().map(|(_, s)| s.clone()).unwrap_or_default())
+    }
+
+    #[test]
+    fn a_registered_kind_gets_its_flags() {
+        let mut registry = Registry::default();
+        registry.register(Arc::new(Words));
+        let m = parse(
+            &registry,
+            &[
+                "genie",
+                "build",
+                "--kind",
+                "words",
+                "-i",
+                "x",
+                "-o",
+                "y",
+                "--min-len",
+                "3",
+                "--case",
+                "fold",
+            ],
+        )
+        .expect("parsed");
+        let options = kind_options(&registry, &Words, &m, Phase::Build).expect("options");
+        assert_eq!(
+            options.to_json(),
+            serde_json::json!({"min_len": 3, "case": "fold"})
+        );
+        // typed and checked by the parser
+        assert!(parse(
+            &registry,
+            &["genie", "build", "-i", "x", "-o", "y", "--case", "up"]
+        )
+        .is_err());
+        assert!(parse(
+            &registry,
+            &["genie", "build", "-i", "x", "-o", "y", "--min-len", "0"]
+        )
+        .is_err());
+        // another kind's option is refused, naming the kind it applies to
+        let m = parse(
+            &registry,
+            &["genie", "build", "-i", "x", "-o", "y", "--min-len", "2"],
+        )
+        .expect("parsed");
+        let keywords = registry.get("keywords").expect("keywords");
+        let err = kind_options(&registry, keywords.as_ref(), &m, Phase::Build)
+            .expect_err("not a keywords option");
+        assert_eq!(
+            err.to_string(),
+            "--min-len applies to --kind words, not to keywords"
+        );
+        // without the kind, no such flag
+        assert!(parse(
+            &Registry::default(),
+            &["genie", "build", "-i", "x", "-o", "y", "--min-len", "2"]
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn the_built_in_kinds_agree_on_shared_names() {
+        let registry = Registry::default();
+        for phase in [Phase::Build, Phase::Search] {
+            let all: Vec<&OptionSpec> = registry
+                .kinds()
+                .flat_map(|k| specs(k.as_ref(), phase))
+                .collect();
+            for a in &all {
+                for b in all.iter().filter(|b| b.name == a.name) {
+                    assert_eq!(a.ty, b.ty, "{phase:?} option {} of two types", a.name);
+                }
+            }
+        }
+        command(&registry).debug_assert();
     }
 }

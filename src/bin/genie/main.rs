@@ -8,16 +8,16 @@ mod progress;
 
 use anyhow::{anyhow, bail, Context, Result};
 use args::{
-    AlphabetArg, BuildArgs, Cli, Command, DeviceArg, InfoArgs, LshArg, QueryFormatArg, SearchArgs,
+    kind_options, option_paths, BuildArgs, Cli, Command, DeviceArg, InfoArgs, Phase, SearchArgs,
     ServeArgs,
 };
 use clap::parser::ValueSource;
-use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use clap::{ArgMatches, FromArgMatches};
 use genie::core::atomic::AtomicFile;
 use genie::core::{DeviceChoice, GenieError};
 use genie::data_error::DataError;
 use genie::input::display_path;
-use genie::kind::{write_answers, BuildJob, Kind, KindIndex, Options, QueryReader, Registry};
+use genie::kind::{write_answers, BuildJob, Kind, KindIndex, QueryReader, Registry};
 use genie::open::{load, open_backends, place, OpenSpec};
 use genie::safety::{refuse_overwrite, Read};
 use genie::server::client::Client;
@@ -33,48 +33,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The flags of `genie build` that are options of one kind (named as the options).
-const BUILD_FLAGS: &[&str] = &[
-    "ngram",
-    "alphabet",
-    "no_pad",
-    "column",
-    "keep_stop_words",
-    "bins",
-    "names",
-    "names_file",
-    "header",
-    "numeric",
-    "categorical",
-    "lsh",
-    "functions",
-    "width",
-    "buckets",
-    "bits",
-    "seed",
-    "candidates",
-    "cells",
-    "subspaces",
-    "target_recall",
-    "parts",
-    "part_objects",
-    "offsets",
-];
-
-/// The flags of `genie search` that are options of one kind.
-const SEARCH_FLAGS: &[&str] = &[
-    "candidates",
-    "probes",
-    "entries",
-    "levels",
-    "counting",
-    "max_candidates",
-    "exhaustive",
-    "column",
-    "radius",
-    "query_format",
-];
-
 /// Queries per request of `genie search --server`.
 const REMOTE_CHUNK: usize = 4096;
 
@@ -82,17 +40,20 @@ const REMOTE_CHUNK: usize = 4096;
 const LOCAL: &str = "local";
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    let given = given_flags(matches.subcommand().map(|(_, m)| m));
-    init_logging(cli.verbose, cli.quiet);
     let registry = Registry::default();
+    let matches = args::command(&registry).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let sub = matches
+        .subcommand()
+        .map_or_else(ArgMatches::default, |(_, m)| m.clone());
+    let given = given_flags(Some(&sub));
+    init_logging(cli.verbose, cli.quiet);
     if matches!(cli.command, Command::Build(_) | Command::Search(_)) {
         remove_temporaries_on_signal();
     }
     let result = match &cli.command {
-        Command::Build(args) => build(&registry, args, &given, cli.quiet),
-        Command::Search(args) => search(&registry, args, &given, cli.quiet),
+        Command::Build(args) => build(&registry, args, &sub, cli.quiet),
+        Command::Search(args) => search(&registry, args, &sub, &given, cli.quiet),
         Command::Info(args) => info(args),
         Command::Serve(args) => serve(&registry, args, cli.quiet),
     };
@@ -157,124 +118,16 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
 }
 
-/// The kind options among the flags given: each must be an option of `kind` (`accepted`).
-fn kind_options(
-    registry: &Registry,
-    kind: &dyn Kind,
-    given: &[String],
-    flags: &[&str],
-    accepted: &[&str],
-    value: impl Fn(&str) -> Option<Value>,
-) -> Result<Options> {
-    let mut options = Options::new();
-    for id in given.iter().filter(|id| flags.contains(&id.as_str())) {
-        if !accepted.contains(&id.as_str()) {
-            let takers = registry.kinds_taking(id);
-            bail!(
-                "--{} applies to --kind {}, not to {}",
-                id.replace('_', "-"),
-                takers.join(" and "),
-                kind.name()
-            );
-        }
-        if let Some(v) = value(id) {
-            options.set(id, v);
-        }
-    }
-    Ok(options)
-}
-
-/// The value of a build flag as a kind option.
-fn build_flag(args: &BuildArgs, id: &str) -> Option<Value> {
-    let lsh = &args.lsh;
-    Some(match id {
-        "ngram" => args.ngram.into(),
-        "alphabet" => match args.alphabet {
-            AlphabetArg::Chars => "chars",
-            AlphabetArg::Bytes => "bytes",
-        }
-        .into(),
-        "no_pad" => args.no_pad.into(),
-        "column" => args.column.clone()?.into(),
-        "keep_stop_words" => args.keep_stop_words.into(),
-        "bins" => args.bins.into(),
-        "names" => args.names.clone()?.into(),
-        "names_file" => args
-            .names_file
-            .as_ref()?
-            .to_string_lossy()
-            .into_owned()
-            .into(),
-        "header" => args.header.into(),
-        "numeric" => args.numeric.clone().into(),
-        "categorical" => args.categorical.clone().into(),
-        "lsh" => match lsh.lsh? {
-            LshArg::E2lsh => "e2lsh",
-            LshArg::L1 => "l1",
-            LshArg::Rbh => "rbh",
-            LshArg::Srp => "srp",
-            LshArg::Codebook => "codebook",
-        }
-        .into(),
-        "functions" => lsh.functions?.into(),
-        "width" => lsh.width?.into(),
-        "buckets" => lsh.buckets?.into(),
-        "bits" => lsh.bits?.into(),
-        "seed" => lsh.seed?.into(),
-        "candidates" => lsh.candidates?.into(),
-        "cells" => lsh.cells?.into(),
-        "subspaces" => lsh.subspaces?.into(),
-        "target_recall" => lsh.target_recall?.into(),
-        "parts" => args.parts.into(),
-        "part_objects" => args.part_objects?.into(),
-        "offsets" => args.offsets.as_ref()?.to_string_lossy().into_owned().into(),
-        _ => return None,
-    })
-}
-
-/// The value of a search flag as a kind option.
-fn search_flag(args: &SearchArgs, id: &str) -> Option<Value> {
-    Some(match id {
-        "candidates" => args.candidates?.into(),
-        "probes" => args.probes?.into(),
-        "entries" => args.entries?.into(),
-        "levels" => args.levels?.into(),
-        "counting" => args.counting.clone()?.into(),
-        "max_candidates" => args.max_candidates?.into(),
-        "exhaustive" => args.exhaustive.into(),
-        "column" => args.column.clone()?.into(),
-        "radius" => args.radius.into(),
-        "query_format" => match args.query_format {
-            QueryFormatArg::Auto => "auto",
-            QueryFormatArg::Csv => "csv",
-            QueryFormatArg::Conditions => "conditions",
-        }
-        .into(),
-        _ => return None,
-    })
-}
-
-fn build(registry: &Registry, args: &BuildArgs, given: &[String], quiet: bool) -> Result<()> {
+fn build(registry: &Registry, args: &BuildArgs, matches: &ArgMatches, quiet: bool) -> Result<()> {
     let start = Instant::now();
     let kind = registry.get(&args.kind)?;
-    let options = kind_options(
-        registry,
-        kind.as_ref(),
-        given,
-        BUILD_FLAGS,
-        kind.build_options(),
-        |id| build_flag(args, id),
-    )?;
+    let options = kind_options(registry, kind.as_ref(), matches, Phase::Build)?;
     let mut writes = vec![args.output.clone()];
     writes.extend(kind.side_files(&args.output));
     writes.extend(part_files(&args.output));
+    let inputs = option_paths(kind.as_ref(), &options, Phase::Build);
     let mut reads: Vec<Read<'_>> = vec![(&args.input, "the input")];
-    if let Some(names) = &args.names_file {
-        reads.push((names, "the names file"));
-    }
-    if let Some(offsets) = &args.offsets {
-        reads.push((offsets, "the offsets file"));
-    }
+    reads.extend(inputs.iter().map(|(p, what)| (p.as_path(), what.as_str())));
     refuse_overwrite(&writes, &reads)?;
     genie::safety::refuse_index_as_input(&args.input)?;
     let len = std::fs::metadata(&args.input)
@@ -427,9 +280,15 @@ fn read_chunk(reader: &mut dyn QueryReader, max: usize) -> Result<(Vec<Value>, V
     Ok((raws, places))
 }
 
-fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool) -> Result<()> {
+fn search(
+    registry: &Registry,
+    args: &SearchArgs,
+    matches: &ArgMatches,
+    given: &[String],
+    quiet: bool,
+) -> Result<()> {
     if let Some(url) = &args.server {
-        return search_remote(registry, args, url, given);
+        return search_remote(registry, args, url, matches, given);
     }
     let start = Instant::now();
     let (device, asked_by) = device_choice(args.device)?;
@@ -445,14 +304,7 @@ fn search(registry: &Registry, args: &SearchArgs, given: &[String], quiet: bool)
     let loaded = load(registry, &args.index).context("cannot open the index")?;
     let kind = Arc::clone(&loaded.kind);
     check_kind(args, &args.index.display().to_string(), kind.name())?;
-    let options = kind_options(
-        registry,
-        kind.as_ref(),
-        given,
-        SEARCH_FLAGS,
-        kind.search_options(),
-        |id| search_flag(args, id),
-    )?;
+    let options = kind_options(registry, kind.as_ref(), matches, Phase::Search)?;
     refuse_overwrite_search(args, kind.as_ref())?;
     let mut reader = kind.read_queries(&args.queries, &options)?;
     let t = Instant::now();
@@ -574,6 +426,7 @@ fn search_remote(
     registry: &Registry,
     args: &SearchArgs,
     url: &str,
+    matches: &ArgMatches,
     given: &[String],
 ) -> Result<()> {
     for local in ["device", "devices", "parts", "method"] {
@@ -596,14 +449,7 @@ fn search_remote(
     if let Some(out) = &args.output {
         refuse_overwrite(std::slice::from_ref(out), &[(&args.queries, "the queries")])?;
     }
-    let options = kind_options(
-        registry,
-        kind.as_ref(),
-        given,
-        SEARCH_FLAGS,
-        kind.search_options(),
-        |id| search_flag(args, id),
-    )?;
+    let options = kind_options(registry, kind.as_ref(), matches, Phase::Search)?;
     let mut reader = kind.read_queries(&args.queries, &options)?;
     let (mut out, out_name) = open_output(args.output.as_deref())?;
     let mut first = 0u64;
