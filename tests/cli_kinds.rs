@@ -1,71 +1,8 @@
 //! End-to-end tests of `genie build --kind` and `genie search` on sequences, documents and tables.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-use tempfile::TempDir;
-
-#[path = "common/bin.rs"]
-mod bin;
-use bin::binary;
-
-struct Dir(TempDir);
-
-impl Dir {
-    fn new() -> Self {
-        Self(tempfile::tempdir().expect("temp dir"))
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.path().join(name)
-    }
-
-    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let p = self.path(name);
-        std::fs::write(&p, bytes).expect("write fixture");
-        p
-    }
-
-    /// `genie ARGS...` with file names resolved in the directory when they exist there.
-    fn genie(&self, args: &[&str]) -> Output {
-        let resolved: Vec<std::ffi::OsString> = args
-            .iter()
-            .map(|a| {
-                let p = self.path(a);
-                if a.contains('.') && !a.starts_with('-') && (p.exists() || a.ends_with(".genie")) {
-                    p.into_os_string()
-                } else {
-                    a.into()
-                }
-            })
-            .collect();
-        Command::new(binary())
-            .env_remove("GENIE_DEVICE")
-            .env_remove("RUST_LOG")
-            .args(["--quiet"])
-            .args(&resolved)
-            .output()
-            .expect("run genie")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.genie(args);
-        assert!(
-            out.status.success(),
-            "genie {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).expect("UTF-8")
-    }
-
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.genie(args);
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!out.status.success(), "genie {args:?} succeeded");
-        assert_ne!(out.status.code(), None, "killed by a signal: {err}");
-        assert!(!err.contains("panicked"), "panic: {err}");
-        err
-    }
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::Dir;
 
 fn search(d: &Dir, index: &str, queries: &str, k: &str, extra: &[&str]) -> String {
     let mut args = vec![

@@ -4,58 +4,10 @@
 //! server that is not there.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
-use tempfile::TempDir;
 
-#[path = "common/bin.rs"]
-mod bin;
-use bin::binary;
-
-struct Dir(TempDir);
-
-impl Dir {
-    fn new() -> Self {
-        Self(tempfile::tempdir().expect("temp dir"))
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.path().join(name)
-    }
-
-    fn write(&self, name: &str, bytes: impl AsRef<[u8]>) {
-        std::fs::write(self.path(name), bytes).expect("write fixture");
-    }
-
-    fn genie(&self, args: &[&str]) -> Output {
-        Command::new(binary())
-            .current_dir(self.0.path())
-            .env_remove("GENIE_DEVICE")
-            .env_remove("RUST_LOG")
-            .env_remove("GENIE_TOKEN")
-            .args(args)
-            .output()
-            .expect("run genie")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.genie(args);
-        assert!(
-            out.status.success(),
-            "genie {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).expect("UTF-8")
-    }
-
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.genie(args);
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!out.status.success(), "genie {args:?} succeeded");
-        assert_ne!(out.status.code(), None, "genie {args:?}: {err}");
-        assert!(!err.contains("panicked"), "{err}");
-        err
-    }
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::Dir;
 
 /// 40 vectors of dimension 4 in 4 clusters, as CSV.
 fn vectors_csv() -> String {
@@ -100,9 +52,7 @@ fn indexes() -> (Dir, Vec<(&'static str, &'static str)>) {
         ("vectors", "vecs.csv", "e.genie", &["--lsh", "e2lsh"]),
         ("vectors", "vecs.csv", "c.genie", &["--lsh", "codebook"]),
     ] {
-        let mut args = vec![
-            "--quiet", "build", "--kind", kind, "--input", input, "--output", index,
-        ];
+        let mut args = vec!["build", "--kind", kind, "--input", input, "--output", index];
         args.extend_from_slice(extra);
         d.ok(&args);
     }
@@ -400,7 +350,6 @@ fn a_huge_k_costs_no_more_than_k_equal_to_the_objects() {
     for (index, queries) in pairs {
         let search = |k: &str| {
             d.ok(&[
-                "--quiet",
                 "search",
                 "--device",
                 "cpu",
@@ -428,7 +377,6 @@ fn info_summarises_a_table_of_many_categories() {
     }
     d.write("cities.csv", &csv);
     d.ok(&[
-        "--quiet",
         "build",
         "--kind",
         "table",
@@ -480,7 +428,6 @@ fn byte_sequences_build_and_search_with_alphabet_bytes() {
         "{err}"
     );
     d.ok(&[
-        "--quiet",
         "build",
         "--kind",
         "sequences",
@@ -492,7 +439,6 @@ fn byte_sequences_build_and_search_with_alphabet_bytes() {
         "s.genie",
     ]);
     let out = d.ok(&[
-        "--quiet",
         "search",
         "--device",
         "cpu",
@@ -516,7 +462,6 @@ fn byte_sequences_build_and_search_with_alphabet_bytes() {
     // a chars index refuses a query of bytes, naming the line
     d.write("words.txt", "kitten\nsitting\n");
     d.ok(&[
-        "--quiet",
         "build",
         "--kind",
         "sequences",
@@ -548,7 +493,6 @@ fn an_empty_input_warns() {
     d.write("empty.txt", "");
     for kind in ["keywords", "sequences", "documents"] {
         let out = d.genie(&[
-            "--quiet",
             "build",
             "--kind",
             kind,
@@ -599,14 +543,7 @@ fn a_server_that_is_not_there_is_named() {
 fn an_index_given_as_the_input_is_named() {
     let d = Dir::new();
     d.write("objects.txt", "1 2\n3 4\n");
-    d.ok(&[
-        "--quiet",
-        "build",
-        "--input",
-        "objects.txt",
-        "--output",
-        "o.genie",
-    ]);
+    d.ok(&["build", "--input", "objects.txt", "--output", "o.genie"]);
     for kind in ["keywords", "sequences", "documents"] {
         let err = d.fails(&[
             "build", "--kind", kind, "--input", "o.genie", "--output", "x.genie",

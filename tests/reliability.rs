@@ -3,73 +3,13 @@
 //! the earlier index loadable) and the text of its common error messages.
 
 use genie::core::InvertedIndex;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
-use tempfile::TempDir;
 
-#[path = "common/bin.rs"]
-mod bin;
-use bin::binary;
-
-struct Dir(TempDir);
-
-impl Dir {
-    fn new() -> Self {
-        Self(tempfile::tempdir().expect("temp dir"))
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.path().join(name)
-    }
-
-    fn write(&self, name: &str, bytes: &[u8]) {
-        std::fs::write(self.path(name), bytes).expect("write fixture");
-    }
-
-    fn read(&self, name: &str) -> Vec<u8> {
-        std::fs::read(self.path(name)).expect("read")
-    }
-
-    fn genie(&self, args: &[&str]) -> Output {
-        Command::new(binary())
-            .current_dir(self.0.path())
-            .env_remove("GENIE_DEVICE")
-            .env_remove("RUST_LOG")
-            .arg("--quiet")
-            .args(args)
-            .output()
-            .expect("run genie")
-    }
-
-    /// Runs genie, expects a failure; its message (one line, no panic).
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.genie(args);
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!out.status.success(), "genie {args:?} succeeded");
-        assert!(!err.contains("panicked"), "{err}");
-        err
-    }
-
-    fn ok(&self, args: &[&str]) {
-        let out = self.genie(args);
-        assert!(
-            out.status.success(),
-            "genie {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    /// The names in the directory (to see that no temporary file stays behind).
-    fn names(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(self.0.path())
-            .expect("list")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::Dir;
 
 #[test]
 fn an_output_that_is_an_input_is_refused() {
@@ -243,8 +183,8 @@ fn a_killed_build_leaves_the_earlier_index_whole() {
     d.write("big.txt", big.as_bytes());
     let mut killed = 0;
     for delay_ms in [5u64, 20, 50, 100, 200, 400, 800] {
-        let mut child = Command::new(binary())
-            .current_dir(d.0.path())
+        let mut child = d
+            .command()
             .args([
                 "--quiet", "build", "--input", "big.txt", "--output", "o.genie",
             ])
@@ -455,8 +395,8 @@ fn an_interrupted_build_or_search_leaves_no_temporary_file() {
                 text.push_str(&format!("{x} {} {} {}\n", x / 3, x / 7 + 5, i % 1000));
             }
             d.write("big.txt", text.as_bytes());
-            let mut child = Command::new(binary())
-                .current_dir(d.0.path())
+            let mut child = d
+                .command()
                 .args([
                     "--quiet", "build", "--input", "big.txt", "--output", "o.genie",
                 ])
@@ -489,8 +429,8 @@ fn an_interrupted_build_or_search_leaves_no_temporary_file() {
     // exists while it waits for more queries
     d.write("old.jsonl", b"earlier results\n");
     for (signal, number) in [("INT", 2), ("TERM", 15)] {
-        let mut child = Command::new(binary())
-            .current_dir(d.0.path())
+        let mut child = d
+            .command()
             .args([
                 "--quiet",
                 "search",
@@ -527,8 +467,8 @@ fn an_interrupted_build_or_search_leaves_no_temporary_file() {
     }
 
     // SIGKILL cannot be caught: what it leaves goes at the next write of the same file
-    let mut child = Command::new(binary())
-        .current_dir(d.0.path())
+    let mut child = d
+        .command()
         .args([
             "--quiet",
             "search",

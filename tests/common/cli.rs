@@ -1,0 +1,99 @@
+//! The harness of the CLI tests: a temporary folder in which `genie` runs (as its working
+//! directory, so tests name their files relatively), with what the tests ask of a run.
+
+#![allow(dead_code)] // each test file uses its part
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use tempfile::TempDir;
+
+#[path = "bin.rs"]
+mod bin;
+pub use bin::binary;
+
+/// A temporary folder to run `genie` in.
+pub struct Dir(pub TempDir);
+
+impl Default for Dir {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Dir {
+    pub fn new() -> Self {
+        Self(tempfile::tempdir().expect("temp dir"))
+    }
+
+    /// A file of the folder.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+
+    /// Writes a file of the folder; its path.
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, bytes).expect("write fixture");
+        p
+    }
+
+    pub fn read(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.path(name)).expect("read")
+    }
+
+    /// `genie` in the folder, without the environment that would change its choices.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(binary());
+        c.current_dir(self.0.path())
+            .env_remove("GENIE_DEVICE")
+            .env_remove("GENIE_TOKEN")
+            .env_remove("RUST_LOG");
+        c
+    }
+
+    /// Runs `genie ARGS` as given.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().expect("run genie")
+    }
+
+    /// Runs `genie --quiet ARGS`.
+    pub fn genie(&self, args: &[&str]) -> Output {
+        self.command()
+            .arg("--quiet")
+            .args(args)
+            .output()
+            .expect("run genie")
+    }
+
+    /// `genie --quiet ARGS` succeeds: its standard output.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.genie(args);
+        assert!(
+            out.status.success(),
+            "genie {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("UTF-8")
+    }
+
+    /// `genie --quiet ARGS` fails with an exit code (not a signal) and without a panic: its
+    /// message.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let out = self.genie(args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "genie {args:?} succeeded");
+        assert_ne!(out.status.code(), None, "killed by a signal: {err}");
+        assert!(!err.contains("panicked"), "panic: {err}");
+        err
+    }
+
+    /// The names in the folder, sorted (to see that no temporary file stays behind).
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.0.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
