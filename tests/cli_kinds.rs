@@ -5,18 +5,13 @@ mod cli;
 use cli::Dir;
 
 fn search(d: &Dir, index: &str, queries: &str, k: &str, extra: &[&str]) -> String {
-    let mut args = vec![
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        index,
-        "--queries",
-        queries,
-    ];
-    args.extend(["--k", k]);
-    args.extend(extra);
-    d.ok(&args)
+    let out = d.search_cpu(index, queries, k, extra);
+    assert!(
+        out.status.success(),
+        "search {index} {extra:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
 }
 
 #[test]

@@ -105,19 +105,7 @@ fn every_search_option_is_refused_where_it_does_nothing() {
     for ((index, queries), (same, accepted)) in pairs.iter().zip(takes) {
         assert_eq!(*index, same);
         for (name, flag) in SEARCH_OPTIONS {
-            let mut args = vec![
-                "search",
-                "--device",
-                "cpu",
-                "--index",
-                index,
-                "--queries",
-                queries,
-                "--k",
-                "2",
-            ];
-            args.extend_from_slice(flag);
-            let out = d.genie(&args);
+            let out = d.search_cpu(index, queries, "2", flag);
             let err = String::from_utf8_lossy(&out.stderr).into_owned();
             if accepted.contains(&name) {
                 assert!(
@@ -200,19 +188,7 @@ fn option_values_that_cannot_work_are_refused() {
         ),
         ("c.genie", "vq.csv", &["--probes", "0"], "probes", ""),
     ] {
-        let mut args = vec![
-            "search",
-            "--device",
-            "cpu",
-            "--index",
-            index,
-            "--queries",
-            queries,
-            "--k",
-            "2",
-        ];
-        args.extend_from_slice(flags);
-        let out = d.genie(&args);
+        let out = d.search_cpu(index, queries, "2", flags);
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(!out.status.success(), "{index} {flags:?} accepted");
         assert!(!err.contains("panicked"), "{err}");

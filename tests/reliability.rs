@@ -369,6 +369,29 @@ fn wait_for_temporary(d: &Dir, child: &mut std::process::Child) -> bool {
     panic!("no temporary file appeared in 60 s: {:?}", d.names());
 }
 
+/// `genie search` of o.genie to old.jsonl, its queries from a pipe (held by the caller).
+fn search_from_a_pipe(d: &Dir, extra: &[&str]) -> std::process::Child {
+    d.command()
+        .args([
+            "--quiet",
+            "search",
+            "--device",
+            "cpu",
+            "--index",
+            "o.genie",
+            "--queries",
+            "-",
+            "--k",
+            "1",
+            "--output",
+            "old.jsonl",
+        ])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("spawn genie")
+}
+
 /// Ctrl-C or SIGTERM while a build or a search writes: the process ends by the signal, no
 /// temporary file stays, and the file it was replacing is as it was. A temporary file that a
 /// killed process (SIGKILL, no handler) left is removed by the next write of the same file.
@@ -429,27 +452,7 @@ fn an_interrupted_build_or_search_leaves_no_temporary_file() {
     // exists while it waits for more queries
     d.write("old.jsonl", b"earlier results\n");
     for (signal, number) in [("INT", 2), ("TERM", 15)] {
-        let mut child = d
-            .command()
-            .args([
-                "--quiet",
-                "search",
-                "--device",
-                "cpu",
-                "--index",
-                "o.genie",
-                "--queries",
-                "-",
-                "--k",
-                "1",
-                "--batch-queries",
-                "1",
-                "--output",
-                "old.jsonl",
-            ])
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("spawn genie");
+        let mut child = search_from_a_pipe(&d, &["--batch-queries", "1"]);
         let mut stdin = child.stdin.take().expect("stdin");
         stdin.write_all(b"1\n3 4\n").expect("queries");
         stdin.flush().expect("flush");
@@ -467,25 +470,7 @@ fn an_interrupted_build_or_search_leaves_no_temporary_file() {
     }
 
     // SIGKILL cannot be caught: what it leaves goes at the next write of the same file
-    let mut child = d
-        .command()
-        .args([
-            "--quiet",
-            "search",
-            "--device",
-            "cpu",
-            "--index",
-            "o.genie",
-            "--queries",
-            "-",
-            "--k",
-            "1",
-            "--output",
-            "old.jsonl",
-        ])
-        .stdin(Stdio::piped())
-        .spawn()
-        .expect("spawn genie");
+    let mut child = search_from_a_pipe(&d, &[]);
     assert!(wait_for_temporary(&d, &mut child), "the search ended early");
     child.kill().expect("kill");
     child.wait().expect("wait");

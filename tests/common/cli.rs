@@ -65,6 +65,23 @@ impl Dir {
             .expect("run genie")
     }
 
+    /// `genie --quiet search --device cpu --index INDEX --queries QUERIES --k K EXTRA...`.
+    pub fn search_cpu(&self, index: &str, queries: &str, k: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "search",
+            "--device",
+            "cpu",
+            "--index",
+            index,
+            "--queries",
+            queries,
+            "--k",
+            k,
+        ];
+        args.extend_from_slice(extra);
+        self.genie(&args)
+    }
+
     /// `genie --quiet ARGS` succeeds: its standard output.
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.genie(args);
