@@ -6,9 +6,10 @@
 
 use crate::data_error::DataError;
 use crate::kind::{IndexSource, Kind, KindIndex, OpenOptions, Placement, Registry};
-use crate::searcher::{backends, each_on_a_thread, needs_parts};
+use crate::searcher::needs_parts;
+use genie_core::backend::each_on_a_thread;
 use genie_core::parts::{is_manifest, open_parts};
-use genie_core::{Backend, DeviceChoice, GenieError, InvertedIndex, Method};
+use genie_core::{select_backends, Backend, DeviceChoice, GenieError, InvertedIndex, Method};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
@@ -113,7 +114,7 @@ impl Drop for Opening {
 pub fn open_backends(spec: &OpenSpec) -> Opening {
     let (device, devices) = (spec.device, spec.devices.clone());
     Opening(Some(std::thread::spawn(move || {
-        backends(device, devices.as_deref())
+        select_backends(device, devices.as_deref())
     })))
 }
 
@@ -123,7 +124,7 @@ pub fn place(loaded: &Loaded, spec: &OpenSpec) -> Result<Vec<Arc<dyn KindIndex>>
     place_on(
         loaded,
         spec,
-        backends(spec.device, spec.devices.as_deref())?,
+        select_backends(spec.device, spec.devices.as_deref())?,
     )
 }
 

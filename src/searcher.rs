@@ -1,12 +1,9 @@
 //! How an index of keyword objects is searched: resident on one device, or split into parts that
-//! stream through one or more devices (multi-loading), with the same results either way; and
-//! the backends of a device choice.
+//! stream through one or more devices (multi-loading), with the same results either way.
 
-use genie_core::backend::cuda::device_count;
 use genie_core::parts::{open_parts, plan_parts, PartSource};
 use genie_core::{
-    Backend, CpuBackend, CudaBackend, DeviceChoice, Engine, GenieError, Hit, InvertedIndex,
-    PartedEngine, Query, SearchParams,
+    Backend, Engine, GenieError, Hit, InvertedIndex, PartedEngine, Query, SearchParams,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -24,62 +21,6 @@ pub enum Searcher {
         /// Objects in all parts.
         objects: u64,
     },
-}
-
-/// The backends for a device choice: the listed GPUs (default all), or the CPU.
-pub fn backends(
-    device: DeviceChoice,
-    devices: Option<&[usize]>,
-) -> Result<Vec<Box<dyn Backend>>, GenieError> {
-    // each GPU's context and kernels at once, a thread per device
-    let gpus = || -> Result<Vec<Box<dyn Backend>>, GenieError> {
-        let t = std::time::Instant::now();
-        let list: Vec<usize> = match devices {
-            Some(l) => l.to_vec(),
-            None => (0..device_count().max(1)).collect(),
-        };
-        log::debug!(
-            "CUDA driver and NVRTC found, devices counted in {:.1} ms",
-            t.elapsed().as_secs_f64() * 1e3
-        );
-        each_on_a_thread(list, "opening a GPU", |i| {
-            CudaBackend::new(i).map(|b| Box::new(b) as Box<dyn Backend>)
-        })
-    };
-    match device {
-        DeviceChoice::Cpu => Ok(vec![Box::new(CpuBackend::new())]),
-        DeviceChoice::Gpu => gpus(),
-        DeviceChoice::Auto => gpus().or_else(|e| {
-            log::info!("using the CPU backend: {e}");
-            Ok(vec![Box::new(CpuBackend::new()) as Box<dyn Backend>])
-        }),
-    }
-}
-
-/// `f` of every item, each on a thread of its own (devices open at once), the results in the
-/// items' order; the first error, or `what` panicked as an internal error.
-pub(crate) fn each_on_a_thread<I: Send, T: Send, E: From<GenieError> + Send>(
-    items: Vec<I>,
-    what: &str,
-    f: impl Fn(I) -> Result<T, E> + Sync,
-) -> Result<Vec<T>, E> {
-    std::thread::scope(|s| {
-        let running: Vec<_> = items
-            .into_iter()
-            .map(|item| {
-                let f = &f;
-                s.spawn(move || f(item))
-            })
-            .collect();
-        running
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(GenieError::Internal(format!("{what} panicked")).into())
-                })
-            })
-            .collect()
-    })
 }
 
 /// Whether an index of `bytes` must be split into parts to be searched on `backend` (a GPU

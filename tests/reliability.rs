@@ -298,7 +298,7 @@ fn npy(rows: usize, cols: usize, values: &[f32]) -> Vec<u8> {
 #[test]
 fn not_finite_vectors_are_refused() {
     let d = Dir::new();
-    d.write("ok.npy", &npy(3, 2, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]));
+    d.write("ok.npy", npy(3, 2, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]));
     d.ok(&[
         "build", "--kind", "vectors", "--input", "ok.npy", "--output", "v.genie",
     ]);

@@ -26,8 +26,8 @@ pub mod plugin;
 
 pub use backend::StageTimes;
 pub use backend::{
-    select_backend, Backend, CpuBackend, CpuCosts, CudaBackend, DeviceChoice, Method,
-    ResidentIndex, SearchParams,
+    select_backend, select_backends, Backend, CpuBackend, CpuCosts, CudaBackend, DeviceChoice,
+    Method, ResidentIndex, SearchParams,
 };
 pub use engine::Engine;
 pub use error::{GenieError, Result};

@@ -42,17 +42,61 @@ impl DeviceChoice {
     }
 }
 
-/// The backend for a choice. In `auto` a missing GPU is logged and the CPU is used.
+/// The backend for a choice: the first GPU, or the CPU (see [`select_backends`]).
 pub fn select_backend(choice: DeviceChoice) -> Result<Box<dyn Backend>> {
+    select_backends(choice, Some(&[0]))?
+        .pop()
+        .ok_or_else(|| GenieError::Internal("no backend was opened".into()))
+}
+
+/// The backends for a choice, the one device policy of every front end: the listed GPUs
+/// (default: every visible one), each opened on a thread of its own (context and kernels at
+/// once), or the CPU. In `auto` a missing GPU is logged and the CPU is used.
+pub fn select_backends(
+    choice: DeviceChoice,
+    devices: Option<&[usize]>,
+) -> Result<Vec<Box<dyn Backend>>> {
+    let gpus = || -> Result<Vec<Box<dyn Backend>>> {
+        let list: Vec<usize> = match devices {
+            Some(l) => l.to_vec(),
+            None => (0..super::cuda::device_count().max(1)).collect(),
+        };
+        each_on_a_thread(list, "opening a GPU", |i| {
+            CudaBackend::new(i).map(|b| Box::new(b) as Box<dyn Backend>)
+        })
+    };
     match choice {
-        DeviceChoice::Cpu => Ok(Box::new(CpuBackend::new())),
-        DeviceChoice::Gpu => Ok(Box::new(CudaBackend::new(0)?)),
-        DeviceChoice::Auto => match CudaBackend::new(0) {
-            Ok(gpu) => Ok(Box::new(gpu)),
-            Err(e) => {
-                log::info!("using the CPU backend: {e}");
-                Ok(Box::new(CpuBackend::new()))
-            }
-        },
+        DeviceChoice::Cpu => Ok(vec![Box::new(CpuBackend::new())]),
+        DeviceChoice::Gpu => gpus(),
+        DeviceChoice::Auto => gpus().or_else(|e| {
+            log::info!("using the CPU backend: {e}");
+            Ok(vec![Box::new(CpuBackend::new()) as Box<dyn Backend>])
+        }),
     }
+}
+
+/// `f` of every item, each on a thread of its own (devices open at once), the results in the
+/// items' order; the first error, or `what` panicked as an internal error.
+pub fn each_on_a_thread<I: Send, T: Send, E: From<GenieError> + Send>(
+    items: Vec<I>,
+    what: &str,
+    f: impl Fn(I) -> std::result::Result<T, E> + Sync,
+) -> std::result::Result<Vec<T>, E> {
+    std::thread::scope(|s| {
+        let running: Vec<_> = items
+            .into_iter()
+            .map(|item| {
+                let f = &f;
+                s.spawn(move || f(item))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(GenieError::Internal(format!("{what} panicked")).into())
+                })
+            })
+            .collect()
+    })
 }

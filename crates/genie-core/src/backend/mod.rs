@@ -12,7 +12,7 @@ pub use cuda::{
     cuda_probe, kernels, CellCodesRef, CodebookRef, CudaBackend, GpuSequences, GpuVectors, ScanJob,
     ScanTimes, SeqJob, VectorDistance, Within, SEQ_BINS, SEQ_MAX_WORDS,
 };
-pub use device::{select_backend, DeviceChoice};
+pub use device::{each_on_a_thread, select_backend, select_backends, DeviceChoice};
 
 use crate::error::Result;
 use crate::index::{InvertedIndex, PreparedQuery};
