@@ -16,6 +16,7 @@
 //! size), 503 (overloaded or shutting down) or 500. With a token, every route but `/healthz`
 //! needs `Authorization: Bearer TOKEN` (compared in constant time).
 
+#[cfg(feature = "client")]
 pub mod client;
 pub mod metrics;
 
