@@ -51,11 +51,7 @@ pub fn load(registry: &Registry, path: &Path) -> Result<Loaded, DataError> {
     let metadata: Value = serde_json::from_str(&metadata_text).unwrap_or_default();
     let kind = Arc::clone(registry.of_metadata(&metadata)?);
     Ok(Loaded {
-        source: IndexSource {
-            path: path.to_path_buf(),
-            index,
-            metadata,
-        },
+        source: IndexSource::new(path.to_path_buf(), index, metadata),
         kind,
     })
 }
@@ -72,11 +68,7 @@ pub fn in_memory(
     let metadata: Value = serde_json::from_str(index.metadata()).unwrap_or_default();
     let kind = Arc::clone(registry.of_metadata(&metadata)?);
     Ok(Loaded {
-        source: IndexSource {
-            path: path.to_path_buf(),
-            index: Some(Arc::new(index)),
-            metadata,
-        },
+        source: IndexSource::new(path.to_path_buf(), Some(Arc::new(index)), metadata),
         kind,
     })
 }

@@ -153,7 +153,8 @@ pub(super) fn open(
     backend: &dyn Backend,
     options: &OpenOptions,
 ) -> Result<Box<dyn KindIndex>, DataError> {
-    let index = CodebookIndex::open_on(&source.path, index, backend)?;
+    let vectors = super::vectors::shared_vectors(source, &index)?;
+    let index = CodebookIndex::open_with(&source.path, index, backend, vectors)?;
     Ok(Box::new(OpenCodebook {
         index,
         method: options.method,

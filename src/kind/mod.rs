@@ -126,6 +126,46 @@ pub struct IndexSource {
     pub index: Option<Arc<InvertedIndex>>,
     /// The index's metadata (JSON).
     pub metadata: Value,
+    /// What a kind reads beside the index (vectors, sequences, a dictionary), read once and
+    /// shared by every replica ([`IndexSource::shared`]).
+    pub side: SideData,
+}
+
+/// Side data of an index by name, each loaded once ([`IndexSource::shared`]).
+#[derive(Default)]
+pub struct SideData(std::sync::Mutex<Vec<(&'static str, Arc<dyn Any + Send + Sync>)>>);
+
+impl IndexSource {
+    /// An index file's source, with no side data loaded yet.
+    pub fn new(path: PathBuf, index: Option<Arc<InvertedIndex>>, metadata: Value) -> Self {
+        Self {
+            path,
+            index,
+            metadata,
+            side: SideData::default(),
+        }
+    }
+
+    /// The side data `name`, loaded by `load` the first time any replica asks for it (replicas
+    /// that open at once wait for that load) and shared after; an error is not kept, so that
+    /// a later opening tries again.
+    pub fn shared<T: Any + Send + Sync>(
+        &self,
+        name: &'static str,
+        load: impl FnOnce() -> Result<T, DataError>,
+    ) -> Result<Arc<T>, DataError> {
+        let mut loaded = self.side.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, data)) = loaded.iter().find(|(n, _)| *n == name) {
+            return Arc::clone(data).downcast::<T>().map_err(|_| {
+                DataError::Core(genie_core::GenieError::Internal(format!(
+                    "side data {name} of another type"
+                )))
+            });
+        }
+        let data = Arc::new(load()?);
+        loaded.push((name, Arc::clone(&data) as Arc<dyn Any + Send + Sync>));
+        Ok(data)
+    }
 }
 
 /// What [`Kind::open`] is given besides the index.
@@ -476,6 +516,35 @@ mod tests {
             PathBuf::from("x/w.genie.seqs")
         );
         assert_eq!(r.kinds_taking("radius"), ["table"]);
+    }
+
+    #[test]
+    fn side_data_is_loaded_once_for_every_replica() {
+        let source = IndexSource::new(PathBuf::from("x.genie"), None, Value::Null);
+        let loads = std::sync::atomic::AtomicUsize::new(0);
+        let load = || {
+            loads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            Ok(vec![1u32, 2, 3])
+        };
+        // replicas opening at once, on threads of their own
+        let got: Vec<Arc<Vec<u32>>> = std::thread::scope(|s| {
+            let running: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| source.shared("data", load).expect("loaded")))
+                .collect();
+            running
+                .into_iter()
+                .map(|h| h.join().expect("joined"))
+                .collect()
+        });
+        assert_eq!(loads.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(got.iter().all(|g| Arc::ptr_eq(g, &got[0])));
+        // a failed load is not kept; another name is another load; a type mismatch is an error
+        let failed: Result<Arc<u8>, _> =
+            source.shared("other", || Err(DataError::Unsupported("no".into())));
+        assert!(failed.is_err());
+        assert_eq!(*source.shared("other", || Ok(7u8)).expect("again"), 7);
+        assert!(source.shared("data", || Ok(0u8)).is_err());
     }
 
     #[test]

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Sequences whose keywords a build computes at once.
 const BUILD_BLOCK: usize = 1 << 16;
@@ -291,20 +291,21 @@ impl Kind for Sequences {
         _options: &OpenOptions,
     ) -> Result<Box<dyn KindIndex>, DataError> {
         let index = super::single_index(source, self.name())?;
-        let (transform, store) = open(&index, &source.path)?;
+        // the dictionary and the sequences, read once for every replica
+        let side = source.shared("sequences", || open(&index, &source.path))?;
+        let (transform, store) = (&side.0, &side.1);
         let engine = placement.engine(index, self.name())?;
         // checks that the index, the dictionary and the sequences belong together
-        SequenceSearcher::new(&engine, &transform, &store)?;
+        SequenceSearcher::new(&engine, transform, store)?;
         // the sequences go to the GPU with the index, not with the first query
         let device = engine.gpu_ordinal().and_then(|ordinal| {
-            DeviceSequences::new(&store, ordinal)
+            DeviceSequences::new(store, ordinal)
                 .map_err(|e| log::info!("sequences: edit distances on the CPU ({e})"))
                 .ok()
         });
         let index = SequenceIndex {
             engine,
-            transform,
-            store,
+            side: Arc::clone(&side),
             stages: Mutex::default(),
             device,
         };
@@ -315,8 +316,8 @@ impl Kind for Sequences {
 /// An opened index of sequences with its dictionary and sequences.
 pub struct SequenceIndex {
     engine: Engine,
-    transform: SequenceTransform,
-    store: SequenceStore,
+    /// The n-gram dictionary and the sequences, shared by the replicas of the index.
+    side: Arc<(SequenceTransform, SequenceStore)>,
     stages: Mutex<SequenceStages>,
     /// The sequences on the engine's GPU, uploaded when the index is opened (none on the CPU, or
     /// where they do not go).
@@ -347,8 +348,8 @@ impl KindIndex for SequenceIndex {
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
         options.check(self.kind(), Sequences.search_options())?;
-        let bytes = query_bytes(raw, self.store.alphabet())?;
-        let query = self.transform.prepare(&bytes)?;
+        let bytes = query_bytes(raw, self.side.1.alphabet())?;
+        let query = self.side.0.prepare(&bytes)?;
         Ok(Box::new(SeqQuery {
             query,
             candidates: options
@@ -368,7 +369,7 @@ impl KindIndex for SequenceIndex {
     /// Requests of the same settings are searched together (the rounds of repeated search
     /// depend on them).
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let searcher = SequenceSearcher::new(&self.engine, &self.transform, &self.store)?;
+        let searcher = SequenceSearcher::new(&self.engine, &self.side.0, &self.side.1)?;
         let searcher = searcher
             .with_device(self.device.as_ref())
             .count_once(self.engine.gpu_ordinal().is_none());

@@ -151,11 +151,11 @@ pub fn run(opts: &LoadOptions) -> Result<(String, String)> {
         t.elapsed().as_secs_f64()
     );
     let loaded = Loaded {
-        source: IndexSource {
-            path: "SIFT-like (generated)".into(),
-            index: Some(Arc::new(index)),
-            metadata: serde_json::json!({}),
-        },
+        source: IndexSource::new(
+            "SIFT-like (generated)".into(),
+            Some(Arc::new(index)),
+            serde_json::json!({}),
+        ),
         kind: Arc::new(Keywords),
     };
     let spec = OpenSpec {

@@ -254,10 +254,23 @@ impl VectorIndex {
     pub fn open_on(path: &Path, index: Arc<InvertedIndex>, backend: &dyn Backend) -> Result<Self> {
         let metadata = IndexMetadata::parse(index.metadata())
             .map_err(|e| LshError::format(path, e.to_string()))?;
-        let transform = VectorTransform::new(metadata.params.clone())?;
         let vectors = load_vectors(path, &metadata.vectors, index.num_objects())?;
+        Self::open_with(path, index, backend, Arc::new(vectors))
+    }
+
+    /// [`VectorIndex::open_on`] with its vectors already read ([`load_vectors`]): replicas of
+    /// one index on several devices share them.
+    pub fn open_with(
+        path: &Path,
+        index: Arc<InvertedIndex>,
+        backend: &dyn Backend,
+        vectors: Arc<VectorSet>,
+    ) -> Result<Self> {
+        let metadata = IndexMetadata::parse(index.metadata())
+            .map_err(|e| LshError::format(path, e.to_string()))?;
+        let transform = VectorTransform::new(metadata.params.clone())?;
         let engine = Engine::with_backend(index, backend)?;
-        Self::assemble(transform, Arc::new(vectors), engine, metadata)
+        Self::assemble(transform, vectors, engine, metadata)
     }
 
     /// The metadata (parameters, metric, vectors, defaults).

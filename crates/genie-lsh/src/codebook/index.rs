@@ -262,6 +262,19 @@ impl CodebookIndex {
         let metadata = CodebookMetadata::parse(index.metadata())
             .map_err(|e| LshError::format(path, e.to_string()))?;
         let vectors = load_vectors(path, &metadata.vectors, index.num_objects())?;
+        Self::open_with(path, index, backend, Arc::new(vectors))
+    }
+
+    /// [`CodebookIndex::open_on`] with its vectors already read
+    /// ([`crate::index::load_vectors`]): replicas of one index on several devices share them.
+    pub fn open_with(
+        path: &Path,
+        index: Arc<InvertedIndex>,
+        backend: &dyn Backend,
+        vectors: Arc<VectorSet>,
+    ) -> Result<Self> {
+        let metadata = CodebookMetadata::parse(index.metadata())
+            .map_err(|e| LshError::format(path, e.to_string()))?;
         let cpath = codebook_path(path);
         let (rows, _) = raw::load(&cpath)?;
         let codebook = Codebook::from_rows(metadata.params.clone(), &rows)
@@ -276,13 +289,7 @@ impl CodebookIndex {
         let cells = CellCodes::from_index(&index, p.subspaces as usize, p.cells as usize)
             .map_err(|e| LshError::format(path, e.to_string()))?;
         let engine = Engine::with_backend(index, backend)?;
-        Ok(Self::assemble(
-            codebook,
-            cells,
-            Arc::new(vectors),
-            engine,
-            metadata,
-        ))
+        Ok(Self::assemble(codebook, cells, vectors, engine, metadata))
     }
 
     /// The metadata.
