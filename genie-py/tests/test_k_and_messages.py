@@ -136,3 +136,26 @@ def test_a_nan_in_a_query_vector_is_named_before_json(indexes, device):
     bad[2, 4] = np.inf
     with pytest.raises(ValueError, match=r"^queries\[2\]: element 4 is inf; expected a finite"):
         index.search_json(bad, 3, device=device)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: genie.Index.from_keywords([]),
+        lambda: genie.SequenceIndex([]),
+        lambda: genie.DocumentIndex([]),
+    ],
+    ids=["keywords", "sequences", "documents"],
+)
+def test_an_index_of_no_objects_warns(build):
+    with pytest.warns(UserWarning, match="the index holds no objects"):
+        index = build()
+    assert len(index) == 0
+
+
+def test_an_index_of_objects_does_not_warn():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(genie.Index.from_keywords([[1, 2]])) == 1

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import tempfile
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -55,6 +56,7 @@ class _Base:
             tmp.cleanup()
             raise
         self._tmp = tmp
+        _warn_if_empty(self, what)
 
     @property
     def kind(self) -> str:
@@ -118,6 +120,14 @@ class _Base:
         return f"<genie.{type(self).__name__} of {self.num_objects} objects>"
 
 
+def _warn_if_empty(index: Any, what: str) -> None:
+    """A warning, as `genie build` gives, when an index holds no objects."""
+    if index.num_objects == 0:
+        warnings.warn(
+            f"the index holds no objects: {what} has none", UserWarning, stacklevel=3
+        )
+
+
 class Index(_Base):
     """An index of keyword objects: each object a set of unsigned 32-bit keywords, each query a
     list of keywords or weighted keyword ranges; a hit's count is the weighted number of the
@@ -136,7 +146,9 @@ class Index(_Base):
         place). Object ids are the positions in the list. ``name`` stands for the input in the
         metadata and in messages."""
         offsets, keywords = q.objects_csr(objects)
-        return cls._wrap(_genie.Handle.from_csr(offsets, keywords, name))
+        index = cls._wrap(_genie.Handle.from_csr(offsets, keywords, name))
+        _warn_if_empty(index, "objects")
+        return index
 
     def search(
         self,
