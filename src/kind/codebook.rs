@@ -153,12 +153,36 @@ pub(super) fn open(
     backend: &dyn Backend,
     options: &OpenOptions,
 ) -> Result<Box<dyn KindIndex>, DataError> {
-    let vectors = super::vectors::shared_vectors(source, &index)?;
+    let vectors = shared_vectors(source, &index)?;
     let index = CodebookIndex::open_with(&source.path, index, backend, vectors)?;
     Ok(Box::new(OpenCodebook {
         index,
         method: options.method,
     }))
+}
+
+/// The vectors of a vector index of either family (`INDEX.vectors`, checked against the
+/// metadata), read once for all its replicas.
+pub(super) fn shared_vectors(
+    source: &IndexSource,
+    index: &genie_core::InvertedIndex,
+) -> Result<std::sync::Arc<VectorSet>, DataError> {
+    source.shared("vectors", || {
+        let want: genie_lsh::index::VectorsInfo = source
+            .metadata
+            .get("vectors")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .ok_or_else(|| DataError::File {
+                path: source.path.clone(),
+                message: "the metadata does not describe the index's vectors".into(),
+            })?;
+        Ok(genie_lsh::index::load_vectors(
+            &source.path,
+            &want,
+            index.num_objects(),
+        )?)
+    })
 }
 
 /// An opened codebook index.

@@ -393,37 +393,13 @@ impl Kind for Vectors {
         {
             return super::codebook::open(source, index, backend.as_ref(), options);
         }
-        let vectors = shared_vectors(source, &index)?;
+        let vectors = super::codebook::shared_vectors(source, &index)?;
         let index = VectorIndex::open_with(&source.path, index, backend.as_ref(), vectors)?;
         Ok(Box::new(OpenVectors {
             index,
             method: options.method,
         }))
     }
-}
-
-/// The vectors of an index (`INDEX.vectors`, checked against the metadata), read once for all
-/// its replicas.
-pub(super) fn shared_vectors(
-    source: &IndexSource,
-    index: &genie_core::InvertedIndex,
-) -> Result<std::sync::Arc<VectorSet>, DataError> {
-    source.shared("vectors", || {
-        let want: genie_lsh::index::VectorsInfo = source
-            .metadata
-            .get("vectors")
-            .cloned()
-            .and_then(|v| serde_json::from_value(v).ok())
-            .ok_or_else(|| DataError::File {
-                path: source.path.clone(),
-                message: "the metadata does not describe the index's vectors".into(),
-            })?;
-        Ok(genie_lsh::index::load_vectors(
-            &source.path,
-            &want,
-            index.num_objects(),
-        )?)
-    })
 }
 
 /// The rows of a vector file as JSON arrays (the file is read whole: vector files are binary).
