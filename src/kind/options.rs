@@ -86,11 +86,6 @@ impl OptionSpec {
     }
 }
 
-/// The names of some options.
-pub fn names(specs: &[OptionSpec]) -> Vec<&'static str> {
-    specs.iter().map(|s| s.name).collect()
-}
-
 /// Named options of a kind (`radius`, `candidates`, ...): what the CLI's kind flags and a server
 /// request's `options` object become. Each kind says which names it takes.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -135,24 +130,23 @@ impl Options {
         self.0.is_empty()
     }
 
-    /// An error unless every name given is one of the options `accepted` (of kind `kind`).
+    /// An error unless every name given is one of the options `accepted` (of kind `kind`);
+    /// called by every parse, so the list of names is made only for the message.
     pub fn check(&self, kind: &str, accepted: &[OptionSpec]) -> Result<(), DataError> {
-        let accepted = names(accepted);
-        self.check_names(kind, &accepted)
-    }
-
-    /// An error unless every name given is one of `accepted` (for kind `kind`).
-    pub fn check_names(&self, kind: &str, accepted: &[&str]) -> Result<(), DataError> {
-        match self.names().find(|n| !accepted.contains(n)) {
+        match self
+            .names()
+            .find(|n| !accepted.iter().any(|s| s.name == *n))
+        {
             None => Ok(()),
             Some(n) => Err(DataError::BadOption {
                 name: n.to_string(),
                 message: if accepted.is_empty() {
                     format!("kind {kind} takes no options")
                 } else {
+                    let names: Vec<&str> = accepted.iter().map(|s| s.name).collect();
                     format!(
                         "not an option of kind {kind} (it takes {})",
-                        accepted.join(", ")
+                        names.join(", ")
                     )
                 },
             }),
@@ -270,7 +264,14 @@ mod tests {
         assert_eq!(o.str("column").ok(), Some(Some("text")));
         assert!(o.flag("x").expect("bool"));
         let e = o
-            .check_names("table", &["radius", "column", "x"])
+            .check(
+                "table",
+                &[
+                    OptionSpec::u32("radius", 0, "R", ""),
+                    OptionSpec::new("column", OptionType::Text, "NAME", ""),
+                    OptionSpec::flag("x", ""),
+                ],
+            )
             .expect_err("bad is unknown");
         assert_eq!(
             e.to_string(),

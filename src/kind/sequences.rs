@@ -11,11 +11,11 @@
 
 use super::{
     metadata_with, prepared, side_path, Answer, AnswerHit, BuildJob, BuildReport, IndexSource,
-    Kind, KindIndex, OpenOptions, OptionSpec, OptionType, Options, Placement, Prepared,
-    QueryReader, Request,
+    Kind, KindIndex, LineQueries, OpenOptions, OptionSpec, OptionType, Options, Placement,
+    Prepared, QueryReader, Request,
 };
 use crate::data_error::DataError;
-use crate::input::{display_path, LineReader};
+use crate::input::LineReader;
 use genie_core::{Engine, IndexBuilder, InvertedIndex, Transform};
 use genie_sa::seq_search::DEFAULT_CANDIDATES;
 use genie_sa::sequence::SequenceQuery;
@@ -65,13 +65,14 @@ pub fn read_sequences(path: &Path, alphabet: Alphabet) -> Result<StringTable, Da
     }
 }
 
-/// Reads a queries file of sequences: a line of UTF-8 text is a JSON string, any other line an
-/// array of its byte values (which only an index of `--alphabet bytes` takes).
-pub struct SequenceQueries(LineReader);
+/// Reads a queries file of sequences as [`LineQueries`] does, but for the lines that are not
+/// UTF-8: such a line is an array of its byte values (which only an index of `--alphabet bytes`
+/// takes) rather than an error.
+pub struct SequenceQueries(LineQueries);
 
 impl QueryReader for SequenceQueries {
     fn next_query(&mut self) -> Result<Option<Value>, DataError> {
-        let Some(line) = self.0.next_line_bytes()? else {
+        let Some(line) = self.0 .0.next_line_bytes()? else {
             return Ok(None);
         };
         Ok(Some(match std::str::from_utf8(line) {
@@ -81,11 +82,11 @@ impl QueryReader for SequenceQueries {
     }
 
     fn location(&self) -> String {
-        format!("{}:{}", display_path(self.0.path()), self.0.lines_read())
+        self.0.location()
     }
 
     fn progress(&self) -> (u64, Option<u64>) {
-        (self.0.bytes_read(), self.0.len())
+        self.0.progress()
     }
 }
 
@@ -255,7 +256,9 @@ impl Kind for Sequences {
         options: &Options,
     ) -> Result<Box<dyn QueryReader>, DataError> {
         options.check(self.name(), self.search_options())?;
-        Ok(Box::new(SequenceQueries(LineReader::open(path)?)))
+        Ok(Box::new(SequenceQueries(LineQueries(LineReader::open(
+            path,
+        )?))))
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
