@@ -18,6 +18,7 @@ use super::{
 use crate::data_error::DataError;
 use crate::input::display_path;
 use genie_core::{DeviceChoice, Method};
+use genie_lsh::stored::IndexFamily;
 use genie_lsh::tune::{self, TuneReport, TuneSpec, TUNE_K};
 use genie_lsh::tuning::{check_target, DEFAULT_TARGET};
 use genie_lsh::{estimate, io, Family, LshError, LshParams, VectorIndex, VectorSet};
@@ -273,9 +274,7 @@ impl Kind for Vectors {
     }
 
     fn holds(&self, metadata: &Value) -> bool {
-        let plugin = metadata.get("plugin").and_then(Value::as_str);
-        plugin == Some(genie_lsh::index::PLUGIN)
-            || plugin == Some(genie_lsh::codebook::index::PLUGIN)
+        IndexFamily::of(metadata).is_some()
     }
 
     fn build_options(&self) -> &[OptionSpec] {
@@ -388,9 +387,7 @@ impl Kind for Vectors {
                 "an index of vectors cannot be split into parts: it must fit one device".into(),
             ));
         };
-        if source.metadata.get("plugin").and_then(Value::as_str)
-            == Some(genie_lsh::codebook::index::PLUGIN)
-        {
+        if IndexFamily::of(&source.metadata) == Some(IndexFamily::Codebook) {
             return super::codebook::open(source, index, backend.as_ref(), options);
         }
         let vectors = super::codebook::shared_vectors(source, &index)?;

@@ -23,8 +23,7 @@
 use crate::vecs::read_ivecs;
 use anyhow::{bail, ensure, Context, Result};
 use genie::core::{select_backend, DeviceChoice, InvertedIndex, VerifiedHit};
-use genie::lsh::codebook::index::PLUGIN as CODEBOOK_PLUGIN;
-use genie::lsh::index::PLUGIN as LSH_PLUGIN;
+use genie::lsh::stored::IndexFamily;
 use genie::lsh::{CodebookIndex, Probe, SearchStages, VectorIndex, VectorSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -117,17 +116,17 @@ impl Opened {
         let core = Arc::new(
             InvertedIndex::load(path).with_context(|| format!("opening {}", path.display()))?,
         );
-        let plugin = serde_json::from_str::<serde_json::Value>(core.metadata())
+        let family = serde_json::from_str::<serde_json::Value>(core.metadata())
             .ok()
-            .and_then(|m| m.get("plugin")?.as_str().map(str::to_string));
+            .and_then(|m| IndexFamily::of(&m));
         let backend = select_backend(device)?;
-        match plugin.as_deref() {
-            Some(CODEBOOK_PLUGIN) => Ok(Self::Codebook(Box::new(CodebookIndex::open_on(
+        match family {
+            Some(IndexFamily::Codebook) => Ok(Self::Codebook(Box::new(CodebookIndex::open_on(
                 path,
                 core,
                 backend.as_ref(),
             )?))),
-            Some(LSH_PLUGIN) => Ok(Self::Lsh(Box::new(VectorIndex::open_on(
+            Some(IndexFamily::Lsh) => Ok(Self::Lsh(Box::new(VectorIndex::open_on(
                 path,
                 core,
                 backend.as_ref(),

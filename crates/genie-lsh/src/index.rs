@@ -12,6 +12,7 @@ use crate::io::raw;
 use crate::metric::Metric;
 use crate::rerank::Reranker;
 use crate::stages::{ms_since, SearchStages, StageClock};
+use crate::stored::{self, IndexFamily};
 use crate::transform::VectorTransform;
 use crate::tuning::{SampleRecall, TUNE_K};
 use crate::vectors::VectorSet;
@@ -38,9 +39,6 @@ pub struct Tuned {
     pub reached: bool,
 }
 
-/// The plugin name stored in the metadata.
-pub const PLUGIN: &str = "genie-lsh";
-
 /// What the vectors file beside an index must hold.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VectorsInfo {
@@ -55,8 +53,10 @@ pub struct VectorsInfo {
 /// The metadata of a vector index (stored as JSON in the core index file).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IndexMetadata {
-    /// Always [`PLUGIN`].
-    pub plugin: String,
+    /// Always [`crate::stored::KIND`].
+    pub kind: String,
+    /// The LSH family's name ([`crate::stored`]).
+    pub family: String,
     /// The transform's parameters.
     pub params: LshParams,
     /// The re-ranking metric.
@@ -87,7 +87,8 @@ impl IndexMetadata {
     /// The metadata of an index of `vectors` by `params`, without defaults of its own.
     pub(crate) fn of(params: &LshParams, vectors: &VectorSet, source: Option<String>) -> Self {
         Self {
-            plugin: PLUGIN.into(),
+            kind: stored::KIND.into(),
+            family: params.family.name().into(),
             params: params.clone(),
             metric: params.family.metric(),
             vectors: vectors_info(vectors),
@@ -113,18 +114,10 @@ impl IndexMetadata {
         c.max(c.saturating_mul(k).div_ceil(base)).max(k)
     }
 
-    /// Parses the metadata of a core index; an error when it is not a genie-lsh vector index.
+    /// Parses the metadata of a core index (either form, [`crate::stored`]); an error when it is
+    /// not a genie-lsh vector index.
     pub fn parse(text: &str) -> Result<Self> {
-        let meta: Self = serde_json::from_str(text).map_err(|e| {
-            LshError::Metadata(format!("not a genie-lsh vector index ({e}): {text}"))
-        })?;
-        if meta.plugin != PLUGIN {
-            return Err(LshError::Metadata(format!(
-                "built by plugin {:?}, not {PLUGIN}",
-                meta.plugin
-            )));
-        }
-        Ok(meta)
+        IndexFamily::Lsh.parse(text)
     }
 }
 

@@ -14,7 +14,7 @@
 //! [`transform`] and [`set_transform`] (the [`genie_core::Transform`] impls), [`params`] (the number
 //! of functions, Theorem 4.1 and Eqn. 9), [`estimate`] (defaults from a sample), [`metric`] and
 //! [`verify`] (exact distances, the [`genie_core::Verifier`]), [`index`] ([`VectorIndex`]),
-//! [`tune`] (the width and candidates tuned at build for a target recall, with [`tuning`], what
+//! [`stored`] (what an index file records of its family), [`tune`] (the width and candidates tuned at build for a target recall, with [`tuning`], what
 //! it shares with the codebook's tuner), [`vectors`] ([`VectorSet`]) and [`io`] (vector files).
 #![deny(missing_docs)]
 
@@ -30,6 +30,7 @@ pub mod params;
 pub mod rerank;
 pub mod set_transform;
 pub mod stages;
+pub mod stored;
 pub mod transform;
 pub mod tune;
 pub mod tuning;

@@ -12,6 +12,7 @@ use crate::io::raw;
 use crate::metric::Metric;
 use crate::rerank::Reranker;
 use crate::stages::{ms_since, SearchStages, StageClock};
+use crate::stored::{self, IndexFamily};
 use crate::vectors::VectorSet;
 use genie_core::backend::{CellCodesRef, CodebookRef, ScanJob};
 use genie_core::{
@@ -24,19 +25,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The plugin name stored in the metadata.
-pub const PLUGIN: &str = "genie-codebook";
-
 /// What the build-time tuning measured on its held-out sample.
 pub use crate::tuning::SampleRecall as Tuned;
 
 /// The metadata of a codebook index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CodebookMetadata {
-    /// Always [`PLUGIN`].
-    pub plugin: String,
-    /// Always `"vectors"`.
+    /// Always [`crate::stored::KIND`].
     pub kind: String,
+    /// Always [`crate::stored::CODEBOOK`].
+    pub family: String,
     /// The build's parameters.
     pub params: CodebookParams,
     /// The default probe of a search.
@@ -52,16 +50,10 @@ pub struct CodebookMetadata {
 }
 
 impl CodebookMetadata {
-    /// Parses the metadata of a core index; an error when it is not a codebook index.
+    /// Parses the metadata of a core index (either form, [`crate::stored`]); an error when it is
+    /// not a codebook index.
     pub fn parse(text: &str) -> Result<Self> {
-        let meta: Self = serde_json::from_str(text)
-            .map_err(|e| LshError::Metadata(format!("not a codebook vector index ({e})")))?;
-        if meta.plugin != PLUGIN {
-            return Err(LshError::Metadata(format!(
-                "built by plugin {:?}, not {PLUGIN}",
-                meta.plugin
-            )));
-        }
+        let meta: Self = IndexFamily::Codebook.parse(text)?;
         meta.params.validate()?;
         meta.probe.validate()?;
         Ok(meta)
@@ -142,8 +134,8 @@ impl CodebookIndex {
         );
         let params = codebook.params().clone();
         let metadata = CodebookMetadata {
-            plugin: PLUGIN.into(),
-            kind: "vectors".into(),
+            kind: stored::KIND.into(),
+            family: stored::CODEBOOK.into(),
             params,
             probe,
             tuned: None,
