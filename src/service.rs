@@ -14,6 +14,11 @@
 //! more: the runner skips queries nobody waits for. A failing query fails alone: when a batch
 //! fails, its queries are searched one by one.
 //!
+//! A caller with many queries at once (Python's arrays, a chunk of a file) can hand them over
+//! whole ([`Service::run_whole`]): a whole batch is searched as it is by the first runner free,
+//! so the chunks of one large search spread over the replicas, and it shares the runners with
+//! the queries of everyone else.
+//!
 //! ```
 //! use genie::kind::{Options, Registry};
 //! use genie::service::{BatchPolicy, Service};
@@ -117,8 +122,26 @@ struct Counters {
 /// Buckets of the batch-size histogram: 1, 2, 4, ..., 2^15 and above.
 pub const SIZE_BUCKETS: usize = 17;
 
+/// A batch handed over whole ([`Service::run_whole`]): searched as it is by one replica.
+struct Whole {
+    queries: usize,
+    work: Box<dyn FnOnce(&dyn KindIndex) + Send>,
+}
+
+/// What a queue holds: single queries, gathered into batches by the runners, and whole batches.
+enum Job {
+    Query(Pending),
+    Whole(Whole),
+}
+
+/// What a runner takes from the queue.
+enum Taken {
+    Queries(Vec<Pending>),
+    Whole(Whole),
+}
+
 struct QueueState {
-    pending: VecDeque<Pending>,
+    pending: VecDeque<Job>,
     closed: bool,
     busy: usize,
 }
@@ -197,6 +220,16 @@ pub struct IndexStats {
     pub failed: u64,
     /// Batches by size (see [`SIZE_BUCKETS`]).
     pub batch_sizes: Vec<u64>,
+}
+
+/// The result of a whole batch on its way ([`Service::run_whole`]).
+pub struct WholeTicket<T>(oneshot::Receiver<Result<T, SearchError>>);
+
+impl<T> WholeTicket<T> {
+    /// Blocks the thread until the batch is searched (not from inside an async task).
+    pub fn wait(self) -> Result<T, SearchError> {
+        self.0.blocking_recv().unwrap_or(Err(SearchError::ShutDown))
+    }
 }
 
 /// An answer on its way: a future for async code, [`Ticket::wait`] for threads.
@@ -342,13 +375,13 @@ impl Service {
             for (query, k, min_count) in queries {
                 let k = k.min(most);
                 let (reply, rx) = oneshot::channel();
-                state.pending.push_back(Pending {
+                state.pending.push_back(Job::Query(Pending {
                     query,
                     k,
                     min_count,
                     enqueued: now,
                     reply,
-                });
+                }));
                 tickets.push(Ticket(rx));
             }
         }
@@ -366,6 +399,35 @@ impl Service {
     ) -> Result<Ticket, SearchError> {
         let mut t = self.submit(index, vec![(query, k, min_count)])?;
         t.pop().ok_or(SearchError::ShutDown)
+    }
+
+    /// Queues `work` on a whole batch of `queries` queries for one of the replicas of `index`:
+    /// the first runner free runs it with its replica, as it is (not gathered with other
+    /// queries, not split), and it never expires in the queue, since its caller waits for it.
+    /// A panic of `work` is answered as [`SearchError::Failed`].
+    pub fn run_whole<T: Send + 'static>(
+        &self,
+        index: &str,
+        queries: usize,
+        work: impl FnOnce(&dyn KindIndex) -> T + Send + 'static,
+    ) -> Result<WholeTicket<T>, SearchError> {
+        let served = self.served(index)?;
+        let (reply, rx) = oneshot::channel();
+        let work = Box::new(move |replica: &dyn KindIndex| {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(replica)))
+                .map_err(|_| SearchError::Failed("the search panicked".into()));
+            // a caller gone meanwhile is no error
+            let _ = reply.send(result);
+        });
+        {
+            let mut state = served.lock();
+            if state.closed {
+                return Err(SearchError::ShutDown);
+            }
+            state.pending.push_back(Job::Whole(Whole { queries, work }));
+        }
+        served.ready.notify_one();
+        Ok(WholeTicket(rx))
     }
 
     /// Searches one parsed query: the top `k` (with `min_count`, only hits of at least that
@@ -434,8 +496,9 @@ fn size_bucket(n: usize) -> usize {
 }
 
 /// Takes the next batch: waits for queries (and, under `max_wait`, for a fuller batch), drops
-/// those nobody waits for and fails those past the queue timeout. `None` when closed and empty.
-fn next_batch(served: &Served) -> Option<Vec<Pending>> {
+/// those nobody waits for and fails those past the queue timeout; a whole batch at the front is
+/// taken alone. `None` when closed and empty.
+fn next_batch(served: &Served) -> Option<Taken> {
     let policy = &served.policy;
     let mut state = served.lock();
     loop {
@@ -446,10 +509,10 @@ fn next_batch(served: &Served) -> Option<Vec<Pending>> {
             state = served.ready.wait(state).unwrap_or_else(|e| e.into_inner());
             continue;
         }
-        let oldest = state
-            .pending
-            .front()
-            .map_or(Duration::ZERO, |p| p.enqueued.elapsed());
+        let oldest = match state.pending.front() {
+            Some(Job::Query(p)) => p.enqueued.elapsed(),
+            _ => Duration::MAX,
+        };
         if !state.closed && state.pending.len() < policy.max_batch && oldest < policy.max_wait {
             let wait = policy.max_wait - oldest;
             state = served
@@ -459,9 +522,18 @@ fn next_batch(served: &Served) -> Option<Vec<Pending>> {
                 .unwrap_or_else(|e| e.into_inner().0);
             continue;
         }
+        if matches!(state.pending.front(), Some(Job::Whole(_))) {
+            if let Some(Job::Whole(whole)) = state.pending.pop_front() {
+                state.busy += 1;
+                return Some(Taken::Whole(whole));
+            }
+        }
         let mut batch = Vec::new();
         while batch.len() < policy.max_batch {
-            let Some(p) = state.pending.pop_front() else {
+            if !matches!(state.pending.front(), Some(Job::Query(_))) {
+                break;
+            }
+            let Some(Job::Query(p)) = state.pending.pop_front() else {
                 break;
             };
             let waited = p.enqueued.elapsed();
@@ -478,25 +550,34 @@ fn next_batch(served: &Served) -> Option<Vec<Pending>> {
             continue;
         }
         state.busy += 1;
-        return Some(batch);
+        return Some(Taken::Queries(batch));
     }
 }
 
 /// One runner: takes batches for replica `r` until the queue is closed and drained.
 fn run(served: &Served, r: usize) {
     let replica = &served.replicas[r];
-    while let Some(batch) = next_batch(served) {
+    while let Some(taken) = next_batch(served) {
         let c = &served.counters;
+        let size = match &taken {
+            Taken::Queries(batch) => batch.len(),
+            Taken::Whole(whole) => whole.queries,
+        };
         c.batches.fetch_add(1, Ordering::Relaxed);
-        c.sizes[size_bucket(batch.len())].fetch_add(1, Ordering::Relaxed);
-        c.queries.fetch_add(batch.len() as u64, Ordering::Relaxed);
-        let answers = search_batch(replica.as_ref(), &batch);
-        for (p, a) in batch.into_iter().zip(answers) {
-            if a.is_err() {
-                c.failed.fetch_add(1, Ordering::Relaxed);
+        c.sizes[size_bucket(size)].fetch_add(1, Ordering::Relaxed);
+        c.queries.fetch_add(size as u64, Ordering::Relaxed);
+        match taken {
+            Taken::Whole(whole) => (whole.work)(replica.as_ref()),
+            Taken::Queries(batch) => {
+                let answers = search_batch(replica.as_ref(), &batch);
+                for (p, a) in batch.into_iter().zip(answers) {
+                    if a.is_err() {
+                        c.failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // a receiver dropped meanwhile is no error
+                    let _ = p.reply.send(a);
+                }
             }
-            // a receiver dropped meanwhile is no error
-            let _ = p.reply.send(a);
         }
         served.lock().busy -= 1;
     }
@@ -544,6 +625,91 @@ fn search_batch(index: &dyn KindIndex, batch: &[Pending]) -> Vec<Result<Answer, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::DeviceChoice;
+    use crate::kind::keywords::build_csr;
+    use crate::open::in_memory;
+
+    /// A service of two CPU replicas of one small keyword index, named "i".
+    fn two_replicas() -> Service {
+        let index = build_csr(&[0, 3, 3, 7, 9], &[1, 4, 7, 2, 4, 4, 8, 8, 1], "mem").expect("x");
+        let loaded = in_memory(&Registry::default(), index, Path::new("mem")).expect("kind");
+        let spec = OpenSpec {
+            device: DeviceChoice::Cpu,
+            ..OpenSpec::default()
+        };
+        let replica = place(&loaded, &spec).expect("placed").remove(0);
+        let replicas = vec![Arc::clone(&replica), replica];
+        Service::new(vec![("i".into(), replicas)], BatchPolicy::default()).expect("service")
+    }
+
+    #[test]
+    fn whole_batches_answer_as_single_queries_do() {
+        let service = two_replicas();
+        let raw = ["4 8", "1", "9", "1 2 4 7 8", "8"];
+        let parse = |q: &str| {
+            service
+                .parse("i", &serde_json::json!(q), &Options::new())
+                .expect("query")
+        };
+        let singles: Vec<Answer> = raw
+            .iter()
+            .map(|q| service.submit_one("i", parse(q), 3, None).expect("queued"))
+            .map(|t| t.wait().expect("answer"))
+            .collect();
+        // the queries in wholes of two, all queued before any is waited for
+        let tickets: Vec<_> = raw
+            .chunks(2)
+            .map(|part| {
+                let queries: Vec<Prepared> = part.iter().map(|q| parse(q)).collect();
+                service
+                    .run_whole("i", queries.len(), move |replica| {
+                        let requests: Vec<Request<'_>> = queries
+                            .iter()
+                            .map(|q| Request {
+                                query: q.as_ref(),
+                                k: 3,
+                                min_count: None,
+                            })
+                            .collect();
+                        replica.search(&requests)
+                    })
+                    .expect("queued")
+            })
+            .collect();
+        let wholes: Vec<Answer> = tickets
+            .into_iter()
+            .flat_map(|t| t.wait().expect("run").expect("searched"))
+            .collect();
+        assert_eq!(wholes.len(), singles.len());
+        for (w, s) in wholes.iter().zip(&singles) {
+            assert_eq!(w.hits, s.hits);
+        }
+        let stats = &service.stats()[0];
+        assert_eq!(stats.queries, 2 * raw.len() as u64);
+        assert_eq!(stats.batches as usize, raw.len() + raw.chunks(2).count());
+    }
+
+    #[test]
+    fn a_whole_batch_that_panics_fails_alone_and_a_closed_service_refuses() {
+        let service = two_replicas();
+        let ticket = service
+            .run_whole("i", 1, |_| -> u32 { panic!("on purpose") })
+            .expect("queued");
+        assert!(matches!(ticket.wait(), Err(SearchError::Failed(_))));
+        let fine = service
+            .run_whole("i", 1, |r| r.num_objects())
+            .expect("queued");
+        assert_eq!(fine.wait().expect("run"), 4);
+        assert!(matches!(
+            service.run_whole("nope", 1, |r| r.num_objects()),
+            Err(SearchError::UnknownIndex(_))
+        ));
+        service.shutdown();
+        assert!(matches!(
+            service.run_whole("i", 1, |r| r.num_objects()),
+            Err(SearchError::ShutDown)
+        ));
+    }
 
     #[test]
     fn batch_size_buckets() {
