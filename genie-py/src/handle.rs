@@ -1,7 +1,9 @@
 //! [`Handle`]: an index of any kind, as the `genie` program opens it ([`genie::open`]): loaded
 //! from a file or built in memory, placed on a device the first time a search asks for it (one
 //! placement per device, kept), searched with the GIL released, by as many Python threads at
-//! once as like (a [`KindIndex`] searches through `&self`).
+//! once as like. A placement is served by a [`Service`], as `genie serve` and `genie search`
+//! serve theirs: a search hands its chunks to it whole ([`Service::run_whole`]), and the
+//! searches of several Python threads share its runners.
 
 use crate::arrays::{answer_arrays, answer_lines, rows, Ints};
 use crate::errors::{to_py, value_error};
@@ -9,11 +11,11 @@ use genie::core::{DeviceChoice, Item, Query};
 use genie::data_error::DataError;
 use genie::kind::{Answer, KindIndex, Options, Prepared, Registry, Request};
 use genie::open::{self, Loaded, OpenSpec};
+use genie::service::{BatchPolicy, SearchError, Service};
 use numpy::{IntoPyArray, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use serde_json::Value;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,8 +30,8 @@ pub struct Handle {
     loaded: Loaded,
     /// Built in memory, not read from a file (saved by writing it).
     in_memory: bool,
-    /// The placements so far, by device.
-    placed: Mutex<Vec<(String, Arc<dyn KindIndex>)>>,
+    /// The placements so far, by device, each served by its own [`Service`].
+    placed: Mutex<Vec<(String, Service)>>,
     /// Where the last search's time went, in milliseconds, by stage (see `last_timings`).
     timings: Mutex<Vec<(&'static str, f64)>>,
 }
@@ -81,72 +83,84 @@ impl Handle {
         }
     }
 
-    /// The index placed for `device` (placed now if it was not yet).
-    fn placed(&self, device: Option<&str>) -> Result<Arc<dyn KindIndex>, DataError> {
+    /// The service of the index placed for `device` (placed now if it was not yet); its one
+    /// index is named [`NAME`].
+    fn placed(&self, device: Option<&str>) -> Result<Service, DataError> {
         let spec = spec_of(device)?;
         let key = format!("{:?} {:?}", spec.device, spec.devices);
         let mut placed = self
             .placed
             .lock()
             .map_err(|_| DataError::Unsupported("a search panicked on this index".into()))?;
-        if let Some((_, index)) = placed.iter().find(|(k, _)| *k == key) {
-            return Ok(Arc::clone(index));
+        if let Some((_, service)) = placed.iter().find(|(k, _)| *k == key) {
+            return Ok(service.clone());
         }
-        let mut replicas = open::place(&self.loaded, &spec)?;
+        let replicas = open::place(&self.loaded, &spec)?;
         if replicas.is_empty() {
             return Err(DataError::Unsupported("no device to search on".into()));
         }
-        let index = replicas.swap_remove(0);
-        placed.push((key, Arc::clone(&index)));
-        Ok(index)
+        let service = Service::new(vec![(NAME.into(), replicas)], BatchPolicy::default())?;
+        placed.push((key, service.clone()));
+        Ok(service)
     }
 
-    /// Parses queries `0..n` with `parse` and hands them to `search` `CHUNK` at a time, as
-    /// requests for `k` hits (with the query range of the chunk), timing both for
-    /// `last_timings`. Stops, returning `false`, when `search` does.
-    fn in_chunks<F>(
+    /// Parses queries `0..n` with `parse` and hands them to the service `CHUNK` at a time, as
+    /// requests for `k` hits, each chunk searched whole by `search` on a replica while the next
+    /// is parsed; the chunks' results in order, with parse and search timed for
+    /// `last_timings`.
+    fn in_chunks<F, T, S>(
         &self,
-        index: &dyn KindIndex,
+        service: &Service,
         n: usize,
         parse: &F,
         k: u32,
         min_count: Option<u32>,
-        mut search: impl FnMut(Range<usize>, &[Request<'_>]) -> Result<bool, DataError>,
-    ) -> Result<bool, DataError>
+        search: S,
+    ) -> Result<Vec<T>, DataError>
     where
         F: Fn(&dyn KindIndex, usize) -> Result<Prepared, DataError> + Send + Sync,
+        T: Send + 'static,
+        S: Fn(&dyn KindIndex, &[Request<'_>]) -> Result<T, DataError> + Send + Sync + 'static,
     {
+        let index = service.index(NAME).map_err(from_service)?;
         index.take_stage_times(); // (counted from here)
-        let (mut parse_ms, mut search_ms) = (0.0, 0.0);
-        let mut start = 0;
-        while start < n {
+        let start_all = Instant::now();
+        let search = Arc::new(search);
+        let mut parse_ms = 0.0;
+        let mut tickets = Vec::new();
+        for start in (0..n).step_by(CHUNK) {
             let end = (start + CHUNK).min(n);
             let t = Instant::now();
             // parsed on all cores; the first bad query in order is the one reported
             let queries = (start..end)
                 .into_par_iter()
-                .map(|i| parse(index, i))
+                .map(|i| parse(index.as_ref(), i))
                 .collect::<Vec<_>>()
                 .into_iter()
                 .collect::<Result<Vec<_>, _>>()?;
-            let batch: Vec<Request<'_>> = queries
-                .iter()
-                .map(|q| Request {
-                    query: q.as_ref(),
-                    k,
-                    min_count,
-                })
-                .collect();
-            let t2 = Instant::now();
-            parse_ms += ms(t2 - t);
-            if !search(start..end, &batch)? {
-                return Ok(false);
-            }
-            search_ms += ms(t2.elapsed());
-            start = end;
+            parse_ms += ms(t.elapsed());
+            let search = Arc::clone(&search);
+            let work = move |replica: &dyn KindIndex| {
+                let batch: Vec<Request<'_>> = queries
+                    .iter()
+                    .map(|q| Request {
+                        query: q.as_ref(),
+                        k,
+                        min_count,
+                    })
+                    .collect();
+                search(replica, &batch)
+            };
+            let ticket = service.run_whole(NAME, end - start, work);
+            tickets.push(ticket.map_err(from_service)?);
         }
-        self.set_timings(stages_of(index, parse_ms, search_ms), false);
-        Ok(true)
+        let results = tickets
+            .into_iter()
+            .map(|t| t.wait().map_err(from_service)?)
+            .collect::<Result<Vec<T>, DataError>>()?;
+        let search_ms = ms(start_all.elapsed()) - parse_ms;
+        self.set_timings(stages_of(index.as_ref(), parse_ms, search_ms), false);
+        Ok(results)
     }
 
     /// Parses the queries with `parse` and searches them on `device`, `CHUNK` at a time, the
@@ -164,13 +178,11 @@ impl Handle {
         F: Fn(&dyn KindIndex, usize) -> Result<Prepared, DataError> + Send + Sync,
     {
         py.detach(|| {
-            let index = self.placed(device)?;
-            let mut answers = Vec::with_capacity(n);
-            self.in_chunks(index.as_ref(), n, &parse, k, min_count, |_, batch| {
-                answers.extend(index.search(batch)?);
-                Ok(true)
+            let service = self.placed(device)?;
+            let chunks = self.in_chunks(&service, n, &parse, k, min_count, |replica, batch| {
+                replica.search(batch)
             })?;
-            Ok(answers)
+            Ok(chunks.into_iter().flatten().collect())
         })
         .map_err(to_py)
     }
@@ -194,7 +206,12 @@ impl Handle {
     {
         // a k beyond the objects gives what k = the number of objects gives, and costs no more
         let k = py
-            .detach(|| self.placed(device))
+            .detach(|| {
+                self.placed(device)?
+                    .index(NAME)
+                    .map_err(from_service)
+                    .cloned()
+            })
             .map_err(to_py)?
             .num_objects()
             .min(k)
@@ -233,21 +250,36 @@ impl Handle {
         F: Fn(&dyn KindIndex, usize) -> Result<Prepared, DataError> + Send + Sync,
     {
         py.detach(|| {
-            let index = self.placed(device)?;
-            if !index.has_columns() {
+            let service = self.placed(device)?;
+            if !service.index(NAME).map_err(from_service)?.has_columns() {
                 return Ok(None);
             }
-            let size = n.checked_mul(k).ok_or_else(|| DataError::BadOption {
+            n.checked_mul(k).ok_or_else(|| DataError::BadOption {
                 name: "k".into(),
                 message: format!("{n} queries x k {k} hits do not fit in memory"),
             })?;
-            let (mut counts, mut ids) = (vec![0u32; size], vec![-1i64; size]);
-            let done =
-                self.in_chunks(index.as_ref(), n, parse, k as u32, None, |rows, batch| {
-                    let cells = rows.start * k..rows.end * k;
-                    index.search_columns(batch, k, &mut counts[cells.clone()], &mut ids[cells])
+            let chunks =
+                self.in_chunks(&service, n, parse, k as u32, None, move |replica, batch| {
+                    let size = batch.len() * k;
+                    let (mut counts, mut ids) = (vec![0u32; size], vec![-1i64; size]);
+                    let done = replica.search_columns(batch, k, &mut counts, &mut ids)?;
+                    Ok(done.then_some((counts, ids)))
                 })?;
-            Ok(done.then_some((counts, ids)))
+            // one chunk's columns are the whole answer; more are joined in order
+            let mut joined: Option<(Vec<u32>, Vec<i64>)> = None;
+            for chunk in chunks {
+                let Some((counts, ids)) = chunk else {
+                    return Ok(None);
+                };
+                match &mut joined {
+                    None => joined = Some((counts, ids)),
+                    Some((c, i)) => {
+                        c.extend_from_slice(&counts);
+                        i.extend_from_slice(&ids);
+                    }
+                }
+            }
+            Ok(Some(joined.unwrap_or_default()))
         })
         .map_err(to_py)
     }
@@ -286,6 +318,17 @@ fn stages_of(index: &dyn KindIndex, parse_ms: f64, search_ms: f64) -> Vec<(&'sta
         ]);
     }
     stages
+}
+
+/// The name of a placement's one index in its [`Service`].
+const NAME: &str = "index";
+
+/// A service's error as the index's: what the search itself said, else why it was not searched.
+fn from_service(e: SearchError) -> DataError {
+    match e {
+        SearchError::BadQuery(e) => e,
+        other => DataError::Unsupported(other.to_string()),
+    }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -373,7 +416,7 @@ impl Handle {
                 .lock()
                 .ok()?
                 .first()
-                .map(|(_, i)| i.num_objects()),
+                .and_then(|(_, s)| s.index(NAME).ok().map(|i| i.num_objects())),
         }
     }
 
@@ -387,8 +430,11 @@ impl Handle {
     /// Where a search on `device` runs (placing the index there if it is not yet).
     #[pyo3(signature = (device=None))]
     fn backend(&self, py: Python<'_>, device: Option<&str>) -> PyResult<String> {
-        py.detach(|| self.placed(device).map(|i| i.backend_name()))
-            .map_err(to_py)
+        py.detach(|| {
+            let service = self.placed(device)?;
+            Ok(service.index(NAME).map_err(from_service)?.backend_name())
+        })
+        .map_err(to_py)
     }
 
     /// Where the last search on this index spent its time, in milliseconds: `parse` (the

@@ -20,6 +20,7 @@ use genie_sa::{DocumentMetadata, DocumentTransform, StringTable, Tokenizer};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The extension of the word dictionary side file.
 pub const SIDE_EXT: &str = "words";
@@ -232,7 +233,8 @@ impl Kind for Documents {
         options: &OpenOptions,
     ) -> Result<Box<dyn KindIndex>, DataError> {
         let index = super::single_index(source, self.name())?;
-        let transform = open(&index, &source.path)?;
+        // the dictionary is read once and shared by the replicas
+        let transform = source.shared("words", || open(&index, &source.path))?;
         let engine = placement.engine(index, self.name())?;
         Ok(Box::new(CountIndex::new(
             DocumentParser(transform),
@@ -243,7 +245,7 @@ impl Kind for Documents {
 }
 
 /// Parses query documents with the index's dictionary.
-pub struct DocumentParser(DocumentTransform);
+pub struct DocumentParser(Arc<DocumentTransform>);
 
 impl CountParser for DocumentParser {
     fn kind(&self) -> &str {
