@@ -1,5 +1,6 @@
-//! How an index of keyword objects is searched: resident on one device, or split into parts that
-//! stream through one or more devices (multi-loading), with the same results either way.
+//! How a count index (keywords, documents, tables) is searched: resident on one device, or split
+//! into parts that stream through one or more devices (multi-loading), with the same results
+//! either way; one type for both, made by [`crate::kind::Placement::searcher`].
 
 use genie_core::parts::{open_parts, plan_parts, PartSource};
 use genie_core::{

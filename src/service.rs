@@ -122,10 +122,13 @@ struct Counters {
 /// Buckets of the batch-size histogram: 1, 2, 4, ..., 2^15 and above.
 pub const SIZE_BUCKETS: usize = 17;
 
+/// The work of a whole batch, given the replica that runs it.
+type WholeWork = Box<dyn FnOnce(&dyn KindIndex) + Send>;
+
 /// A batch handed over whole ([`Service::run_whole`]): searched as it is by one replica.
 struct Whole {
     queries: usize,
-    work: Box<dyn FnOnce(&dyn KindIndex) + Send>,
+    work: WholeWork,
 }
 
 /// What a queue holds: single queries, gathered into batches by the runners, and whole batches.

@@ -160,6 +160,13 @@ fn documents_from_lines_and_csv() {
         "\n"
     );
     assert_eq!(search(&d, "d.genie", "q.txt", "3", &[]), expected);
+    // the same answers from an index split into parts that stream through the device
+    for parts in ["2", "3"] {
+        assert_eq!(
+            search(&d, "d.genie", "q.txt", "3", &["--parts", parts]),
+            expected
+        );
+    }
 
     d.write(
         "docs.csv",
@@ -259,6 +266,10 @@ fn tables_with_header_and_names() {
         "\n"
     );
     assert_eq!(search(&d, "p.genie", "q.txt", "2", &[]), expected);
+    assert_eq!(
+        search(&d, "p.genie", "q.txt", "2", &["--parts", "2"]),
+        expected
+    );
 
     let err = d.fails(&[
         "search",

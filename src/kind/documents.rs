@@ -14,7 +14,6 @@ use super::{
 use crate::csv_input;
 use crate::data_error::DataError;
 use crate::input::{display_path, LineReader};
-use crate::searcher::Searcher;
 use genie_core::{InvertedIndex, Query, Transform};
 use genie_sa::{DocumentMetadata, DocumentTransform, StringTable, Tokenizer};
 use serde_json::Value;
@@ -235,10 +234,9 @@ impl Kind for Documents {
         let index = super::single_index(source, self.name())?;
         // the dictionary is read once and shared by the replicas
         let transform = source.shared("words", || open(&index, &source.path))?;
-        let engine = placement.engine(index, self.name())?;
         Ok(Box::new(CountIndex::new(
             DocumentParser(transform),
-            Searcher::Single(engine),
+            placement.searcher(index)?,
             options.method,
         )))
     }

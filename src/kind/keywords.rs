@@ -92,12 +92,7 @@ impl Kind for Keywords {
         options: &OpenOptions,
     ) -> Result<Box<dyn KindIndex>, DataError> {
         let searcher = match (placement, &source.index) {
-            (Placement::Resident(backend), Some(index)) => {
-                Searcher::from_backends(Arc::clone(index), vec![backend], Some(1))?
-            }
-            (Placement::Parted { backends, parts }, Some(index)) => {
-                Searcher::from_backends(Arc::clone(index), backends, parts)?
-            }
+            (placement, Some(index)) => placement.searcher(Arc::clone(index))?,
             (Placement::Parted { backends, .. }, None) => {
                 Searcher::open_manifest(&source.path, backends)?
             }

@@ -29,6 +29,7 @@ pub use options::{OptionSpec, OptionType, Options};
 
 use crate::data_error::DataError;
 use crate::input::display_path;
+use crate::searcher::Searcher;
 use genie_core::{Backend, InvertedIndex, Method, StageTimes};
 use serde_json::Value;
 use std::any::Any;
@@ -115,6 +116,16 @@ impl Placement {
                 "an index of {kind} cannot be split into parts: it must fit one device"
             ))),
         }
+    }
+
+    /// A count search of `index` placed so: resident on its device, or split into parts that
+    /// stream through the devices (for a kind whose queries are counted alone, with nothing
+    /// beside the index on the device).
+    pub fn searcher(self, index: Arc<InvertedIndex>) -> Result<Searcher, DataError> {
+        Ok(match self {
+            Self::Resident(backend) => Searcher::from_backends(index, vec![backend], Some(1))?,
+            Self::Parted { backends, parts } => Searcher::from_backends(index, backends, parts)?,
+        })
     }
 }
 

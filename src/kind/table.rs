@@ -21,7 +21,6 @@ use super::{
 use crate::csv_input;
 use crate::data_error::DataError;
 use crate::input::display_path;
-use crate::searcher::Searcher;
 use genie_core::{InvertedIndex, Query, Transform};
 use genie_sa::schema::KindHint;
 use genie_sa::{uci, InferOptions, SaError, Schema, TableMetadata, TableQuery, TableTransform};
@@ -333,10 +332,9 @@ impl Kind for Table {
     ) -> Result<Box<dyn KindIndex>, DataError> {
         let index = super::single_index(source, self.name())?;
         let transform = open(&index, &source.path)?;
-        let engine = placement.engine(index, self.name())?;
         Ok(Box::new(CountIndex::new(
             TableParser(transform),
-            Searcher::Single(engine),
+            placement.searcher(index)?,
             options.method,
         )))
     }
