@@ -66,21 +66,12 @@ impl<'py> Ints<'py> {
                 .map(|s| Cow::Borrowed(bytemuck::cast_slice(s))),
             _ => None,
         };
-        if let Some(s) = in_place {
-            return Ok(s);
+        match in_place {
+            Some(s) => Ok(s),
+            None => self
+                .converted(what, noun, "an unsigned 64-bit integer".into())
+                .map(Cow::Owned),
         }
-        self.values()
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| {
-                u64::try_from(v).map_err(|_| {
-                    value_error(format!(
-                        "{what}: {noun} {i} is {v}: expected an unsigned 64-bit integer"
-                    ))
-                })
-            })
-            .collect::<PyResult<Vec<u64>>>()
-            .map(Cow::Owned)
     }
 
     /// The values as u32 (in place for uint32 and non-negative int32 in C order), each checked
@@ -95,22 +86,32 @@ impl<'py> Ints<'py> {
                 .map(|s| Cow::Borrowed(bytemuck::cast_slice(s))),
             _ => None,
         };
-        if let Some(s) = in_place {
-            return Ok(s);
+        match in_place {
+            Some(s) => Ok(s),
+            None => {
+                let expected = format!("an unsigned 32-bit integer (0 to {})", u32::MAX);
+                self.converted(what, noun, expected).map(Cow::Owned)
+            }
         }
+    }
+
+    /// The values converted one by one to `T`; the first that does not fit is named
+    /// (`{what}: {noun} {i} is {v}: expected {expected}`).
+    fn converted<T: TryFrom<i128>>(
+        &self,
+        what: &str,
+        noun: &str,
+        expected: String,
+    ) -> PyResult<Vec<T>> {
         self.values()
             .into_iter()
             .enumerate()
             .map(|(i, v)| {
-                u32::try_from(v).map_err(|_| {
-                    value_error(format!(
-                        "{what}: {noun} {i} is {v}: expected an unsigned 32-bit integer (0 to {})",
-                        u32::MAX
-                    ))
+                T::try_from(v).map_err(|_| {
+                    value_error(format!("{what}: {noun} {i} is {v}: expected {expected}"))
                 })
             })
-            .collect::<PyResult<Vec<u32>>>()
-            .map(Cow::Owned)
+            .collect()
     }
 }
 
