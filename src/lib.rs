@@ -9,6 +9,8 @@
 //! - [`service`]: the batching handle, a cheap-to-clone `Send + Sync` value that gathers queries
 //!   from many callers (async tasks or threads) into batches for one runner per device.
 //! - [`server`]: the HTTP server of `genie serve` on that handle, and its client.
+//! - [`cli`]: what the commands of the `genie` program do (the kinds' flags made from their
+//!   declared options, build, search and serve), apart from its command line.
 //! - [`input`], [`csv_input`]: the text input files, read line by line with errors that name the
 //!   file and line; [`objects`]: keyword objects in text (parsed in parallel), NumPy ([`npy`]),
 //!   Parquet and Arrow files.
@@ -22,6 +24,8 @@ pub use genie_core as core;
 pub use genie_lsh as lsh;
 pub use genie_sa as sa;
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod csv_input;
 pub mod data_error;
 pub mod info;

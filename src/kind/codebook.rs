@@ -200,17 +200,18 @@ struct CodebookQuery {
 
 impl OpenCodebook {
     /// The probe and the counting of a search: the index's defaults with the options given,
-    /// each checked (a value that cannot work is an error naming its option).
+    /// each checked against its declaration and the probe as a whole (a value that cannot work
+    /// is an error naming its option).
     fn probe(&self, options: &Options) -> Result<(Probe, Counting), DataError> {
         options.check("vectors", SEARCH_OPTIONS)?;
         let mut probe = self.index.probe();
-        if let Some(c) = options.u32_at_least("candidates", 1)? {
+        if let Some(c) = options.u32("candidates")? {
             probe.candidates = c;
         }
-        if let Some(p) = options.u32_at_least("probes", 1)? {
+        if let Some(p) = options.u32("probes")? {
             probe.probes = p;
         }
-        if let Some(e) = options.u32_at_least("entries", 1)? {
+        if let Some(e) = options.u32("entries")? {
             probe.entries = e;
         }
         if let Some(l) = options.u32("levels")? {
@@ -234,15 +235,10 @@ impl OpenCodebook {
                 .into(),
             message: e.to_string(),
         })?;
+        // one of the declared words
         let counting = match options.str("counting")? {
-            None | Some("scan") => Counting::Scan,
             Some("lists") => Counting::Lists(self.method),
-            Some(other) => {
-                return Err(DataError::BadOption {
-                    name: "counting".into(),
-                    message: format!("expected scan or lists, found {other:?}"),
-                })
-            }
+            _ => Counting::Scan,
         };
         Ok((probe, counting))
     }

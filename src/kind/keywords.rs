@@ -336,12 +336,6 @@ fn objects_per_part(
     part_objects: Option<u32>,
 ) -> Result<Option<usize>, DataError> {
     if let Some(m) = part_objects {
-        if m == 0 {
-            return Err(DataError::BadOption {
-                name: "part_objects".into(),
-                message: "expected at least 1".into(),
-            });
-        }
         return Ok(Some(m as usize));
     }
     let parts = parts.unwrap_or(1) as usize;

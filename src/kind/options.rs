@@ -21,7 +21,7 @@ pub enum OptionType {
     F64,
     /// Any text.
     Text,
-    /// One of these words.
+    /// One of these words (the error names them all).
     Choice(&'static [&'static str]),
     /// A list of names (comma-separated on a command line).
     Names,
@@ -30,8 +30,9 @@ pub enum OptionType {
 }
 
 /// One option of a kind, declared once: the CLI makes its flag of it (`--max-candidates` of
-/// `max_candidates`, typed and with its help), the server and Python take it by name in their
-/// options, and [`Options::check`] refuses every name a kind does not declare.
+/// `max_candidates`, typed, with its range or words and its help), the server and Python take it
+/// by name in their options, and [`Options::check`] refuses every name a kind does not declare
+/// and every value its declaration does not allow, so a kind reads its options already checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OptionSpec {
     /// The name (snake case).
@@ -130,15 +131,16 @@ impl Options {
         self.0.is_empty()
     }
 
-    /// An error unless every name given is one of the options `accepted` (of kind `kind`);
-    /// called by every parse, so the list of names is made only for the message.
+    /// An error unless every name given is one of the options `accepted` (of kind `kind`) and
+    /// every value given is one its declaration allows ([`OptionType`]: the type, an integer's
+    /// range, a choice's words); called by every parse, so the list of names is made only for
+    /// the message.
     pub fn check(&self, kind: &str, accepted: &[OptionSpec]) -> Result<(), DataError> {
-        match self
+        if let Some(n) = self
             .names()
             .find(|n| !accepted.iter().any(|s| s.name == *n))
         {
-            None => Ok(()),
-            Some(n) => Err(DataError::BadOption {
+            return Err(DataError::BadOption {
                 name: n.to_string(),
                 message: if accepted.is_empty() {
                     format!("kind {kind} takes no options")
@@ -149,7 +151,40 @@ impl Options {
                         names.join(", ")
                     )
                 },
-            }),
+            });
+        }
+        accepted
+            .iter()
+            .filter(|s| self.has(s.name))
+            .try_for_each(|s| self.check_value(s))
+    }
+
+    /// An error unless the value given for `spec` is one it declares.
+    fn check_value(&self, spec: &OptionSpec) -> Result<(), DataError> {
+        let name = spec.name;
+        let refused = |message: String| {
+            Err(DataError::BadOption {
+                name: name.to_string(),
+                message,
+            })
+        };
+        match spec.ty {
+            OptionType::Flag => self.flag(name).map(drop),
+            OptionType::U32 { min, max } => match self.u32(name)? {
+                Some(v) if v < min => refused(format!("expected at least {min}, found {v}")),
+                Some(v) if v > max => refused(format!("expected at most {max}, found {v}")),
+                _ => Ok(()),
+            },
+            OptionType::U64 => self.u64(name).map(drop),
+            OptionType::F64 => self.f64(name).map(drop),
+            OptionType::Text | OptionType::Path => self.str(name).map(drop),
+            OptionType::Choice(words) => match self.str(name)? {
+                Some(w) if !words.contains(&w) => {
+                    refused(format!("expected {}, found {w:?}", one_of(words)))
+                }
+                _ => Ok(()),
+            },
+            OptionType::Names => self.strings(name).map(drop),
         }
     }
 
@@ -174,18 +209,6 @@ impl Options {
                 .and_then(|n| u32::try_from(n).ok())
                 .map(Some)
                 .ok_or_else(|| Self::bad(name, "an unsigned 32-bit integer", v)),
-        }
-    }
-
-    /// An unsigned 32-bit option of at least `min` (a value that cannot work, such as 0
-    /// candidates, is an error naming the option).
-    pub fn u32_at_least(&self, name: &str, min: u32) -> Result<Option<u32>, DataError> {
-        match self.u32(name)? {
-            Some(v) if v < min => Err(DataError::BadOption {
-                name: name.to_string(),
-                message: format!("expected at least {min}, found {v}"),
-            }),
-            v => Ok(v),
         }
     }
 
@@ -246,6 +269,15 @@ impl Options {
     }
 }
 
+/// The words as a choice: `a, b or c`.
+fn one_of(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,9 +310,61 @@ mod tests {
             "option bad: not an option of kind table (it takes radius, column, x)"
         );
         assert!(Options::from_json(&serde_json::json!([1])).is_err());
-        assert_eq!(o.u32_at_least("radius", 2).ok(), Some(Some(2)));
-        assert_eq!(o.u32_at_least("missing", 1).ok(), Some(None));
-        let e = o.u32_at_least("radius", 3).expect_err("too small");
-        assert_eq!(e.to_string(), "option radius: expected at least 3, found 2");
+    }
+
+    #[test]
+    fn values_are_checked_against_their_declaration() {
+        let specs = [
+            OptionSpec::u32("radius", 3, "R", ""),
+            OptionSpec::new("bits", OptionType::U32 { min: 1, max: 64 }, "B", ""),
+            OptionSpec::new(
+                "format",
+                OptionType::Choice(&["auto", "csv", "rows"]),
+                "F",
+                "",
+            ),
+            OptionSpec::new("how", OptionType::Choice(&["scan", "lists"]), "H", ""),
+            OptionSpec::flag("x", ""),
+        ];
+        let check = |v: Value| {
+            Options::from_json(&v)
+                .and_then(|o| o.check("table", &specs))
+                .map_err(|e| e.to_string())
+        };
+        let ok = serde_json::json!({"radius": 3, "bits": 64, "format": "csv", "x": false});
+        assert_eq!(check(ok), Ok(()));
+        assert_eq!(check(serde_json::json!({"radius": null})), Ok(()));
+        for (given, want) in [
+            (
+                serde_json::json!({"radius": 2}),
+                "option radius: expected at least 3, found 2",
+            ),
+            (
+                serde_json::json!({"bits": 65}),
+                "option bits: expected at most 64, found 65",
+            ),
+            (
+                serde_json::json!({"bits": -1}),
+                "option bits: expected an unsigned 32-bit integer, found -1",
+            ),
+            (
+                serde_json::json!({"format": "tsv"}),
+                "option format: expected auto, csv or rows, found \"tsv\"",
+            ),
+            (
+                serde_json::json!({"how": "both"}),
+                "option how: expected scan or lists, found \"both\"",
+            ),
+            (
+                serde_json::json!({"how": 1}),
+                "option how: expected a string, found 1",
+            ),
+            (
+                serde_json::json!({"x": "yes"}),
+                "option x: expected true or false, found \"yes\"",
+            ),
+        ] {
+            assert_eq!(check(given).err().as_deref(), Some(want));
+        }
     }
 }

@@ -264,15 +264,10 @@ impl Kind for Sequences {
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
         let o = job.options;
         o.check(self.name(), self.build_options())?;
+        // one of the declared words
         let alphabet = match o.str("alphabet")? {
-            None | Some("chars") => Alphabet::Chars,
             Some("bytes") => Alphabet::Bytes,
-            Some(other) => {
-                return Err(DataError::BadOption {
-                    name: "alphabet".into(),
-                    message: format!("expected chars or bytes, found {other:?}"),
-                })
-            }
+            _ => Alphabet::Chars,
         };
         let n = o
             .u32("ngram")?
@@ -355,10 +350,8 @@ impl KindIndex for SequenceIndex {
         let query = self.side.0.prepare(&bytes)?;
         Ok(Box::new(SeqQuery {
             query,
-            candidates: options
-                .u32_at_least("candidates", 1)?
-                .unwrap_or(DEFAULT_CANDIDATES),
-            max_candidates: options.u32_at_least("max_candidates", 1)?,
+            candidates: options.u32("candidates")?.unwrap_or(DEFAULT_CANDIDATES),
+            max_candidates: options.u32("max_candidates")?,
             exhaustive: options.flag("exhaustive")?,
         }))
     }

@@ -340,17 +340,13 @@ impl Kind for Table {
     }
 }
 
-/// The `query_format` option.
+/// The `query_format` option (checked: one of the declared words).
 fn query_format(options: &Options) -> Result<QueryFormat, DataError> {
-    match options.str("query_format")? {
-        None | Some("auto") => Ok(QueryFormat::Auto),
-        Some("csv") => Ok(QueryFormat::Csv),
-        Some("conditions") => Ok(QueryFormat::Conditions),
-        Some(other) => Err(DataError::BadOption {
-            name: "query_format".into(),
-            message: format!("expected auto, csv or conditions, found {other:?}"),
-        }),
-    }
+    Ok(match options.str("query_format")? {
+        Some("csv") => QueryFormat::Csv,
+        Some("conditions") => QueryFormat::Conditions,
+        _ => QueryFormat::Auto,
+    })
 }
 
 /// Parses table queries (conditions or CSV rows) with the index's schema.

@@ -178,17 +178,14 @@ fn defaults_summary(summary: &BuildSummary) -> String {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Vectors;
 
-/// The family of a `lsh` option.
-fn family(name: Option<&str>) -> Result<Family, DataError> {
+/// The LSH family of a checked `lsh` option (one of the declared words; codebook is built
+/// apart).
+fn family(name: Option<&str>) -> Family {
     match name {
-        None | Some("e2lsh") => Ok(Family::E2lsh),
-        Some("l1") => Ok(Family::L1),
-        Some("rbh") => Ok(Family::Rbh),
-        Some("srp") => Ok(Family::Srp),
-        Some(other) => Err(DataError::BadOption {
-            name: "lsh".into(),
-            message: format!("expected e2lsh, l1, rbh, srp or codebook, found {other:?}"),
-        }),
+        Some("l1") => Family::L1,
+        Some("rbh") => Family::Rbh,
+        Some("srp") => Family::Srp,
+        _ => Family::E2lsh,
     }
 }
 
@@ -314,12 +311,6 @@ impl Kind for Vectors {
                 message: format!("expected a recall in (0, 1], found {target}"),
             });
         }
-        if o.u32("candidates")? == Some(0) {
-            return Err(DataError::BadOption {
-                name: "candidates".into(),
-                message: "expected at least 1 candidate".into(),
-            });
-        }
         for name in ["cells", "subspaces"] {
             if o.has(name) {
                 return Err(DataError::BadOption {
@@ -331,7 +322,7 @@ impl Kind for Vectors {
         let opts = BuildOptions {
             input: job.input.to_path_buf(),
             output: job.output.to_path_buf(),
-            family: family(o.str("lsh")?)?,
+            family: family(o.str("lsh")?),
             functions: o.u32("functions")?,
             width: o.f64("width")?,
             candidates: o.u32("candidates")?,
@@ -486,9 +477,7 @@ impl KindIndex for OpenVectors {
                 });
             }
         }
-        options.check(self.kind(), &super::codebook::SEARCH_OPTIONS[..1])?;
-        options.u32_at_least("candidates", 1)?;
-        Ok(())
+        options.check(self.kind(), &super::codebook::SEARCH_OPTIONS[..1])
     }
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {

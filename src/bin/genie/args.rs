@@ -1,13 +1,13 @@
 //! The command line of `genie`: subcommands and their flags (clap). The flags of the kinds of
-//! data are not written here: each kind declares its options once ([`OptionSpec`]), and
-//! [`command`] makes a flag of each, so a kind registered in the [`Registry`] gets its flags with
-//! no edit here; the flags given become that kind's named options ([`Options`]).
+//! data are not written here: each kind declares its options once
+//! ([`genie::kind::OptionSpec`]), and [`command`] adds a flag of each
+//! ([`genie::cli::flags::kind_flags`]), so a kind registered in the [`Registry`] gets its flags
+//! with no edit here.
 
-use clap::parser::ValueSource;
-use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use genie::cli::flags::{kind_flags, Phase};
 use genie::core::{DeviceChoice, Method};
-use genie::kind::{Kind, OptionSpec, OptionType, Options, Registry};
-use serde_json::Value;
+use genie::kind::Registry;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -334,307 +334,24 @@ fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
-/// When a kind's option is used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    /// `genie build`.
-    Build,
-    /// `genie search`.
-    Search,
-}
-
-/// The options of `kind` in `phase`.
-pub fn specs(kind: &dyn Kind, phase: Phase) -> &[OptionSpec] {
-    match phase {
-        Phase::Build => kind.build_options(),
-        Phase::Search => kind.search_options(),
-    }
-}
-
 /// The whole command line: the subcommands above, with a flag for every option the registry's
 /// kinds declare (build options on `build`, search options on `search`).
 pub fn command(registry: &Registry) -> clap::Command {
     let kinds = registry.names().join(", ");
     Cli::command()
         .mut_subcommand("build", |c| {
-            c.mut_arg("kind", |a| {
+            let c = c.mut_arg("kind", |a| {
                 a.help(format!("What the input holds: {kinds} [default: keywords]"))
-            })
-            .args(
-                kind_args(registry, Phase::Build)
-                    .into_iter()
-                    .filter(|a| !["input", "output", "kind"].contains(&a.get_id().as_str())),
-            )
+            });
+            kind_flags(c, registry, Phase::Build)
         })
-        .mut_subcommand("search", |c| {
-            // a kind's option named as a flag of the command itself stays an option of
-            // requests and Python only
-            let own: Vec<Arg> = kind_args(registry, Phase::Search)
-                .into_iter()
-                .filter(|a| c.get_arguments().all(|b| b.get_id() != a.get_id()))
-                .collect();
-            c.args(own)
-        })
-}
-
-/// One flag per option name of `phase`; kinds that declare the same name share its flag (the
-/// same type), and its help names each kind.
-fn kind_args(registry: &Registry, phase: Phase) -> Vec<Arg> {
-    let mut named: Vec<(OptionSpec, Vec<&str>)> = Vec::new();
-    for kind in registry.kinds() {
-        for spec in specs(kind.as_ref(), phase) {
-            match named.iter_mut().find(|(s, _)| s.name == spec.name) {
-                Some((_, kinds)) => kinds.push(kind.name()),
-                None => named.push((*spec, vec![kind.name()])),
-            }
-        }
-    }
-    named
-        .into_iter()
-        .map(|(spec, kinds)| {
-            let help: Vec<String> = kinds
-                .iter()
-                .filter_map(|k| {
-                    let kind = registry.get(k).ok()?;
-                    let own = specs(kind.as_ref(), phase)
-                        .iter()
-                        .find(|s| s.name == spec.name)?;
-                    Some(if kinds.len() == 1 {
-                        own.help.to_string()
-                    } else {
-                        format!("{}: {}", capitalized(k), own.help)
-                    })
-                })
-                .collect();
-            let heading = if kinds.len() == 1 {
-                format!("Options of --kind {}", kinds[0])
-            } else {
-                "Options of several kinds".to_string()
-            };
-            let arg = Arg::new(spec.name)
-                .long(spec.name.replace('_', "-"))
-                .help(help.join("\n"))
-                .help_heading(heading);
-            match spec.ty {
-                OptionType::Flag => arg.action(ArgAction::SetTrue),
-                OptionType::U32 { min, max } => arg
-                    .value_name(spec.value_name)
-                    .value_parser(clap::value_parser!(u32).range(i64::from(min)..=i64::from(max))),
-                OptionType::U64 => arg
-                    .value_name(spec.value_name)
-                    .value_parser(clap::value_parser!(u64)),
-                OptionType::F64 => arg
-                    .value_name(spec.value_name)
-                    .value_parser(clap::value_parser!(f64)),
-                OptionType::Text => arg.value_name(spec.value_name),
-                OptionType::Choice(words) => arg
-                    .value_name(spec.value_name)
-                    .value_parser(clap::builder::PossibleValuesParser::new(words)),
-                OptionType::Names => arg
-                    .value_name(spec.value_name)
-                    .value_delimiter(',')
-                    .action(ArgAction::Append),
-                OptionType::Path => arg
-                    .value_name(spec.value_name)
-                    .value_parser(clap::value_parser!(PathBuf)),
-            }
-        })
-        .collect()
-}
-
-fn capitalized(word: &str) -> String {
-    let mut c = word.chars();
-    c.next().map_or_else(String::new, |f| {
-        f.to_uppercase().chain(c).collect::<String>()
-    })
-}
-
-/// The options of `kind` given on the command line (`matches`: the subcommand's). An option of
-/// another kind is an error naming the kinds it applies to.
-pub fn kind_options(
-    registry: &Registry,
-    kind: &dyn Kind,
-    matches: &ArgMatches,
-    phase: Phase,
-) -> anyhow::Result<Options> {
-    let mut options = Options::new();
-    let mut seen: Vec<&str> = Vec::new();
-    for other in registry.kinds() {
-        for spec in specs(other.as_ref(), phase) {
-            if seen.contains(&spec.name)
-                || matches.value_source(spec.name) != Some(ValueSource::CommandLine)
-            {
-                continue;
-            }
-            seen.push(spec.name);
-            let Some(own) = specs(kind, phase).iter().find(|s| s.name == spec.name) else {
-                anyhow::bail!(
-                    "{} applies to --kind {}, not to {}",
-                    spec.flag_name(),
-                    registry.kinds_taking(spec.name).join(" and "),
-                    kind.name()
-                );
-            };
-            options.set(own.name, value_of(own, matches));
-        }
-    }
-    Ok(options)
-}
-
-/// The value of a given option as JSON.
-fn value_of(spec: &OptionSpec, m: &ArgMatches) -> Value {
-    let name = spec.name;
-    match spec.ty {
-        OptionType::Flag => m.get_flag(name).into(),
-        OptionType::U32 { .. } => m.get_one::<u32>(name).copied().into(),
-        OptionType::U64 => m.get_one::<u64>(name).copied().into(),
-        OptionType::F64 => m.get_one::<f64>(name).copied().into(),
-        OptionType::Text | OptionType::Choice(_) => m.get_one::<String>(name).cloned().into(),
-        OptionType::Names => m
-            .get_many::<String>(name)
-            .map(|v| v.cloned().collect::<Vec<_>>())
-            .into(),
-        OptionType::Path => m
-            .get_one::<PathBuf>(name)
-            .map(|p| p.to_string_lossy().into_owned())
-            .into(),
-    }
-}
-
-/// The files that the options of type path name, with their flags (inputs a build reads).
-pub fn option_paths(kind: &dyn Kind, options: &Options, phase: Phase) -> Vec<(PathBuf, String)> {
-    specs(kind, phase)
-        .iter()
-        .filter(|s| s.ty == OptionType::Path)
-        .filter_map(|s| {
-            let path = options.str(s.name).ok().flatten()?;
-            Some((PathBuf::from(path), format!("the {} file", s.flag_name())))
-        })
-        .collect()
+        .mut_subcommand("search", |c| kind_flags(c, registry, Phase::Search))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use genie::data_error::DataError;
-    use genie::kind::{BuildJob, BuildReport, IndexSource, KindIndex, OpenOptions, Placement};
-    use std::sync::Arc;
-
-    /// A kind of one's own: it declares two options and gets their flags, with no edit here.
-    struct Words;
-
-    const WORDS_OPTIONS: &[OptionSpec] = &[
-        OptionSpec::u32("min_len", 1, "N", "Shortest word kept."),
-        OptionSpec::new(
-            "case",
-            OptionType::Choice(&["keep", "fold"]),
-            "CASE",
-            "Letter case.",
-        ),
-    ];
-
-    impl Kind for Words {
-        fn name(&self) -> &str {
-            "words"
-        }
-        fn about(&self) -> &str {
-            "words"
-        }
-        fn build_options(&self) -> &[OptionSpec] {
-            WORDS_OPTIONS
-        }
-        fn build(&self, _: &BuildJob<'_>) -> Result<BuildReport, DataError> {
-            Err(DataError::Unsupported("not in this test".into()))
-        }
-        fn open(
-            &self,
-            _: &IndexSource,
-            _: Placement,
-            _: &OpenOptions,
-        ) -> Result<Box<dyn KindIndex>, DataError> {
-            Err(DataError::Unsupported("not in this test".into()))
-        }
-    }
-
-    fn parse(registry: &Registry, line: &[&str]) -> Result<ArgMatches, clap::Error> {
-        command(registry)
-            .try_get_matches_from(line)
-            .map(|m| m.subcommand().map(|(_, s)| s.clone()).unwrap_or_default())
-    }
-
     #[test]
-    fn a_registered_kind_gets_its_flags() {
-        let mut registry = Registry::default();
-        registry.register(Arc::new(Words));
-        let m = parse(
-            &registry,
-            &[
-                "genie",
-                "build",
-                "--kind",
-                "words",
-                "-i",
-                "x",
-                "-o",
-                "y",
-                "--min-len",
-                "3",
-                "--case",
-                "fold",
-            ],
-        )
-        .expect("parsed");
-        let options = kind_options(&registry, &Words, &m, Phase::Build).expect("options");
-        assert_eq!(
-            options.to_json(),
-            serde_json::json!({"min_len": 3, "case": "fold"})
-        );
-        // typed and checked by the parser
-        assert!(parse(
-            &registry,
-            &["genie", "build", "-i", "x", "-o", "y", "--case", "up"]
-        )
-        .is_err());
-        assert!(parse(
-            &registry,
-            &["genie", "build", "-i", "x", "-o", "y", "--min-len", "0"]
-        )
-        .is_err());
-        // another kind's option is refused, naming the kind it applies to
-        let m = parse(
-            &registry,
-            &["genie", "build", "-i", "x", "-o", "y", "--min-len", "2"],
-        )
-        .expect("parsed");
-        let keywords = registry.get("keywords").expect("keywords");
-        let err = kind_options(&registry, keywords.as_ref(), &m, Phase::Build)
-            .expect_err("not a keywords option");
-        assert_eq!(
-            err.to_string(),
-            "--min-len applies to --kind words, not to keywords"
-        );
-        // without the kind, no such flag
-        assert!(parse(
-            &Registry::default(),
-            &["genie", "build", "-i", "x", "-o", "y", "--min-len", "2"]
-        )
-        .is_err());
-    }
-
-    #[test]
-    fn the_built_in_kinds_agree_on_shared_names() {
-        let registry = Registry::default();
-        for phase in [Phase::Build, Phase::Search] {
-            let all: Vec<&OptionSpec> = registry
-                .kinds()
-                .flat_map(|k| specs(k.as_ref(), phase))
-                .collect();
-            for a in &all {
-                for b in all.iter().filter(|b| b.name == a.name) {
-                    assert_eq!(a.ty, b.ty, "{phase:?} option {} of two types", a.name);
-                }
-            }
-        }
-        command(&registry).debug_assert();
+    fn the_command_line_is_sound() {
+        super::command(&genie::kind::Registry::default()).debug_assert();
     }
 }

@@ -1,6 +1,7 @@
 //! The stages of `genie search` overlapped: while the service searches one chunk of queries, the
-//! calling thread reads and parses the next and an output thread writes the answers of the one
-//! before, in query order.
+//! calling thread reads and parses the next ([`read_chunk`]) and an output thread writes the
+//! answers of the one before, in query order, to the [`Output`] (standard output, or a file put
+//! in place only when the search is done).
 //!
 //! At most [`IN_FLIGHT`] submitted chunks wait for the output (one being written, one in the
 //! channel, one the reader holds until the channel has room), besides the chunk being read, so
@@ -10,12 +11,16 @@
 //! ends.
 
 use anyhow::{anyhow, Context, Result};
-use genie::kind::write_answers;
-use genie::service::Ticket;
+use genie_core::atomic::AtomicFile;
 use indicatif::{HumanCount, ProgressBar};
-use std::io::Write;
+use serde_json::Value;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::time::Instant;
+
+use crate::kind::{write_answers, QueryReader};
+use crate::service::Ticket;
 
 /// Submitted chunks that may wait for the output at once.
 pub const IN_FLIGHT: usize = 3;
@@ -23,13 +28,16 @@ pub const IN_FLIGHT: usize = 3;
 /// A submitted chunk: its tickets in query order, and the bytes of queries read by then (for
 /// the progress bar).
 pub struct Chunk {
+    /// The tickets of its queries, in order.
     pub tickets: Vec<Ticket>,
+    /// The bytes of the queries file read by then.
     pub read_bytes: u64,
 }
 
 /// What the stages did: queries written, and each stage's busy time.
 #[derive(Debug, Default)]
 pub struct Stages {
+    /// Queries written.
     pub queries: u64,
     /// Reading, parsing and submitting chunks.
     pub read_ms: f64,
@@ -118,4 +126,68 @@ fn write_chunks(
         bar.set_message(format!("{} queries", HumanCount(st.queries)));
     }
     Ok(st)
+}
+
+/// Reads up to `max` raw queries, each with where it came from (for the errors of its parse or
+/// its search); the reader's errors name the place themselves.
+pub fn read_chunk(reader: &mut dyn QueryReader, max: usize) -> Result<(Vec<Value>, Vec<String>)> {
+    let (mut raws, mut places) = (Vec::new(), Vec::new());
+    while raws.len() < max {
+        let Some(raw) = reader.next_query()? else {
+            break;
+        };
+        raws.push(raw);
+        places.push(reader.location());
+    }
+    Ok((raws, places))
+}
+
+/// Where the search writes: standard output, or a file that appears only when the search is
+/// done ([`AtomicFile`]: a failed or killed search leaves no half-written output, and an earlier
+/// file of that name as it was). Standard output is locked per write of the buffer, not for
+/// the whole search: the output thread of [`search_chunks`] writes it.
+pub enum Output {
+    /// Standard output, buffered.
+    Stdout(BufWriter<io::Stdout>),
+    /// A file put in place by [`Output::finish`].
+    File(AtomicFile),
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Self::Stdout(w) => w.write(buf),
+            Self::File(f) => f.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Self::Stdout(w) => w.flush(),
+            Self::File(f) => f.flush(),
+        }
+    }
+}
+
+impl Output {
+    /// The search output (`--output FILE`, else standard output) and its name for errors.
+    pub fn open(path: Option<&Path>) -> Result<(Self, String)> {
+        let name = path.map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
+        let out = match path {
+            Some(p) => Self::File(
+                AtomicFile::create(p).with_context(|| format!("{}: cannot create", p.display()))?,
+            ),
+            None => Self::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())),
+        };
+        Ok((out, name))
+    }
+
+    /// Finishes: flushes standard output, or puts the file in place.
+    pub fn finish(self, name: &str) -> Result<()> {
+        match self {
+            Self::Stdout(mut w) => w.flush(),
+            Self::File(f) => f.commit(),
+        }
+        .with_context(|| format!("cannot write to {name}"))
+    }
 }

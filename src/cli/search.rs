@@ -1,0 +1,252 @@
+//! `genie search`: a queries file searched here ([`search`]: the index opened on the devices
+//! and searched through the batching [`Service`] over the [`super::pipeline`]) or on a
+//! `genie serve` server ([`search_remote`]), with the same JSON lines out either way.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::ArgMatches;
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::flags::{kind_options, Phase};
+use super::pipeline::{read_chunk, search_chunks, Chunk, Output};
+use super::progress::bytes_bar;
+use super::{explain_placement, part_files, Devices};
+use crate::data_error::DataError;
+use crate::kind::{write_answers, Kind, Registry};
+use crate::open::{load, open_backends};
+use crate::safety::{refuse_overwrite, Read};
+use crate::server::client::Client;
+use crate::service::{BatchPolicy, Service};
+
+/// Queries per request of a search on a server.
+const REMOTE_CHUNK: usize = 4096;
+
+/// The name the local search gives its one index in the service.
+const LOCAL: &str = "local";
+
+/// What a search is asked, wherever it runs.
+#[derive(Clone, Debug)]
+pub struct SearchJob<'a> {
+    /// The index file (on a server: the name the server gives the index).
+    pub index: &'a Path,
+    /// The queries file (`-`: standard input).
+    pub queries: &'a Path,
+    /// Hits per query.
+    pub k: u32,
+    /// Only hits of at least this count.
+    pub min_count: Option<u32>,
+    /// The kind the index must hold (`--kind`), if given.
+    pub kind: Option<&'a str>,
+    /// Where the answers go (default: standard output).
+    pub output: Option<&'a Path>,
+    /// Queries per chunk.
+    pub batch_queries: usize,
+    /// No progress bar and no summary.
+    pub quiet: bool,
+}
+
+impl SearchJob<'_> {
+    /// An error when `--kind` names another kind than the index holds.
+    fn check_kind(&self, index: &str, holds: &str) -> Result<()> {
+        match self.kind {
+            Some(asked) if asked != holds => bail!(
+                "{index} holds {holds}, not {asked} (leave out --kind to search what it holds)"
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses an output that is the index, one of its side or part files, or the queries.
+    fn refuse_overwrite(&self, kind: &dyn Kind) -> Result<()> {
+        let Some(out) = self.output else {
+            return Ok(());
+        };
+        let side: Vec<PathBuf> = kind
+            .side_files(self.index)
+            .into_iter()
+            .chain(part_files(self.index))
+            .collect();
+        let mut reads: Vec<Read<'_>> =
+            vec![(self.index, "the index"), (self.queries, "the queries")];
+        reads.extend(side.iter().map(|p| (p.as_path(), "a file of the index")));
+        Ok(refuse_overwrite(&[out.to_path_buf()], &reads)?)
+    }
+}
+
+/// Searches the index file on `devices`, with the kind's options given in `matches` (the
+/// subcommand's), and writes one JSON line per query.
+pub fn search(
+    registry: &Registry,
+    job: &SearchJob<'_>,
+    devices: &Devices,
+    matches: &ArgMatches,
+) -> Result<()> {
+    let start = Instant::now();
+    let (spec, asked_by) = devices.spec()?;
+    // the devices open while the index is mapped and checked
+    let opening = open_backends(&spec);
+    // the error names the file
+    let loaded = load(registry, job.index).context("cannot open the index")?;
+    let kind = Arc::clone(&loaded.kind);
+    job.check_kind(&job.index.display().to_string(), kind.name())?;
+    let options = kind_options(registry, kind.as_ref(), matches, Phase::Search)?;
+    job.refuse_overwrite(kind.as_ref())?;
+    let mut reader = kind.read_queries(job.queries, &options)?;
+    let t = Instant::now();
+    let backends = opening.join().map_err(DataError::from);
+    let replicas = explain_placement(
+        backends.and_then(|b| crate::open::place_on(&loaded, &spec, b)),
+        &asked_by,
+    )?;
+    drop(loaded);
+    replicas[0]
+        .check_options(&options)
+        .with_context(|| format!("cannot search {}", job.index.display()))?;
+    let names: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
+    log::info!(
+        "backend: {} (ready in {:.3} s)",
+        names.join(", "),
+        t.elapsed().as_secs_f64()
+    );
+    let policy = BatchPolicy {
+        max_batch: job.batch_queries.div_ceil(replicas.len()).max(1),
+        max_wait: Duration::ZERO,
+        queue_timeout: Duration::MAX,
+        ..BatchPolicy::default()
+    };
+    let service = Service::new(vec![(LOCAL.to_string(), replicas)], policy)?;
+    let (mut out, out_name) = Output::open(job.output)?;
+    let bar = bytes_bar("searching", reader.progress().1, job.quiet);
+    let next_chunk = || {
+        // read in order, then parsed on all cores; the first bad query (in order) is the error
+        let (raws, places) = read_chunk(reader.as_mut(), job.batch_queries)?;
+        if raws.is_empty() {
+            return Ok(None);
+        }
+        let parsed: Vec<_> = raws
+            .par_iter()
+            .map(|raw| service.parse(LOCAL, raw, &options))
+            .collect();
+        let chunk = parsed
+            .into_iter()
+            .zip(&places)
+            .map(|(q, place)| {
+                q.map(|q| (q, job.k, job.min_count))
+                    .map_err(|e| anyhow!("{place}: {e}"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let tickets = service.submit(LOCAL, chunk)?;
+        let read_bytes = reader.progress().0;
+        Ok(Some(Chunk {
+            tickets,
+            read_bytes,
+        }))
+    };
+    let stages = search_chunks(next_chunk, &mut out, &out_name, &bar)?;
+    bar.finish_and_clear();
+    out.finish(&out_name)?;
+    if let Ok(index) = service.index(LOCAL) {
+        log_stages(index.take_stage_times());
+        let inner: Vec<String> = index
+            .take_search_stages()
+            .iter()
+            .map(|(name, ms)| format!("{name} {ms:.1} ms"))
+            .collect();
+        let inner = if inner.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", inner.join(", "))
+        };
+        log::info!(
+            "stages: read and parse {:.1} ms, search {:.1} ms{inner}, output {:.1} ms",
+            stages.read_ms,
+            stages.search_ms,
+            stages.output_ms
+        );
+    }
+    service.shutdown();
+    if !job.quiet {
+        let secs = start.elapsed().as_secs_f64();
+        log::info!(
+            "searched {} queries in {secs:.2}s ({:.0} queries/s)",
+            stages.queries,
+            stages.queries as f64 / secs.max(1e-9)
+        );
+    }
+    // the process ends next, and its exit hands the devices and the index's memory back faster
+    // than releasing them one by one: 78.5 ms to drop the service of a 948 MB index on an H200,
+    // and the whole command 452 ms against 491 ms (medians of 7) when left to the exit
+    // (docs/BENCHMARKS.md, issue 15). The runners are joined, so no thread is in the driver.
+    std::mem::forget(service);
+    Ok(())
+}
+
+/// The same queries file sent to the `genie serve` server at `url` (with the bearer `token`),
+/// where the job's index is the name the server gives it; the same output.
+pub fn search_remote(
+    registry: &Registry,
+    job: &SearchJob<'_>,
+    url: &str,
+    token: Option<String>,
+    matches: &ArgMatches,
+) -> Result<()> {
+    let client = Client::new(url, token)?;
+    let name = job.index.to_string_lossy();
+    let served = client.indexes()?;
+    let remote = served.iter().find(|i| i.name == name).ok_or_else(|| {
+        let names: Vec<&str> = served.iter().map(|i| i.name.as_str()).collect();
+        anyhow!(
+            "{url} serves no index {name:?} (it serves: {})",
+            names.join(", ")
+        )
+    })?;
+    let kind = registry.get(&remote.kind)?;
+    job.check_kind(&name, kind.name())?;
+    if let Some(out) = job.output {
+        refuse_overwrite(&[out.to_path_buf()], &[(job.queries, "the queries")])?;
+    }
+    let options = kind_options(registry, kind.as_ref(), matches, Phase::Search)?;
+    let mut reader = kind.read_queries(job.queries, &options)?;
+    let (mut out, out_name) = Output::open(job.output)?;
+    let mut first = 0u64;
+    let per_request = job.batch_queries.min(REMOTE_CHUNK);
+    loop {
+        let (raws, places) = read_chunk(reader.as_mut(), per_request)?;
+        if raws.is_empty() {
+            break;
+        }
+        let answers = client
+            .search(&name, &raws, job.k, job.min_count, &options)
+            .map_err(|e| anyhow!("{} to {}: {e}", places[0], places[places.len() - 1]))?;
+        write_answers(&mut out, first, &answers)
+            .with_context(|| format!("cannot write to {out_name}"))?;
+        first += answers.len() as u64;
+        out.flush()
+            .with_context(|| format!("cannot write to {out_name}"))?;
+    }
+    out.finish(&out_name)
+}
+
+/// Logs the device time of the paper's Table I query stages (GPU backends).
+fn log_stages(times: Option<genie_core::StageTimes>) {
+    if let Some(t) = times {
+        log::info!(
+            "stages: query transfer {:.2} ms, match {:.2} ms, select {:.2} ms, results back {:.2} ms ({} batches, {} reruns)",
+            t.transfer_in_ms,
+            t.match_ms,
+            t.select_ms,
+            t.transfer_out_ms,
+            t.batches,
+            t.reruns
+        );
+        log::info!(
+            "host: planning {:.2} ms, launching {:.2} ms, waiting and unpacking {:.2} ms",
+            t.host_plan_ms,
+            t.host_launch_ms,
+            t.host_finish_ms
+        );
+    }
+}

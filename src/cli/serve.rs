@@ -1,0 +1,64 @@
+//! `genie serve`: the named index files opened on the devices, one [`Service`] over them, and
+//! the HTTP server ([`crate::server`]) run on its own runtime until Ctrl-C or SIGTERM.
+
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::{explain_placement, Devices};
+use crate::kind::Registry;
+use crate::open::{load, place};
+use crate::server::{serve_on, shutdown_signal, ServerConfig};
+use crate::service::{BatchPolicy, Service};
+
+/// Serves `indexes` (name, file) on `devices`, batched by `policy`, as `config` says, until a
+/// signal; `quiet`: the address listened on is not printed.
+pub fn serve(
+    registry: &Registry,
+    indexes: &[(String, PathBuf)],
+    devices: &Devices,
+    policy: BatchPolicy,
+    config: &ServerConfig,
+    quiet: bool,
+) -> Result<()> {
+    let (spec, asked_by) = devices.spec()?;
+    let mut opened = Vec::new();
+    for (name, path) in indexes {
+        let t = Instant::now();
+        let loaded = load(registry, path).with_context(|| format!("cannot serve {name}"))?;
+        let replicas = explain_placement(place(&loaded, &spec), &asked_by)?;
+        let devices: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
+        log::info!(
+            "index {name}: {} objects of {} from {} on {} in {:.2} s",
+            replicas[0].num_objects(),
+            loaded.kind.name(),
+            path.display(),
+            devices.join(", "),
+            t.elapsed().as_secs_f64()
+        );
+        opened.push((name.clone(), replicas));
+    }
+    let service = Service::new(opened, policy)?;
+    if !config.listen.ip().is_loopback() && config.token.is_none() {
+        log::warn!(
+            "listening on {} without a --token: anyone who reaches it may search",
+            config.listen
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the server's runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let addr = listener.local_addr()?;
+        if !quiet {
+            eprintln!("genie: listening on http://{addr}");
+        }
+        serve_on(listener, service, config, shutdown_signal())
+            .await
+            .context("the server failed")
+    })
+}
