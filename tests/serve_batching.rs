@@ -303,19 +303,19 @@ mod letters {
     use super::*;
     use genie::core::{IndexBuilder, Query};
     use genie::kind::{
-        BuildJob, BuildReport, IndexSource, Kind, LineQueries, OpenOptions, Placement, QueryReader,
+        BuildJob, BuildReport, IndexSource, Kind, KindInfo, LineQueries, OpenOptions, Placement,
+        QueryReader,
     };
 
     pub struct Letters;
 
     pub struct LetterIndex(genie::core::Engine);
 
+    const LETTERS: KindInfo = KindInfo::new("letters", "words, by the letters they share");
+
     impl Kind for Letters {
-        fn name(&self) -> &str {
-            "letters"
-        }
-        fn about(&self) -> &str {
-            "words, by the letters they share"
+        fn info(&self) -> &KindInfo {
+            &LETTERS
         }
         fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
             let text = std::fs::read_to_string(job.input).map_err(|error| DataError::Io {

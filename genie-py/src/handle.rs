@@ -284,6 +284,28 @@ impl Handle {
         .map_err(to_py)
     }
 
+    /// Searches `n` queries given in the kind's raw form by `raw` (query `i`'s JSON value),
+    /// parsed under the kind's search `options` (JSON text of an object).
+    #[allow(clippy::too_many_arguments)]
+    fn search_raw<'py>(
+        &self,
+        py: Python<'py>,
+        n: usize,
+        raw: impl Fn(usize) -> Result<Value, DataError> + Send + Sync,
+        k: u64,
+        min_count: Option<u32>,
+        device: Option<&str>,
+        options: &str,
+        json: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = options_of(options).map_err(to_py)?;
+        let parse = |index: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
+            let raw = raw(i).map_err(|e| at_query(i, e))?;
+            index.parse(&raw, &options).map_err(|e| at_query(i, e))
+        };
+        self.search_out(py, n, parse, k, min_count, device, json)
+    }
+
     /// The answers as arrays, or as the JSON lines of `genie search`.
     fn output<'py>(
         &self,
@@ -525,13 +547,11 @@ impl Handle {
         options: &str,
         json: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = options_of(options).map_err(to_py)?;
-        let parse = |index: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
-            let raw: Value = serde_json::from_str(&queries[i])
-                .map_err(|e| at_query(i, DataError::BadQuery(e.to_string())))?;
-            index.parse(&raw, &options).map_err(|e| at_query(i, e))
+        let raw = |i: usize| {
+            serde_json::from_str(&queries[i]).map_err(|e| DataError::BadQuery(e.to_string()))
         };
-        self.search_out(py, queries.len(), parse, k, min_count, device, json)
+        let n = queries.len();
+        self.search_raw(py, n, raw, k, min_count, device, options, json)
     }
 
     /// Searches texts (sequences, documents, table rows or conditions, keyword lines), one query
@@ -548,12 +568,9 @@ impl Handle {
         options: &str,
         json: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = options_of(options).map_err(to_py)?;
-        let parse = |index: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
-            let raw = Value::String(queries[i].clone());
-            index.parse(&raw, &options).map_err(|e| at_query(i, e))
-        };
-        self.search_out(py, queries.len(), parse, k, min_count, device, json)
+        let raw = |i: usize| Ok(Value::String(queries[i].clone()));
+        let n = queries.len();
+        self.search_raw(py, n, raw, k, min_count, device, options, json)
     }
 
     /// Searches query vectors, the rows of a 2-D float32 array, under the kind's search options.

@@ -178,7 +178,9 @@ pub fn option_paths(kind: &dyn Kind, options: &Options, phase: Phase) -> Vec<(Pa
 mod tests {
     use super::*;
     use crate::data_error::DataError;
-    use crate::kind::{BuildJob, BuildReport, IndexSource, KindIndex, OpenOptions, Placement};
+    use crate::kind::{
+        BuildJob, BuildReport, IndexSource, KindIndex, KindInfo, OpenOptions, Placement,
+    };
     use std::sync::Arc;
 
     /// A kind of one's own: it declares two options and gets their flags, with no edit here.
@@ -194,15 +196,14 @@ mod tests {
         ),
     ];
 
+    const WORDS: KindInfo = KindInfo {
+        build_options: WORDS_OPTIONS,
+        ..KindInfo::new("words", "words")
+    };
+
     impl Kind for Words {
-        fn name(&self) -> &str {
-            "words"
-        }
-        fn about(&self) -> &str {
-            "words"
-        }
-        fn build_options(&self) -> &[OptionSpec] {
-            WORDS_OPTIONS
+        fn info(&self) -> &KindInfo {
+            &WORDS
         }
         fn build(&self, _: &BuildJob<'_>) -> Result<BuildReport, DataError> {
             Err(DataError::Unsupported("not in this test".into()))

@@ -8,8 +8,8 @@
 
 use super::{
     metadata_with, side_path, text_query, BuildJob, BuildReport, CountIndex, CountParser,
-    IndexSource, Kind, KindIndex, OpenOptions, OptionSpec, OptionType, Options, Placement,
-    QueryReader,
+    IndexSource, Kind, KindIndex, KindInfo, OpenOptions, OptionSpec, OptionType, Options,
+    Placement, QueryReader,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
@@ -177,25 +177,20 @@ const BUILD_OPTIONS: &[OptionSpec] = &[
     ),
 ];
 
+/// The kind of short documents; a search takes the build's `column`.
+const INFO: KindInfo = KindInfo {
+    build_options: BUILD_OPTIONS,
+    search_options: BUILD_OPTIONS.split_at(1).0,
+    side_files: &[SIDE_EXT],
+    ..KindInfo::new(
+        genie_sa::document::KIND,
+        "Short documents (one per line or a CSV column), by shared words",
+    )
+};
+
 impl Kind for Documents {
-    fn name(&self) -> &str {
-        genie_sa::document::KIND
-    }
-
-    fn about(&self) -> &str {
-        "Short documents (one per line or a CSV column), by shared words"
-    }
-
-    fn build_options(&self) -> &[OptionSpec] {
-        BUILD_OPTIONS
-    }
-
-    fn search_options(&self) -> &[OptionSpec] {
-        &BUILD_OPTIONS[..1]
-    }
-
-    fn side_files(&self, index: &Path) -> Vec<PathBuf> {
-        vec![side_path(index, SIDE_EXT)]
+    fn info(&self) -> &KindInfo {
+        &INFO
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {

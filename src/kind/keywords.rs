@@ -6,8 +6,8 @@
 //! file ([`crate::objects`]). The only kind whose index may be built and searched in parts.
 
 use super::{
-    BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind, KindIndex, OpenOptions,
-    OptionSpec, OptionType, Options, Placement,
+    BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind, KindIndex, KindInfo,
+    OpenOptions, OptionSpec, OptionType, Options, Placement,
 };
 use crate::data_error::DataError;
 use crate::input::{display_path, parse_query_line};
@@ -61,13 +61,18 @@ const BUILD_OPTIONS: &[OptionSpec] = &[
     ),
 ];
 
-impl Kind for Keywords {
-    fn name(&self) -> &str {
-        "keywords"
-    }
+/// The kind of keyword objects.
+const INFO: KindInfo = KindInfo {
+    build_options: BUILD_OPTIONS,
+    ..KindInfo::new(
+        "keywords",
+        "Objects as lists of keywords (unsigned 32-bit integers)",
+    )
+};
 
-    fn about(&self) -> &str {
-        "Objects as lists of keywords (unsigned 32-bit integers)"
+impl Kind for Keywords {
+    fn info(&self) -> &KindInfo {
+        &INFO
     }
 
     fn holds(&self, metadata: &Value) -> bool {
@@ -75,10 +80,6 @@ impl Kind for Keywords {
             metadata.get("kind").and_then(Value::as_str),
             None | Some("keywords")
         ) && metadata.get("plugin").is_none()
-    }
-
-    fn build_options(&self) -> &[OptionSpec] {
-        BUILD_OPTIONS
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {

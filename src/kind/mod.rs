@@ -193,31 +193,68 @@ impl Default for OpenOptions {
     }
 }
 
+/// What a kind declares of itself, once: its name, its help line, its options and its side
+/// files. The CLI's flags, the server's and Python's options, `--kind`'s choices and the files a
+/// build writes all come from it.
+#[derive(Clone, Copy, Debug)]
+pub struct KindInfo {
+    /// The name, as given to `--kind` and recorded in an index's metadata.
+    pub name: &'static str,
+    /// One line for help texts.
+    pub about: &'static str,
+    /// The options its builds take (the CLI's flags of `genie build`, Python's keywords).
+    pub build_options: &'static [OptionSpec],
+    /// The options its query files and searches take (flags of `genie search`, a request's
+    /// `options`, Python's keywords).
+    pub search_options: &'static [OptionSpec],
+    /// The extensions of the side files an index keeps beside itself (`INDEX.EXT`: read by a
+    /// search, written by a build).
+    pub side_files: &'static [&'static str],
+}
+
+impl KindInfo {
+    /// A kind of this name and help line, without options or side files (fill them in with
+    /// struct update syntax: `KindInfo { build_options: ..., ..KindInfo::new(name, about) }`).
+    pub const fn new(name: &'static str, about: &'static str) -> Self {
+        Self {
+            name,
+            about,
+            build_options: &[],
+            search_options: &[],
+            side_files: &[],
+        }
+    }
+}
+
 /// A kind of data: builds its indexes, reads its query files and opens its indexes.
 pub trait Kind: Send + Sync {
-    /// The name, as given to `--kind` and recorded in an index's metadata.
-    fn name(&self) -> &str;
-    /// One line for help texts.
-    fn about(&self) -> &str;
+    /// What the kind declares of itself.
+    fn info(&self) -> &KindInfo;
+    /// The name ([`KindInfo::name`]).
+    fn name(&self) -> &str {
+        self.info().name
+    }
+    /// The help line ([`KindInfo::about`]).
+    fn about(&self) -> &str {
+        self.info().about
+    }
     /// Whether an index with this metadata holds this kind: by default, when its `kind` field
     /// is this kind's name.
     fn holds(&self, metadata: &Value) -> bool {
         metadata.get("kind").and_then(Value::as_str) == Some(self.name())
     }
-    /// The options its builds take (the CLI's flags of `genie build`, Python's keywords).
+    /// The options of its builds ([`KindInfo::build_options`]).
     fn build_options(&self) -> &[OptionSpec] {
-        &[]
+        self.info().build_options
     }
-    /// The options its query files and searches take (flags of `genie search`, a request's
-    /// `options`, Python's keywords).
+    /// The options of its searches ([`KindInfo::search_options`]).
     fn search_options(&self) -> &[OptionSpec] {
-        &[]
+        self.info().search_options
     }
-    /// The side files an index of this kind keeps beside `index` (read by a search, written by
-    /// a build).
+    /// The side files an index of this kind keeps beside `index` ([`KindInfo::side_files`]).
     fn side_files(&self, index: &Path) -> Vec<PathBuf> {
-        let _ = index;
-        Vec::new()
+        let exts = self.info().side_files;
+        exts.iter().map(|ext| side_path(index, ext)).collect()
     }
     /// Builds an index of the input and saves it with its side files.
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError>;
@@ -500,6 +537,27 @@ pub fn kind_of(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kind_names_the_side_files_its_library_writes() {
+        let p = Path::new("x.genie");
+        assert_eq!(
+            vectors::Vectors.side_files(p),
+            [
+                genie_lsh::index::vectors_path(p),
+                genie_lsh::codebook::index::codebook_path(p)
+            ]
+        );
+        assert_eq!(
+            documents::Documents.side_files(p),
+            [PathBuf::from("x.genie.words")]
+        );
+        assert_eq!(
+            sequences::Sequences.side_files(p),
+            [PathBuf::from("x.genie.seqs")]
+        );
+        assert!(table::Table.side_files(p).is_empty());
+    }
 
     #[test]
     fn registry_finds_kinds_by_metadata() {

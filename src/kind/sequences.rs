@@ -11,8 +11,8 @@
 
 use super::{
     metadata_with, prepared, side_path, Answer, AnswerHit, BuildJob, BuildReport, IndexSource,
-    Kind, KindIndex, LineQueries, OpenOptions, OptionSpec, OptionType, Options, Placement,
-    Prepared, QueryReader, Request,
+    Kind, KindIndex, KindInfo, LineQueries, OpenOptions, OptionSpec, OptionType, Options,
+    Placement, Prepared, QueryReader, Request,
 };
 use crate::data_error::DataError;
 use crate::input::LineReader;
@@ -26,7 +26,7 @@ use genie_sa::{
 use rayon::prelude::*;
 use serde_json::Value;
 use std::any::Any;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Sequences whose keywords a build computes at once.
@@ -229,25 +229,20 @@ const SEARCH_OPTIONS: &[OptionSpec] = &[
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sequences;
 
+/// The kind of sequences.
+const INFO: KindInfo = KindInfo {
+    build_options: BUILD_OPTIONS,
+    search_options: SEARCH_OPTIONS,
+    side_files: &[SIDE_EXT],
+    ..KindInfo::new(
+        genie_sa::sequence::KIND,
+        "Sequences (one per line) under edit distance, by ordered n-grams",
+    )
+};
+
 impl Kind for Sequences {
-    fn name(&self) -> &str {
-        genie_sa::sequence::KIND
-    }
-
-    fn about(&self) -> &str {
-        "Sequences (one per line) under edit distance, by ordered n-grams"
-    }
-
-    fn build_options(&self) -> &[OptionSpec] {
-        BUILD_OPTIONS
-    }
-
-    fn search_options(&self) -> &[OptionSpec] {
-        SEARCH_OPTIONS
-    }
-
-    fn side_files(&self, index: &Path) -> Vec<PathBuf> {
-        vec![side_path(index, SIDE_EXT)]
+    fn info(&self) -> &KindInfo {
+        &INFO
     }
 
     fn read_queries(

@@ -16,7 +16,7 @@
 
 use super::{
     metadata_with, text_query, BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind,
-    KindIndex, OpenOptions, OptionSpec, OptionType, Options, Placement,
+    KindIndex, KindInfo, OpenOptions, OptionSpec, OptionType, Options, Placement,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
@@ -278,21 +278,19 @@ const SEARCH_OPTIONS: &[OptionSpec] = &[
     ),
 ];
 
+/// The kind of table rows.
+const INFO: KindInfo = KindInfo {
+    build_options: BUILD_OPTIONS,
+    search_options: SEARCH_OPTIONS,
+    ..KindInfo::new(
+        genie_sa::table::KIND,
+        "Rows of a CSV table, by attribute conditions",
+    )
+};
+
 impl Kind for Table {
-    fn name(&self) -> &str {
-        genie_sa::table::KIND
-    }
-
-    fn about(&self) -> &str {
-        "Rows of a CSV table, by attribute conditions"
-    }
-
-    fn build_options(&self) -> &[OptionSpec] {
-        BUILD_OPTIONS
-    }
-
-    fn search_options(&self) -> &[OptionSpec] {
-        SEARCH_OPTIONS
+    fn info(&self) -> &KindInfo {
+        &INFO
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {

@@ -12,7 +12,7 @@
 //! any of them gzipped (see [`genie_lsh::io`]).
 
 use super::{
-    prepared, vector_query, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex,
+    prepared, vector_query, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex, KindInfo,
     OpenOptions, OptionSpec, OptionType, Options, Placement, Prepared, QueryReader, Request,
 };
 use crate::data_error::DataError;
@@ -261,32 +261,25 @@ const BUILD_OPTIONS: &[OptionSpec] = &[
     ),
 ];
 
-impl Kind for Vectors {
-    fn name(&self) -> &str {
-        "vectors"
-    }
+/// The kind of dense vectors; the side files are `INDEX.vectors` (both families) and
+/// `INDEX.codebook` (the codebook's), as genie-lsh names them (`vectors_path`, `codebook_path`).
+const INFO: KindInfo = KindInfo {
+    build_options: BUILD_OPTIONS,
+    search_options: super::codebook::SEARCH_OPTIONS,
+    side_files: &["vectors", "codebook"],
+    ..KindInfo::new(
+        "vectors",
+        "Dense vectors hashed by an LSH family; queries are vectors, answers re-ranked",
+    )
+};
 
-    fn about(&self) -> &str {
-        "Dense vectors hashed by an LSH family; queries are vectors, answers re-ranked"
+impl Kind for Vectors {
+    fn info(&self) -> &KindInfo {
+        &INFO
     }
 
     fn holds(&self, metadata: &Value) -> bool {
         IndexFamily::of(metadata).is_some()
-    }
-
-    fn build_options(&self) -> &[OptionSpec] {
-        BUILD_OPTIONS
-    }
-
-    fn search_options(&self) -> &[OptionSpec] {
-        super::codebook::SEARCH_OPTIONS
-    }
-
-    fn side_files(&self, index: &Path) -> Vec<PathBuf> {
-        vec![
-            genie_lsh::index::vectors_path(index),
-            genie_lsh::codebook::index::codebook_path(index),
-        ]
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
