@@ -87,6 +87,15 @@ fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap()
 }
 
+/// One record batch of a column "kw": lists of `values` cut at `offsets`, null where `nulls`
+/// says so.
+fn kw_lists(values: ArrayRef, offsets: Vec<i32>, nulls: Option<NullBuffer>) -> Vec<RecordBatch> {
+    let item = Arc::new(Field::new("item", values.data_type().clone(), false));
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    let lists = ListArray::new(item, offsets, values, nulls);
+    vec![batch(vec![("kw", Arc::new(lists) as ArrayRef)])]
+}
+
 /// Writes `batches` (of one schema) as Parquet, in row groups of 50 rows.
 fn write_parquet(path: &Path, batches: &[RecordBatch]) {
     let props = parquet::file::properties::WriterProperties::builder()
@@ -465,97 +474,56 @@ fn bad_columnar_inputs() {
         ("b", list_column(&objs, true)),
     ])];
     write_parquet(&p("two.parquet"), &two);
-    fails(
-        &p("two.parquet"),
-        &[],
-        &p("two.parquet"),
-        "several list columns, pick one with --column",
-    );
-    build(&p("two.parquet"), &p("two.genie"), &col("b")).unwrap();
     let none = vec![batch(vec![(
         "id",
         Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
     )])];
     write_parquet(&p("none.parquet"), &none);
-    fails(
-        &p("none.parquet"),
-        &[],
-        &p("none.parquet"),
-        "no list column",
-    );
-
-    // int64 values out of range, and a null row
-    let item = Arc::new(Field::new("item", DataType::Int64, false));
-    let wide = ListArray::new(
-        item,
-        OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 1, 3])),
-        Arc::new(Int64Array::from(vec![5, 7, 1 << 32])),
-        None,
-    );
-    write_parquet(
-        &p("wide.parquet"),
-        &[batch(vec![("kw", Arc::new(wide) as ArrayRef)])],
-    );
-    fails(
-        &p("wide.parquet"),
-        &[],
-        &p("wide.parquet"),
-        "column \"kw\", row 1: keyword 4294967296 is not an unsigned 32-bit integer",
-    );
-    let item = Arc::new(Field::new("item", DataType::UInt32, false));
-    let nulls = ListArray::new(
-        item,
-        OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 1, 1, 2])),
-        Arc::new(UInt32Array::from(vec![5, 7])),
-        Some(NullBuffer::from(vec![true, false, true])),
-    );
+    // int64 values out of range, a null row, floats
+    let wide = Arc::new(Int64Array::from(vec![5, 7, 1 << 32]));
+    write_parquet(&p("wide.parquet"), &kw_lists(wide, vec![0, 1, 3], None));
+    let some = Arc::new(UInt32Array::from(vec![5, 7]));
+    let nulls = Some(NullBuffer::from(vec![true, false, true]));
     write_arrow(
         &p("null.arrow"),
-        &[batch(vec![("kw", Arc::new(nulls) as ArrayRef)])],
+        &kw_lists(some, vec![0, 1, 1, 2], nulls),
         false,
     );
-    fails(
-        &p("null.arrow"),
-        &[],
-        &p("null.arrow"),
-        "column \"kw\", row 1: null, expected a list of keywords",
-    );
-    let floats = ListArray::new(
-        Arc::new(Field::new("item", DataType::Float32, false)),
-        OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 1])),
-        Arc::new(arrow_array::Float32Array::from(vec![1.5])),
-        None,
-    );
-    write_parquet(
-        &p("floats.parquet"),
-        &[batch(vec![("kw", Arc::new(floats) as ArrayRef)])],
-    );
-    fails(
-        &p("floats.parquet"),
-        &[],
-        &p("floats.parquet"),
-        "expected a list of unsigned 32-bit keywords",
-    );
-
+    let floats = Arc::new(arrow_array::Float32Array::from(vec![1.5]));
+    write_parquet(&p("floats.parquet"), &kw_lists(floats, vec![0, 1], None));
     // truncated files
-    for (f, expected) in [
-        ("g.parquet", "not a readable Parquet file"),
-        ("g.arrow", "not a readable Arrow IPC file"),
-    ] {
+    for f in ["g.parquet", "g.arrow"] {
         let bytes = std::fs::read(p(f)).unwrap();
-        let cut = p(&format!("cut-{f}"));
-        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-        fails(&cut, &[], &cut, expected);
+        std::fs::write(p(&format!("cut-{f}")), &bytes[..bytes.len() / 2]).unwrap();
     }
     write_arrow(&p("g.arrows"), &good, true);
     let bytes = std::fs::read(p("g.arrows")).unwrap();
     std::fs::write(p("cut.arrows"), &bytes[..bytes.len() * 2 / 3]).unwrap();
-    fails(
-        &p("cut.arrows"),
-        &[],
-        &p("cut.arrows"),
-        "not a readable Arrow IPC stream",
-    );
+    for (f, expected) in [
+        (
+            "two.parquet",
+            "several list columns, pick one with --column",
+        ),
+        ("none.parquet", "no list column"),
+        (
+            "wide.parquet",
+            "column \"kw\", row 1: keyword 4294967296 is not an unsigned 32-bit integer",
+        ),
+        (
+            "null.arrow",
+            "column \"kw\", row 1: null, expected a list of keywords",
+        ),
+        (
+            "floats.parquet",
+            "expected a list of unsigned 32-bit keywords",
+        ),
+        ("cut-g.parquet", "not a readable Parquet file"),
+        ("cut-g.arrow", "not a readable Arrow IPC file"),
+        ("cut.arrows", "not a readable Arrow IPC stream"),
+    ] {
+        fails(&p(f), &[], &p(f), expected);
+    }
+    build(&p("two.parquet"), &p("two.genie"), &col("b")).unwrap();
     // --parts on an Arrow stream counts its rows first
     build(
         &p("g.arrows"),
