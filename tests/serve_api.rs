@@ -5,7 +5,6 @@
 
 use genie::kind::{Options, Registry};
 use genie::server::{Limits, ServerConfig};
-use genie::service::BatchPolicy;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::process::Command;
@@ -17,10 +16,7 @@ use serve::*;
 #[test]
 fn every_kind_answers_as_the_cli_does() {
     let f = Fixture::new();
-    let server = Server::start(
-        open_service(&f, BatchPolicy::default()),
-        ServerConfig::default(),
-    );
+    let server = Server::over_fixture(&f, ServerConfig::default());
     for (name, queries) in QUERY_FILES {
         let index = format!("{name}.genie");
         let local = f.search_cpu(&index, queries, "3");
@@ -145,7 +141,7 @@ fn tokens_limits_and_bad_requests() {
         },
         ..ServerConfig::default()
     };
-    let server = Server::start(open_service(&f, BatchPolicy::default()), config);
+    let server = Server::over_fixture(&f, config);
     let url = format!("{}/v1/indexes/k/search", server.url);
     let ok_body = json!({"queries": ["1 5"], "k": 2}).to_string().into_bytes();
     let send = |token: Option<&str>, body: Vec<u8>| call("POST", &url, token, Some(body));
@@ -320,7 +316,7 @@ fn fuzz_server() -> &'static Server {
             },
             ..ServerConfig::default()
         };
-        let s = Server::start(open_service(&f, BatchPolicy::default()), config);
+        let s = Server::over_fixture(&f, config);
         (f, s)
     });
     server

@@ -21,10 +21,7 @@ use serve::*;
 #[test]
 fn concurrent_clients_get_the_cli_answers() {
     let f = Fixture::new();
-    let server = Server::start(
-        open_service(&f, BatchPolicy::default()),
-        ServerConfig::default(),
-    );
+    let server = Server::over_fixture(&f, ServerConfig::default());
     let mut lines_all = Vec::new();
     for (name, queries) in [("k", "queries.txt"), ("s", "seq-queries.txt")] {
         let index = format!("{name}.genie");

@@ -155,6 +155,11 @@ impl Server {
         }
     }
 
+    /// A server of the fixture's five indexes, batching by default, with `config`.
+    pub fn over_fixture(f: &Fixture, config: ServerConfig) -> Self {
+        Self::start(open_service(f, BatchPolicy::default()), config)
+    }
+
     /// Stops the server (after the requests in flight) and waits for it.
     pub fn stop(&mut self) {
         if let Some(s) = self.stop.take() {
