@@ -230,62 +230,42 @@ fn same_as_text(
     }
 }
 
+/// Asserts that a NumPy CSR pair gives the text index: the keywords at `keywords{suffix}`, the
+/// offsets at `offsets{suffix}` (no extensions: the formats are recognized by their magic bytes).
+fn npy_same_as_text<K: npy::Element, O: npy::Element>(
+    dir: &TempDir,
+    suffix: &str,
+    keywords: &[K],
+    offsets: &[O],
+    objs: &Objects,
+    parts: &[(&str, serde_json::Value)],
+) {
+    let offsets_path = dir.path().join(format!("offsets{suffix}"));
+    npy::write(&offsets_path, &[offsets.len()], offsets).unwrap();
+    let offs = [("offsets", serde_json::json!(offsets_path.to_str().unwrap()))];
+    let write = |p: &Path| npy::write(p, &[keywords.len()], keywords).unwrap();
+    same_as_text(dir, &format!("keywords{suffix}"), objs, write, &offs, parts);
+}
+
 fn all_inputs_match_text(objs: &Objects, parts: &[(&str, serde_json::Value)]) {
     let dir = TempDir::new().unwrap();
     let (offsets, keywords) = csr(objs);
-    let offsets_path = dir.path().join("offsets");
-    npy::write(&offsets_path, &[offsets.len()], &offsets).unwrap();
-    // no extensions: the formats are recognized by their magic bytes
-    let offs = [("offsets", serde_json::json!(offsets_path.to_str().unwrap()))];
-    same_as_text(
-        &dir,
-        "keywords",
-        objs,
-        |p| npy::write(p, &[keywords.len()], &keywords).unwrap(),
-        &offs,
-        parts,
-    );
+    npy_same_as_text(&dir, "", &keywords, &offsets, objs, parts);
     // int64 keywords and int64 offsets in range are taken too
     let wide: Vec<i64> = keywords.iter().map(|&k| i64::from(k)).collect();
     let offsets_i64: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
-    let offsets_wide = dir.path().join("offsets-i64");
-    npy::write(&offsets_wide, &[offsets_i64.len()], &offsets_i64).unwrap();
-    let offs_wide = [("offsets", serde_json::json!(offsets_wide.to_str().unwrap()))];
-    same_as_text(
-        &dir,
-        "keywords-i64",
-        objs,
-        |p| npy::write(p, &[wide.len()], &wide).unwrap(),
-        &offs_wide,
-        parts,
-    );
+    npy_same_as_text(&dir, "-i64", &wide, &offsets_i64, objs, parts);
+    let col = [("column", serde_json::json!("kw"))];
     for large in [false, true] {
         let batches = list_batches(objs, large);
-        same_as_text(
-            &dir,
-            &format!("pq{large}"),
-            objs,
-            |p| write_parquet(p, &batches),
-            &[],
-            parts,
-        );
-        same_as_text(
-            &dir,
-            &format!("ipc{large}"),
-            objs,
-            |p| write_arrow(p, &batches, false),
-            &[],
-            parts,
-        );
-        let col = [("column", serde_json::json!("kw"))];
-        same_as_text(
-            &dir,
-            &format!("st{large}"),
-            objs,
-            |p| write_arrow(p, &batches, true),
-            &col,
-            parts,
-        );
+        // Parquet, an Arrow IPC file, an Arrow IPC stream
+        for (format, extra) in [("pq", &[][..]), ("ipc", &[]), ("st", &col)] {
+            let write = |p: &Path| match format {
+                "pq" => write_parquet(p, &batches),
+                _ => write_arrow(p, &batches, format == "st"),
+            };
+            same_as_text(&dir, &format!("{format}{large}"), objs, write, extra, parts);
+        }
     }
 }
 
