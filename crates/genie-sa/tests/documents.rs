@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_top_k_is, cpu_engine, data_dir, Rng};
+use common::{assert_top_k_is, cpu_engine, data_dir, top_k, Rng};
 use genie_core::Hit;
 use genie_sa::{DocumentTransform, Tokenizer};
 use std::collections::BTreeSet;
@@ -31,18 +31,7 @@ fn read_tweets(limit: usize) -> Option<Vec<String>> {
 fn brute_force(tok: &Tokenizer, docs: &[String], query: &str, k: usize) -> Vec<Hit> {
     let words = |t: &str| tok.words(t).into_iter().collect::<BTreeSet<_>>();
     let q = words(query);
-    let mut hits: Vec<Hit> = docs
-        .iter()
-        .enumerate()
-        .map(|(id, d)| Hit {
-            id: id as u32,
-            count: words(d).intersection(&q).count() as u32,
-        })
-        .filter(|h| h.count > 0)
-        .collect();
-    hits.sort_by_key(|h| (std::cmp::Reverse(h.count), h.id));
-    hits.truncate(k);
-    hits
+    top_k(docs.iter().map(|d| words(d).intersection(&q).count()), k)
 }
 
 #[test]

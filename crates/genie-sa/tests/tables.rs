@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_top_k_is, cpu_engine, data_dir, Rng};
+use common::{assert_top_k_is, cpu_engine, data_dir, top_k, Rng};
 use genie_core::Hit;
 use genie_sa::schema::AttributeKind;
 use genie_sa::*;
@@ -68,22 +68,13 @@ fn meets(schema: &Schema, attr: usize, cond: &Condition, field: &str) -> bool {
 }
 
 fn brute_force(schema: &Schema, rows: &[Vec<String>], q: &TableQuery, k: usize) -> Vec<Hit> {
-    let mut hits: Vec<Hit> = rows
-        .iter()
-        .enumerate()
-        .map(|(id, row)| Hit {
-            id: id as u32,
-            count: q
-                .conditions
-                .iter()
-                .filter(|(a, c)| meets(schema, *a, c, &row[*a]))
-                .count() as u32,
-        })
-        .filter(|h| h.count > 0)
-        .collect();
-    hits.sort_by_key(|h| (std::cmp::Reverse(h.count), h.id));
-    hits.truncate(k);
-    hits
+    let met = |row: &Vec<String>| {
+        q.conditions
+            .iter()
+            .filter(|(a, c)| meets(schema, *a, c, &row[*a]))
+            .count()
+    };
+    top_k(rows.iter().map(met), k)
 }
 
 #[test]

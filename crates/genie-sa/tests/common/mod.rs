@@ -77,6 +77,22 @@ where
     Engine::with_backend(Arc::new(b.build().unwrap()), &CpuBackend::new()).unwrap()
 }
 
+/// The brute-force answer of one query from the match count of each object (by id): the objects
+/// of count 1 or more by (count desc, id asc), cut to k.
+pub fn top_k(counts: impl Iterator<Item = usize>, k: usize) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = counts
+        .enumerate()
+        .map(|(id, count)| Hit {
+            id: id as u32,
+            count: count as u32,
+        })
+        .filter(|h| h.count > 0)
+        .collect();
+    hits.sort_by_key(|h| (std::cmp::Reverse(h.count), h.id));
+    hits.truncate(k);
+    hits
+}
+
 /// Asserts, for each k of `ks`, that the engine's top-k answers to `prepared` (the queries
 /// `queries` made ready) are `brute_force(query, k)`.
 pub fn assert_top_k_is<Q: Debug>(
