@@ -522,21 +522,21 @@ fn command_line_flags() {
     let (offsets, keywords) = csr(&objs);
     npy::write(&p("o.npy"), &[offsets.len()], &offsets).unwrap();
     npy::write(&p("k.npy"), &[keywords.len()], &keywords).unwrap();
-    let genie = |args: &[&std::ffi::OsStr]| {
+    // `genie build FLAGS... --input k.npy --offsets o.npy --output OUTPUT`
+    let build_csr = |flags: &[&str], output: &str| {
         std::process::Command::new(bin::binary())
             .arg("build")
-            .args(args)
+            .args(flags)
+            .arg("--input")
+            .arg(p("k.npy"))
+            .arg("--offsets")
+            .arg(p("o.npy"))
+            .arg("--output")
+            .arg(p(output))
             .output()
             .unwrap()
     };
-    let out = genie(&[
-        "--input".as_ref(),
-        p("k.npy").as_os_str(),
-        "--offsets".as_ref(),
-        p("o.npy").as_os_str(),
-        "--output".as_ref(),
-        p("i.genie").as_os_str(),
-    ]);
+    let out = build_csr(&[], "i.genie");
     assert!(
         out.status.success(),
         "{}",
@@ -547,28 +547,12 @@ fn command_line_flags() {
         stderr.contains(&format!("{} objects", objs.len())),
         "{stderr}"
     );
-    let out = genie(&[
-        "--input".as_ref(),
-        p("k.npy").as_os_str(),
-        "--offsets".as_ref(),
-        p("o.npy").as_os_str(),
-        "--output".as_ref(),
-        p("o.npy").as_os_str(),
-    ]);
+    let out = build_csr(&[], "o.npy");
     assert!(
         !out.status.success(),
         "writing over the offsets file is refused"
     );
-    let out = genie(&[
-        "--kind".as_ref(),
-        "documents".as_ref(),
-        "--input".as_ref(),
-        p("k.npy").as_os_str(),
-        "--offsets".as_ref(),
-        p("o.npy").as_os_str(),
-        "--output".as_ref(),
-        p("d.genie").as_os_str(),
-    ]);
+    let out = build_csr(&["--kind", "documents"], "d.genie");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && stderr.contains("--offsets applies to --kind keywords"),
