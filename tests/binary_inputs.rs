@@ -87,6 +87,15 @@ fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap()
 }
 
+/// One record batch of a column "kw": lists of `values` cut at `offsets`, null where `nulls`
+/// says so.
+fn kw_lists(values: ArrayRef, offsets: Vec<i32>, nulls: Option<NullBuffer>) -> Vec<RecordBatch> {
+    let item = Arc::new(Field::new("item", values.data_type().clone(), false));
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    let lists = ListArray::new(item, offsets, values, nulls);
+    vec![batch(vec![("kw", Arc::new(lists) as ArrayRef)])]
+}
+
 /// Writes `batches` (of one schema) as Parquet, in row groups of 50 rows.
 fn write_parquet(path: &Path, batches: &[RecordBatch]) {
     let props = parquet::file::properties::WriterProperties::builder()
@@ -221,62 +230,42 @@ fn same_as_text(
     }
 }
 
+/// Asserts that a NumPy CSR pair gives the text index: the keywords at `keywords{suffix}`, the
+/// offsets at `offsets{suffix}` (no extensions: the formats are recognized by their magic bytes).
+fn npy_same_as_text<K: npy::Element, O: npy::Element>(
+    dir: &TempDir,
+    suffix: &str,
+    keywords: &[K],
+    offsets: &[O],
+    objs: &Objects,
+    parts: &[(&str, serde_json::Value)],
+) {
+    let offsets_path = dir.path().join(format!("offsets{suffix}"));
+    npy::write(&offsets_path, &[offsets.len()], offsets).unwrap();
+    let offs = [("offsets", serde_json::json!(offsets_path.to_str().unwrap()))];
+    let write = |p: &Path| npy::write(p, &[keywords.len()], keywords).unwrap();
+    same_as_text(dir, &format!("keywords{suffix}"), objs, write, &offs, parts);
+}
+
 fn all_inputs_match_text(objs: &Objects, parts: &[(&str, serde_json::Value)]) {
     let dir = TempDir::new().unwrap();
     let (offsets, keywords) = csr(objs);
-    let offsets_path = dir.path().join("offsets");
-    npy::write(&offsets_path, &[offsets.len()], &offsets).unwrap();
-    // no extensions: the formats are recognized by their magic bytes
-    let offs = [("offsets", serde_json::json!(offsets_path.to_str().unwrap()))];
-    same_as_text(
-        &dir,
-        "keywords",
-        objs,
-        |p| npy::write(p, &[keywords.len()], &keywords).unwrap(),
-        &offs,
-        parts,
-    );
+    npy_same_as_text(&dir, "", &keywords, &offsets, objs, parts);
     // int64 keywords and int64 offsets in range are taken too
     let wide: Vec<i64> = keywords.iter().map(|&k| i64::from(k)).collect();
     let offsets_i64: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
-    let offsets_wide = dir.path().join("offsets-i64");
-    npy::write(&offsets_wide, &[offsets_i64.len()], &offsets_i64).unwrap();
-    let offs_wide = [("offsets", serde_json::json!(offsets_wide.to_str().unwrap()))];
-    same_as_text(
-        &dir,
-        "keywords-i64",
-        objs,
-        |p| npy::write(p, &[wide.len()], &wide).unwrap(),
-        &offs_wide,
-        parts,
-    );
+    npy_same_as_text(&dir, "-i64", &wide, &offsets_i64, objs, parts);
+    let col = [("column", serde_json::json!("kw"))];
     for large in [false, true] {
         let batches = list_batches(objs, large);
-        same_as_text(
-            &dir,
-            &format!("pq{large}"),
-            objs,
-            |p| write_parquet(p, &batches),
-            &[],
-            parts,
-        );
-        same_as_text(
-            &dir,
-            &format!("ipc{large}"),
-            objs,
-            |p| write_arrow(p, &batches, false),
-            &[],
-            parts,
-        );
-        let col = [("column", serde_json::json!("kw"))];
-        same_as_text(
-            &dir,
-            &format!("st{large}"),
-            objs,
-            |p| write_arrow(p, &batches, true),
-            &col,
-            parts,
-        );
+        // Parquet, an Arrow IPC file, an Arrow IPC stream
+        for (format, extra) in [("pq", &[][..]), ("ipc", &[]), ("st", &col)] {
+            let write = |p: &Path| match format {
+                "pq" => write_parquet(p, &batches),
+                _ => write_arrow(p, &batches, format == "st"),
+            };
+            same_as_text(&dir, &format!("{format}{large}"), objs, write, extra, parts);
+        }
     }
 }
 
@@ -359,89 +348,54 @@ fn bad_numpy_inputs() {
     build(&p("k.npy"), &p("ok.genie"), &off(&p("o.npy"))).unwrap();
 
     npy::write(&p("f.npy"), &[4], &[1f32, 2., 3., 4.]).unwrap();
-    fails(
-        &p("f.npy"),
-        &off(&p("o.npy")),
-        &p("f.npy"),
-        "dtype \"<f4\": expected little-endian uint32 or int32",
-    );
-    fails(
-        &p("k.npy"),
-        &off(&p("f.npy")),
-        &p("f.npy"),
-        "expected little-endian int64 or uint64",
-    );
     npy::write(&p("k2.npy"), &[2, 2], &[1u32, 2, 3, 4]).unwrap();
-    fails(
-        &p("k2.npy"),
-        &off(&p("o.npy")),
-        &p("k2.npy"),
-        "expected a one-dimensional array",
-    );
-
-    npy::write(&p("desc.npy"), &[4], &[0u64, 3, 2, 4]).unwrap();
-    fails(
-        &p("k.npy"),
-        &off(&p("desc.npy")),
-        &p("desc.npy"),
-        "offset 2 is 2, below offset 1 (3): expected ascending offsets",
-    );
-    npy::write(&p("past.npy"), &[3], &[0u64, 2, 10]).unwrap();
-    fails(
-        &p("k.npy"),
-        &off(&p("past.npy")),
-        &p("past.npy"),
-        "the last offset is 10: expected the number of keywords",
-    );
-    npy::write(&p("start.npy"), &[2], &[1i64, 4]).unwrap();
-    fails(
-        &p("k.npy"),
-        &off(&p("start.npy")),
-        &p("start.npy"),
-        "the first offset is 1: expected 0",
-    );
-    npy::write(&p("neg.npy"), &[4], &[0i64, -1, 2, 4]).unwrap();
-    fails(
-        &p("k.npy"),
-        &off(&p("neg.npy")),
-        &p("neg.npy"),
-        "offset 1 is -1",
-    );
-    npy::write(&p("none.npy"), &[0], &[0u64; 0]).unwrap();
-    fails(
-        &p("k.npy"),
-        &off(&p("none.npy")),
-        &p("none.npy"),
-        "no offsets",
-    );
-
     npy::write(&p("big.npy"), &[4], &[1i64, 2, 1 << 32, 4]).unwrap();
-    fails(
-        &p("big.npy"),
-        &off(&p("o.npy")),
-        &p("big.npy"),
-        "keyword 2 is 4294967296: expected an unsigned 32-bit integer",
-    );
     npy::write(&p("negk.npy"), &[4], &[1i32, -2, 3, 4]).unwrap();
-    fails(
-        &p("negk.npy"),
-        &off(&p("o.npy")),
-        &p("negk.npy"),
-        "keyword 1 is -2",
-    );
-
     let bytes = std::fs::read(p("k.npy")).unwrap();
     std::fs::write(p("cut.npy"), &bytes[..bytes.len() - 3]).unwrap();
-    fails(&p("cut.npy"), &off(&p("o.npy")), &p("cut.npy"), "truncated");
     std::fs::write(p("hdr.npy"), &bytes[..20]).unwrap();
-    fails(&p("hdr.npy"), &off(&p("o.npy")), &p("hdr.npy"), "truncated");
     std::fs::write(p("text.npy"), "1 2 3\n").unwrap();
-    fails(
-        &p("text.npy"),
-        &off(&p("o.npy")),
-        &p("text.npy"),
-        "not a NumPy .npy file",
-    );
+    // bad keywords with good offsets: the message names the keywords
+    for (keywords, expected) in [
+        (
+            "f.npy",
+            "dtype \"<f4\": expected little-endian uint32 or int32",
+        ),
+        ("k2.npy", "expected a one-dimensional array"),
+        (
+            "big.npy",
+            "keyword 2 is 4294967296: expected an unsigned 32-bit integer",
+        ),
+        ("negk.npy", "keyword 1 is -2"),
+        ("cut.npy", "truncated"),
+        ("hdr.npy", "truncated"),
+        ("text.npy", "not a NumPy .npy file"),
+    ] {
+        fails(&p(keywords), &off(&p("o.npy")), &p(keywords), expected);
+    }
+
+    npy::write(&p("desc.npy"), &[4], &[0u64, 3, 2, 4]).unwrap();
+    npy::write(&p("past.npy"), &[3], &[0u64, 2, 10]).unwrap();
+    npy::write(&p("start.npy"), &[2], &[1i64, 4]).unwrap();
+    npy::write(&p("neg.npy"), &[4], &[0i64, -1, 2, 4]).unwrap();
+    npy::write(&p("none.npy"), &[0], &[0u64; 0]).unwrap();
+    // good keywords with bad offsets: the message names the offsets
+    for (offsets, expected) in [
+        ("f.npy", "expected little-endian int64 or uint64"),
+        (
+            "desc.npy",
+            "offset 2 is 2, below offset 1 (3): expected ascending offsets",
+        ),
+        (
+            "past.npy",
+            "the last offset is 10: expected the number of keywords",
+        ),
+        ("start.npy", "the first offset is 1: expected 0"),
+        ("neg.npy", "offset 1 is -1"),
+        ("none.npy", "no offsets"),
+    ] {
+        fails(&p("k.npy"), &off(&p(offsets)), &p(offsets), expected);
+    }
 
     fails(
         &p("k.npy"),
@@ -500,97 +454,56 @@ fn bad_columnar_inputs() {
         ("b", list_column(&objs, true)),
     ])];
     write_parquet(&p("two.parquet"), &two);
-    fails(
-        &p("two.parquet"),
-        &[],
-        &p("two.parquet"),
-        "several list columns, pick one with --column",
-    );
-    build(&p("two.parquet"), &p("two.genie"), &col("b")).unwrap();
     let none = vec![batch(vec![(
         "id",
         Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
     )])];
     write_parquet(&p("none.parquet"), &none);
-    fails(
-        &p("none.parquet"),
-        &[],
-        &p("none.parquet"),
-        "no list column",
-    );
-
-    // int64 values out of range, and a null row
-    let item = Arc::new(Field::new("item", DataType::Int64, false));
-    let wide = ListArray::new(
-        item,
-        OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 1, 3])),
-        Arc::new(Int64Array::from(vec![5, 7, 1 << 32])),
-        None,
-    );
-    write_parquet(
-        &p("wide.parquet"),
-        &[batch(vec![("kw", Arc::new(wide) as ArrayRef)])],
-    );
-    fails(
-        &p("wide.parquet"),
-        &[],
-        &p("wide.parquet"),
-        "column \"kw\", row 1: keyword 4294967296 is not an unsigned 32-bit integer",
-    );
-    let item = Arc::new(Field::new("item", DataType::UInt32, false));
-    let nulls = ListArray::new(
-        item,
-        OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 1, 1, 2])),
-        Arc::new(UInt32Array::from(vec![5, 7])),
-        Some(NullBuffer::from(vec![true, false, true])),
-    );
+    // int64 values out of range, a null row, floats
+    let wide = Arc::new(Int64Array::from(vec![5, 7, 1 << 32]));
+    write_parquet(&p("wide.parquet"), &kw_lists(wide, vec![0, 1, 3], None));
+    let some = Arc::new(UInt32Array::from(vec![5, 7]));
+    let nulls = Some(NullBuffer::from(vec![true, false, true]));
     write_arrow(
         &p("null.arrow"),
-        &[batch(vec![("kw", Arc::new(nulls) as ArrayRef)])],
+        &kw_lists(some, vec![0, 1, 1, 2], nulls),
         false,
     );
-    fails(
-        &p("null.arrow"),
-        &[],
-        &p("null.arrow"),
-        "column \"kw\", row 1: null, expected a list of keywords",
-    );
-    let floats = ListArray::new(
-        Arc::new(Field::new("item", DataType::Float32, false)),
-        OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 1])),
-        Arc::new(arrow_array::Float32Array::from(vec![1.5])),
-        None,
-    );
-    write_parquet(
-        &p("floats.parquet"),
-        &[batch(vec![("kw", Arc::new(floats) as ArrayRef)])],
-    );
-    fails(
-        &p("floats.parquet"),
-        &[],
-        &p("floats.parquet"),
-        "expected a list of unsigned 32-bit keywords",
-    );
-
+    let floats = Arc::new(arrow_array::Float32Array::from(vec![1.5]));
+    write_parquet(&p("floats.parquet"), &kw_lists(floats, vec![0, 1], None));
     // truncated files
-    for (f, expected) in [
-        ("g.parquet", "not a readable Parquet file"),
-        ("g.arrow", "not a readable Arrow IPC file"),
-    ] {
+    for f in ["g.parquet", "g.arrow"] {
         let bytes = std::fs::read(p(f)).unwrap();
-        let cut = p(&format!("cut-{f}"));
-        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-        fails(&cut, &[], &cut, expected);
+        std::fs::write(p(&format!("cut-{f}")), &bytes[..bytes.len() / 2]).unwrap();
     }
     write_arrow(&p("g.arrows"), &good, true);
     let bytes = std::fs::read(p("g.arrows")).unwrap();
     std::fs::write(p("cut.arrows"), &bytes[..bytes.len() * 2 / 3]).unwrap();
-    fails(
-        &p("cut.arrows"),
-        &[],
-        &p("cut.arrows"),
-        "not a readable Arrow IPC stream",
-    );
+    for (f, expected) in [
+        (
+            "two.parquet",
+            "several list columns, pick one with --column",
+        ),
+        ("none.parquet", "no list column"),
+        (
+            "wide.parquet",
+            "column \"kw\", row 1: keyword 4294967296 is not an unsigned 32-bit integer",
+        ),
+        (
+            "null.arrow",
+            "column \"kw\", row 1: null, expected a list of keywords",
+        ),
+        (
+            "floats.parquet",
+            "expected a list of unsigned 32-bit keywords",
+        ),
+        ("cut-g.parquet", "not a readable Parquet file"),
+        ("cut-g.arrow", "not a readable Arrow IPC file"),
+        ("cut.arrows", "not a readable Arrow IPC stream"),
+    ] {
+        fails(&p(f), &[], &p(f), expected);
+    }
+    build(&p("two.parquet"), &p("two.genie"), &col("b")).unwrap();
     // --parts on an Arrow stream counts its rows first
     build(
         &p("g.arrows"),
@@ -609,21 +522,21 @@ fn command_line_flags() {
     let (offsets, keywords) = csr(&objs);
     npy::write(&p("o.npy"), &[offsets.len()], &offsets).unwrap();
     npy::write(&p("k.npy"), &[keywords.len()], &keywords).unwrap();
-    let genie = |args: &[&std::ffi::OsStr]| {
+    // `genie build FLAGS... --input k.npy --offsets o.npy --output OUTPUT`
+    let build_csr = |flags: &[&str], output: &str| {
         std::process::Command::new(bin::binary())
             .arg("build")
-            .args(args)
+            .args(flags)
+            .arg("--input")
+            .arg(p("k.npy"))
+            .arg("--offsets")
+            .arg(p("o.npy"))
+            .arg("--output")
+            .arg(p(output))
             .output()
             .unwrap()
     };
-    let out = genie(&[
-        "--input".as_ref(),
-        p("k.npy").as_os_str(),
-        "--offsets".as_ref(),
-        p("o.npy").as_os_str(),
-        "--output".as_ref(),
-        p("i.genie").as_os_str(),
-    ]);
+    let out = build_csr(&[], "i.genie");
     assert!(
         out.status.success(),
         "{}",
@@ -634,28 +547,12 @@ fn command_line_flags() {
         stderr.contains(&format!("{} objects", objs.len())),
         "{stderr}"
     );
-    let out = genie(&[
-        "--input".as_ref(),
-        p("k.npy").as_os_str(),
-        "--offsets".as_ref(),
-        p("o.npy").as_os_str(),
-        "--output".as_ref(),
-        p("o.npy").as_os_str(),
-    ]);
+    let out = build_csr(&[], "o.npy");
     assert!(
         !out.status.success(),
         "writing over the offsets file is refused"
     );
-    let out = genie(&[
-        "--kind".as_ref(),
-        "documents".as_ref(),
-        "--input".as_ref(),
-        p("k.npy").as_os_str(),
-        "--offsets".as_ref(),
-        p("o.npy").as_os_str(),
-        "--output".as_ref(),
-        p("d.genie").as_os_str(),
-    ]);
+    let out = build_csr(&["--kind", "documents"], "d.genie");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && stderr.contains("--offsets applies to --kind keywords"),

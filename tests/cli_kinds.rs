@@ -1,5 +1,7 @@
 //! End-to-end tests of `genie build --kind` and `genie search` on sequences, documents and tables.
 
+#[path = "common/args.rs"]
+mod args;
 #[path = "common/cli.rs"]
 mod cli;
 use cli::Dir;
@@ -14,20 +16,36 @@ fn search(d: &Dir, index: &str, queries: &str, k: &str, extra: &[&str]) -> Strin
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 
+/// `genie build --kind KIND FLAGS... --input INPUT --output OUTPUT` succeeds.
+fn build(d: &Dir, kind: &str, flags: &[&str], input: &str, output: &str) {
+    d.ok(&args::build(kind, flags, input, output));
+}
+
+/// `genie build --kind KIND FLAGS... --input INPUT --output OUTPUT` fails: its message.
+fn build_fails(d: &Dir, kind: &str, flags: &[&str], input: &str, output: &str) -> String {
+    d.fails(&args::build(kind, flags, input, output))
+}
+
+/// Each `genie build --kind KIND FLAGS... --input INPUT --output x.genie` of `cases` (FLAGS,
+/// INPUT, NEEDLES) fails with a message that holds every one of its NEEDLES.
+fn builds_fail(d: &Dir, kind: &str, cases: &[(&[&str], &str, &[&str])]) {
+    for (flags, input, needles) in cases {
+        let err = build_fails(d, kind, flags, input, "x.genie");
+        assert!(needles.iter().all(|n| err.contains(n)), "{err}");
+    }
+}
+
+/// `genie search --index INDEX --queries QUERIES --k 1 EXTRA...` fails: its message.
+fn search_fails(d: &Dir, index: &str, queries: &str, extra: &[&str]) -> String {
+    d.fails(&args::search(index, queries, "1", extra))
+}
+
 #[test]
 fn sequences_round_trip() {
     let d = Dir::new();
     d.write("seqs.txt", b"aabaab\naab\nbaab\nhello\nhelp\n");
     d.write("q.txt", b"helo\naabaab\n");
-    d.ok(&[
-        "build",
-        "--kind",
-        "sequences",
-        "--input",
-        "seqs.txt",
-        "--output",
-        "s.genie",
-    ]);
+    build(&d, "sequences", &[], "seqs.txt", "s.genie");
     assert!(d.path("s.genie.seqs").is_file());
     // padded 3-grams; "helo": hello shares ^^h ^he hel lo$ o$$ (5), help ^^h ^he hel (3), both at
     // distance 1; "aabaab" is itself (8 n-grams), then baab at distance 2 (4 shared)
@@ -60,20 +78,13 @@ fn sequence_options_and_errors() {
     let d = Dir::new();
     d.write("seqs.txt", b"abc\nab\n");
     d.write("q.txt", b"ab\n");
-    d.ok(&[
-        "build",
-        "--kind",
+    build(
+        &d,
         "sequences",
-        "--ngram",
-        "3",
-        "--no-pad",
-        "--alphabet",
-        "bytes",
-        "--input",
+        &["--ngram", "3", "--no-pad", "--alphabet", "bytes"],
         "seqs.txt",
-        "--output",
         "s.genie",
-    ]);
+    );
     // without padding "ab" has no 3-gram: no candidate, not proven
     assert_eq!(
         search(&d, "s.genie", "q.txt", "1", &[]),
@@ -84,51 +95,15 @@ fn sequence_options_and_errors() {
         search(&d, "s.genie", "q.txt", "1", &["--exhaustive"]),
         "{\"query\":0,\"exact\":true,\"candidates\":2,\"hits\":[{\"id\":1,\"count\":0,\"distance\":0}]}\n"
     );
-    let err = d.fails(&[
-        "build",
-        "--kind",
-        "sequences",
-        "--ngram",
-        "0",
-        "--input",
-        "seqs.txt",
-        "--output",
-        "z.genie",
-    ]);
+    let err = build_fails(&d, "sequences", &["--ngram", "0"], "seqs.txt", "z.genie");
     assert!(err.contains("n-gram length 0"), "{err}");
     d.write("bad.txt", b"fine\nnot \xff utf-8\n");
-    let err = d.fails(&[
-        "build",
-        "--kind",
-        "sequences",
-        "--input",
-        "bad.txt",
-        "--output",
-        "z.genie",
-    ]);
+    let err = build_fails(&d, "sequences", &[], "bad.txt", "z.genie");
     assert!(err.contains("bad.txt:2: line is not valid UTF-8"), "{err}");
     std::fs::remove_file(d.path("s.genie.seqs")).expect("remove side file");
-    let err = d.fails(&[
-        "search",
-        "--index",
-        "s.genie",
-        "--queries",
-        "q.txt",
-        "--k",
-        "1",
-    ]);
+    let err = search_fails(&d, "s.genie", "q.txt", &[]);
     assert!(err.contains("s.genie.seqs"), "{err}");
-    let err = d.fails(&[
-        "search",
-        "--index",
-        "s.genie",
-        "--queries",
-        "q.txt",
-        "--k",
-        "1",
-        "--kind",
-        "table",
-    ]);
+    let err = search_fails(&d, "s.genie", "q.txt", &["--kind", "table"]);
     assert!(err.contains("holds sequences, not table"), "{err}");
 }
 
@@ -140,15 +115,7 @@ fn documents_from_lines_and_csv() {
         b"The cat sat on the mat\nA dog and a cat\nDogs bark at the CAT's mat\n\n",
     );
     d.write("q.txt", b"cat mat\nthe\ndog, cat!\n");
-    d.ok(&[
-        "build",
-        "--kind",
-        "documents",
-        "--input",
-        "docs.txt",
-        "--output",
-        "d.genie",
-    ]);
+    build(&d, "documents", &[], "docs.txt", "d.genie");
     assert!(d.path("d.genie.words").is_file());
     // words: 0 cat sat mat | 1 dog cat | 2 dogs bark cat mat (the "s" of CAT's is a stop word)
     let expected = concat!(
@@ -173,62 +140,24 @@ fn documents_from_lines_and_csv() {
         b"id,text\n1,\"The cat sat\non the mat\"\n2,A dog and a cat\n3,\"Dogs bark at the CAT's mat\"\n4,\n",
     );
     d.write("q.csv", b"text\ncat mat\nthe\n\"dog, cat!\"\n");
-    d.ok(&[
-        "build",
-        "--kind",
-        "documents",
-        "--column",
-        "text",
-        "--input",
-        "docs.csv",
-        "--output",
-        "c.genie",
-    ]);
-    assert_eq!(
-        search(&d, "c.genie", "q.csv", "3", &["--column", "text"]),
-        expected
-    );
-    let err = d.fails(&[
-        "build",
-        "--kind",
-        "documents",
-        "--column",
-        "body",
-        "--input",
-        "docs.csv",
-        "--output",
-        "x.genie",
-    ]);
-    assert!(err.contains("no column \"body\""), "{err}");
+    let column = ["--column", "text"];
+    build(&d, "documents", &column, "docs.csv", "c.genie");
+    assert_eq!(search(&d, "c.genie", "q.csv", "3", &column), expected);
     d.write("ragged.csv", b"id,text\n1,a\n2,b,c\n");
-    let err = d.fails(&[
-        "build",
-        "--kind",
-        "documents",
-        "--column",
-        "text",
-        "--input",
-        "ragged.csv",
-        "--output",
-        "x.genie",
-    ]);
-    assert!(
-        err.contains("ragged.csv:3: row has 3 fields, expected 2"),
-        "{err}"
-    );
     d.write("bad.csv", b"id,text\n1,caf\xe9\n");
-    let err = d.fails(&[
-        "build",
-        "--kind",
+    builds_fail(
+        &d,
         "documents",
-        "--column",
-        "text",
-        "--input",
-        "bad.csv",
-        "--output",
-        "x.genie",
-    ]);
-    assert!(err.contains("bad.csv:2:") && err.contains("UTF-8"), "{err}");
+        &[
+            (&["--column", "body"], "docs.csv", &["no column \"body\""]),
+            (
+                &column,
+                "ragged.csv",
+                &["ragged.csv:3: row has 3 fields, expected 2"],
+            ),
+            (&column, "bad.csv", &["bad.csv:2:", "UTF-8"]),
+        ],
+    );
 }
 
 #[test]
@@ -238,17 +167,7 @@ fn tables_with_header_and_names() {
         "people.csv",
         b"age,job,hours\n25,clerk,40\n35,nurse,38\n45,clerk,?\n55,pilot,60\n",
     );
-    d.ok(&[
-        "build",
-        "--kind",
-        "table",
-        "--bins",
-        "10",
-        "--input",
-        "people.csv",
-        "--output",
-        "p.genie",
-    ]);
+    build(&d, "table", &["--bins", "10"], "people.csv", "p.genie");
     // age [25, 55] in 10 intervals of 3; hours [38, 60] in 10 of 2.2
     d.write(
         "q.txt",
@@ -271,28 +190,10 @@ fn tables_with_header_and_names() {
         expected
     );
 
-    let err = d.fails(&[
-        "search",
-        "--index",
-        "p.genie",
-        "--queries",
-        "q.txt",
-        "--k",
-        "1",
-        "--query-format",
-        "conditions",
-    ]);
+    let err = search_fails(&d, "p.genie", "q.txt", &["--query-format", "conditions"]);
     assert!(err.contains("q.txt:2:"), "{err}");
     d.write("bad.txt", b"age=30\nsalary=3\n");
-    let err = d.fails(&[
-        "search",
-        "--index",
-        "p.genie",
-        "--queries",
-        "bad.txt",
-        "--k",
-        "1",
-    ]);
+    let err = search_fails(&d, "p.genie", "bad.txt", &[]);
     assert!(
         err.contains("bad.txt:2: unknown attribute \"salary\" (known: age, job, hours)"),
         "{err}"
@@ -304,57 +205,30 @@ fn tables_with_header_and_names() {
         "jobs.names",
         b"| comment\nyes, no.\n\nage: continuous.\njob: clerk, nurse.\nhours: continuous.\n",
     );
-    d.ok(&[
-        "build",
-        "--kind",
-        "table",
-        "--input",
-        "jobs.data",
-        "--output",
-        "j.genie",
-    ]);
+    build(&d, "table", &[], "jobs.data", "j.genie");
     let info = d.ok(&["info", "--json", "--index", "j.genie"]);
     assert!(info.contains("\"name\":\"class\""), "{info}");
-    let err = d.fails(&[
-        "build",
-        "--kind",
+    builds_fail(
+        &d,
         "table",
-        "--names",
-        "age,job",
-        "--input",
-        "jobs.data",
-        "--output",
-        "x.genie",
-    ]);
-    assert!(
-        err.contains("jobs.data:1: row has 4 fields, expected 2"),
-        "{err}"
+        &[
+            (
+                &["--names", "age,job"],
+                "jobs.data",
+                &["jobs.data:1: row has 4 fields, expected 2"],
+            ),
+            (
+                &["--numeric", "job", "--header"],
+                "people.csv",
+                &["\"clerk\" is not a number"],
+            ),
+            (
+                &["--numeric", "salary"],
+                "people.csv",
+                &["unknown attribute \"salary\""],
+            ),
+        ],
     );
-    let err = d.fails(&[
-        "build",
-        "--kind",
-        "table",
-        "--numeric",
-        "job",
-        "--header",
-        "--input",
-        "people.csv",
-        "--output",
-        "x.genie",
-    ]);
-    assert!(err.contains("\"clerk\" is not a number"), "{err}");
-    let err = d.fails(&[
-        "build",
-        "--kind",
-        "table",
-        "--numeric",
-        "salary",
-        "--input",
-        "people.csv",
-        "--output",
-        "x.genie",
-    ]);
-    assert!(err.contains("unknown attribute \"salary\""), "{err}");
 }
 
 #[test]
@@ -368,17 +242,7 @@ fn keyword_indexes_accept_kind_keywords() {
         out,
         "{\"query\":0,\"hits\":[{\"id\":0,\"count\":1},{\"id\":1,\"count\":1}]}\n"
     );
-    let err = d.fails(&[
-        "search",
-        "--index",
-        "k.genie",
-        "--queries",
-        "q.txt",
-        "--k",
-        "1",
-        "--kind",
-        "documents",
-    ]);
+    let err = search_fails(&d, "k.genie", "q.txt", &["--kind", "documents"]);
     assert!(err.contains("holds keywords, not documents"), "{err}");
     // options of another kind are errors, not silently ignored
     let err = d.fails(&[
@@ -394,17 +258,7 @@ fn keyword_indexes_accept_kind_keywords() {
         err.contains("--ngram applies to --kind sequences, not to keywords"),
         "{err}"
     );
-    let err = d.fails(&[
-        "search",
-        "--index",
-        "k.genie",
-        "--queries",
-        "q.txt",
-        "--k",
-        "1",
-        "--radius",
-        "2",
-    ]);
+    let err = search_fails(&d, "k.genie", "q.txt", &["--radius", "2"]);
     assert!(
         err.contains("--radius applies to --kind table, not to keywords"),
         "{err}"

@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+#[path = "common/args.rs"]
+mod args;
 #[path = "common/cli.rs"]
 mod cli;
 use cli::Dir;
@@ -119,19 +121,12 @@ fn every_search_option_is_refused_where_it_does_nothing() {
         }
     }
     // the same refusals through the server's options (and Python's): parse checks them
-    let e2lsh_probes = d.fails(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
+    let e2lsh_probes = d.fails(&args::search_cpu(
         "e.genie",
-        "--queries",
         "vq.csv",
-        "--k",
         "2",
-        "--probes",
-        "2",
-    ]);
+        &["--probes", "2"],
+    ));
     assert!(
         e2lsh_probes.contains(
             "option probes: applies to vector indexes of --lsh codebook, not to this e2lsh index"
@@ -324,19 +319,7 @@ fn every_build_option_is_refused_for_the_kinds_it_does_not_apply_to() {
 fn a_huge_k_costs_no_more_than_k_equal_to_the_objects() {
     let (d, pairs) = indexes();
     for (index, queries) in pairs {
-        let search = |k: &str| {
-            d.ok(&[
-                "search",
-                "--device",
-                "cpu",
-                "--index",
-                index,
-                "--queries",
-                queries,
-                "--k",
-                k,
-            ])
-        };
+        let search = |k: &str| d.ok(&args::search_cpu(index, queries, k, &[]));
         let all = search("1000");
         for k in ["4294967295", "4000000000"] {
             assert_eq!(search(k), all, "{index} --k {k}");
@@ -352,15 +335,7 @@ fn info_summarises_a_table_of_many_categories() {
         csv.push_str(&format!("town-number-{i:05},{}\n", 1000 + i * 37));
     }
     d.write("cities.csv", &csv);
-    d.ok(&[
-        "build",
-        "--kind",
-        "table",
-        "--input",
-        "cities.csv",
-        "--output",
-        "c.genie",
-    ]);
+    d.ok(&args::build("table", &[], "cities.csv", "c.genie"));
     let text = d.ok(&["info", "--index", "c.genie"]);
     assert!(text.len() < 2000, "{} bytes: {text}", text.len());
     assert!(text.lines().all(|l| l.len() < 200), "{text}");
@@ -388,43 +363,20 @@ fn byte_sequences_build_and_search_with_alphabet_bytes() {
         b"ACGT\xff\xfeACGT\nACGTACGA\n\x00\x01\x02\x03\x04\n",
     );
     d.write("q.bin", b"ACGT\xffACGT\n\x00\x01\x02\x03\n");
-    let err = d.fails(&[
-        "build",
-        "--kind",
-        "sequences",
-        "--input",
-        "dna.bin",
-        "--output",
-        "s.genie",
-    ]);
+    let err = d.fails(&args::build("sequences", &[], "dna.bin", "s.genie"));
     assert!(
         err.contains(
             "dna.bin:1: line is not valid UTF-8 (invalid byte at column 5); --alphabet bytes"
         ),
         "{err}"
     );
-    d.ok(&[
-        "build",
-        "--kind",
+    d.ok(&args::build(
         "sequences",
-        "--alphabet",
-        "bytes",
-        "--input",
+        &["--alphabet", "bytes"],
         "dna.bin",
-        "--output",
         "s.genie",
-    ]);
-    let out = d.ok(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "s.genie",
-        "--queries",
-        "q.bin",
-        "--k",
-        "1",
-    ]);
+    ));
+    let out = d.ok(&args::search_cpu("s.genie", "q.bin", "1", &[]));
     let lines: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).expect("JSON"))
@@ -437,26 +389,8 @@ fn byte_sequences_build_and_search_with_alphabet_bytes() {
     assert_eq!(lines[1]["hits"][0]["distance"], 1, "{out}");
     // a chars index refuses a query of bytes, naming the line
     d.write("words.txt", "kitten\nsitting\n");
-    d.ok(&[
-        "build",
-        "--kind",
-        "sequences",
-        "--input",
-        "words.txt",
-        "--output",
-        "w.genie",
-    ]);
-    let err = d.fails(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "w.genie",
-        "--queries",
-        "q.bin",
-        "--k",
-        "1",
-    ]);
+    d.ok(&args::build("sequences", &[], "words.txt", "w.genie"));
+    let err = d.fails(&args::search_cpu("w.genie", "q.bin", "1", &[]));
     assert!(
         err.contains("q.bin:1: ") && err.contains("--alphabet bytes"),
         "{err}"
@@ -468,15 +402,7 @@ fn an_empty_input_warns() {
     let d = Dir::new();
     d.write("empty.txt", "");
     for kind in ["keywords", "sequences", "documents"] {
-        let out = d.genie(&[
-            "build",
-            "--kind",
-            kind,
-            "--input",
-            "empty.txt",
-            "--output",
-            "e.genie",
-        ]);
+        let out = d.genie(&args::build(kind, &[], "empty.txt", "e.genie"));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{kind}: {err}");
         assert!(
@@ -496,17 +422,7 @@ fn a_server_that_is_not_there_is_named() {
         .expect("a free port")
         .port();
     let url = format!("http://127.0.0.1:{port}");
-    let err = d.fails(&[
-        "search",
-        "--server",
-        &url,
-        "--index",
-        "k",
-        "--queries",
-        "q.txt",
-        "--k",
-        "1",
-    ]);
+    let err = d.fails(&args::search_server(&url, "k", "q.txt", "1", &[]));
     assert!(
         err.contains(&format!(
             "{url}/v1/indexes: cannot connect: nothing listens there"
@@ -521,9 +437,7 @@ fn an_index_given_as_the_input_is_named() {
     d.write("objects.txt", "1 2\n3 4\n");
     d.ok(&["build", "--input", "objects.txt", "--output", "o.genie"]);
     for kind in ["keywords", "sequences", "documents"] {
-        let err = d.fails(&[
-            "build", "--kind", kind, "--input", "o.genie", "--output", "x.genie",
-        ]);
+        let err = d.fails(&args::build(kind, &[], "o.genie", "x.genie"));
         assert!(
             err.contains("o.genie: is an index written by genie build, not data to index"),
             "{kind}: {err}"

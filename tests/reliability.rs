@@ -7,9 +7,16 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+#[path = "common/args.rs"]
+mod args;
 #[path = "common/cli.rs"]
 mod cli;
 use cli::Dir;
+
+/// `search --device cpu --index o.genie --queries QUERIES --k 1 EXTRA...`.
+fn search_o<'a>(queries: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    args::search_cpu("o.genie", queries, "1", extra)
+}
 
 #[test]
 fn an_output_that_is_an_input_is_refused() {
@@ -34,15 +41,7 @@ fn an_output_that_is_an_input_is_refused() {
     // a side file of the output is the input
     d.write("words.txt", b"kitten\nsitting\n");
     std::fs::copy(d.path("words.txt"), d.path("w.genie.seqs")).expect("copy");
-    let err = d.fails(&[
-        "build",
-        "--kind",
-        "sequences",
-        "--input",
-        "w.genie.seqs",
-        "--output",
-        "w.genie",
-    ]);
+    let err = d.fails(&args::build("sequences", &[], "w.genie.seqs", "w.genie"));
     assert!(
         err.contains("w.genie.seqs: is the same file as the input"),
         "{err}"
@@ -50,34 +49,14 @@ fn an_output_that_is_an_input_is_refused() {
     assert_eq!(d.read("w.genie.seqs"), b"kitten\nsitting\n");
     // a search's output is its queries, its index or a side file of it
     d.ok(&["build", "--input", "objects.txt", "--output", "o.genie"]);
-    d.ok(&[
-        "build",
-        "--kind",
-        "sequences",
-        "--input",
-        "words.txt",
-        "--output",
-        "s.genie",
-    ]);
+    d.ok(&args::build("sequences", &[], "words.txt", "s.genie"));
     let index = d.read("o.genie");
     for (idx, out, what) in [
         ("o.genie", "q.txt", "the queries"),
         ("o.genie", "o.genie", "the index"),
         ("s.genie", "s.genie.seqs", "a file of the index"),
     ] {
-        let err = d.fails(&[
-            "search",
-            "--device",
-            "cpu",
-            "--index",
-            idx,
-            "--queries",
-            "q.txt",
-            "--k",
-            "1",
-            "-o",
-            out,
-        ]);
+        let err = d.fails(&args::search_cpu(idx, "q.txt", "1", &["-o", out]));
         assert!(
             err.contains(&format!("is the same file as {what}")),
             "{err}"
@@ -99,42 +78,20 @@ fn a_failed_search_leaves_no_output_and_keeps_an_earlier_one() {
     d.ok(&["build", "--input", "objects.txt", "--output", "o.genie"]);
     d.write("q.txt", b"1\n2\n3\n4\nx\n");
     // the bad query is in the third chunk: two chunks were searched and written before it
-    let err = d.fails(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "o.genie",
-        "--queries",
+    let err = d.fails(&search_o(
         "q.txt",
-        "--k",
-        "1",
-        "--batch-queries",
-        "2",
-        "-o",
-        "new.jsonl",
-    ]);
+        &["--batch-queries", "2", "-o", "new.jsonl"],
+    ));
     assert!(err.contains("q.txt:5:"), "{err}");
     assert!(
         !d.path("new.jsonl").exists(),
         "a half-written output was left"
     );
     d.write("old.jsonl", b"earlier results\n");
-    d.fails(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "o.genie",
-        "--queries",
+    d.fails(&search_o(
         "q.txt",
-        "--k",
-        "1",
-        "--batch-queries",
-        "2",
-        "-o",
-        "old.jsonl",
-    ]);
+        &["--batch-queries", "2", "-o", "old.jsonl"],
+    ));
     assert_eq!(d.read("old.jsonl"), b"earlier results\n");
     assert!(
         d.names().iter().all(|n| !n.contains("genie-tmp")),
@@ -142,19 +99,7 @@ fn a_failed_search_leaves_no_output_and_keeps_an_earlier_one() {
         d.names()
     );
     d.write("q.txt", b"1\n3 4\n");
-    d.ok(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "o.genie",
-        "--queries",
-        "q.txt",
-        "--k",
-        "1",
-        "-o",
-        "old.jsonl",
-    ]);
+    d.ok(&search_o("q.txt", &["-o", "old.jsonl"]));
     assert_eq!(
         String::from_utf8(d.read("old.jsonl"))
             .expect("UTF-8")
@@ -245,33 +190,13 @@ fn common_messages_say_what_was_wrong_once() {
     }
     d.write("objects.txt", b"1 2\n3 4\n");
     d.ok(&["build", "--input", "objects.txt", "--output", "o.genie"]);
-    let err = d.fails(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "o.genie",
-        "--queries",
-        "nope.txt",
-        "--k",
-        "1",
-    ]);
+    let err = d.fails(&search_o("nope.txt", &[]));
     assert_eq!(
         err,
         "genie: error: nope.txt: cannot open: No such file or directory (os error 2)\n"
     );
     d.write("q.txt", b"1\n5-2\n");
-    let err = d.fails(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "o.genie",
-        "--queries",
-        "q.txt",
-        "--k",
-        "1",
-    ]);
+    let err = d.fails(&search_o("q.txt", &[]));
     assert_eq!(
         err,
         "genie: error: q.txt:2: bad item \"5-2\": expected LO <= HI in LO-HI\n"
@@ -299,9 +224,7 @@ fn npy(rows: usize, cols: usize, values: &[f32]) -> Vec<u8> {
 fn not_finite_vectors_are_refused() {
     let d = Dir::new();
     d.write("ok.npy", npy(3, 2, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]));
-    d.ok(&[
-        "build", "--kind", "vectors", "--input", "ok.npy", "--output", "v.genie",
-    ]);
+    d.ok(&args::build("vectors", &[], "ok.npy", "v.genie"));
     for (name, bytes) in [
         ("nan.npy", npy(3, 2, &[0.0, 1.0, 2.0, f32::NAN, 4.0, 5.0])),
         (
@@ -311,15 +234,7 @@ fn not_finite_vectors_are_refused() {
         ("nan.csv", b"a,b\n0,1\n2,NaN\n4,5\n".to_vec()),
     ] {
         d.write(name, &bytes);
-        let err = d.fails(&[
-            "build",
-            "--kind",
-            "vectors",
-            "--input",
-            name,
-            "--output",
-            "bad.genie",
-        ]);
+        let err = d.fails(&args::build("vectors", &[], name, "bad.genie"));
         assert!(
             err.contains(&format!("{name}: vector 1 (0-based), column 1: ")),
             "{err}"
@@ -327,17 +242,7 @@ fn not_finite_vectors_are_refused() {
         assert!(err.contains("not a finite number"), "{err}");
         assert!(!Path::new(&d.path("bad.genie")).exists());
         // as queries too
-        let err = d.fails(&[
-            "search",
-            "--device",
-            "cpu",
-            "--index",
-            "v.genie",
-            "--queries",
-            name,
-            "--k",
-            "1",
-        ]);
+        let err = d.fails(&args::search_cpu("v.genie", name, "1", &[]));
         assert!(
             err.contains("column 1: ") && err.contains("not a finite number"),
             "{err}"
@@ -372,20 +277,8 @@ fn wait_for_temporary(d: &Dir, child: &mut std::process::Child) -> bool {
 /// `genie search` of o.genie to old.jsonl, its queries from a pipe (held by the caller).
 fn search_from_a_pipe(d: &Dir, extra: &[&str]) -> std::process::Child {
     d.command()
-        .args([
-            "--quiet",
-            "search",
-            "--device",
-            "cpu",
-            "--index",
-            "o.genie",
-            "--queries",
-            "-",
-            "--k",
-            "1",
-            "--output",
-            "old.jsonl",
-        ])
+        .arg("--quiet")
+        .args(search_o("-", &["--output", "old.jsonl"]))
         .args(extra)
         .stdin(Stdio::piped())
         .spawn()
@@ -479,19 +372,7 @@ fn an_interrupted_build_or_search_leaves_no_temporary_file() {
         "SIGKILL leaves one"
     );
     d.write("q.txt", b"1\n");
-    d.ok(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "o.genie",
-        "--queries",
-        "q.txt",
-        "--k",
-        "1",
-        "--output",
-        "old.jsonl",
-    ]);
+    d.ok(&search_o("q.txt", &["--output", "old.jsonl"]));
     assert!(
         d.names().iter().all(|n| !n.contains("genie-tmp")),
         "the next write left {:?}",

@@ -5,7 +5,6 @@
 
 use genie::kind::{Options, Registry};
 use genie::server::{Limits, ServerConfig};
-use genie::service::BatchPolicy;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::process::Command;
@@ -17,36 +16,13 @@ use serve::*;
 #[test]
 fn every_kind_answers_as_the_cli_does() {
     let f = Fixture::new();
-    let server = Server::start(
-        open_service(&f, BatchPolicy::default()),
-        ServerConfig::default(),
-    );
+    let server = Server::over_fixture(&f, ServerConfig::default());
     for (name, queries) in QUERY_FILES {
         let index = format!("{name}.genie");
-        let local = f.genie(&[
-            "search",
-            "--device",
-            "cpu",
-            "--index",
-            &index,
-            "--queries",
-            queries,
-            "--k",
-            "3",
-        ]);
+        let local = f.search_cpu(&index, queries, "3");
         assert!(!local.is_empty(), "{name}: no output");
         // the CLI as the server's client
-        let remote = f.genie(&[
-            "search",
-            "--server",
-            &server.url,
-            "--index",
-            name,
-            "--queries",
-            queries,
-            "--k",
-            "3",
-        ]);
+        let remote = f.genie(&args::search_server(&server.url, name, queries, "3", &[]));
         assert_eq!(
             remote, local,
             "{name}: genie search --server differs from a local search"
@@ -106,17 +82,7 @@ fn every_kind_answers_as_the_cli_does() {
         &json!({"queries": [[[1, 2], 5, [10, 11]], [3, 5, 9], [[5, 5, 2], 10]], "k": 3}),
     );
     assert_eq!(status, 200, "{body}");
-    let local = f.genie(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "k.genie",
-        "--queries",
-        "queries.txt",
-        "--k",
-        "3",
-    ]);
+    let local = f.search_cpu("k.genie", "queries.txt", "3");
     let first3: String = local.lines().take(3).map(|l| format!("{l}\n")).collect();
     assert_eq!(lines_of(&body), first3);
     // the index list and the health check
@@ -175,7 +141,7 @@ fn tokens_limits_and_bad_requests() {
         },
         ..ServerConfig::default()
     };
-    let server = Server::start(open_service(&f, BatchPolicy::default()), config);
+    let server = Server::over_fixture(&f, config);
     let url = format!("{}/v1/indexes/k/search", server.url);
     let ok_body = json!({"queries": ["1 5"], "k": 2}).to_string().into_bytes();
     let send = |token: Option<&str>, body: Vec<u8>| call("POST", &url, token, Some(body));
@@ -350,7 +316,7 @@ fn fuzz_server() -> &'static Server {
             },
             ..ServerConfig::default()
         };
-        let s = Server::start(open_service(&f, BatchPolicy::default()), config);
+        let s = Server::over_fixture(&f, config);
         (f, s)
     });
     server
@@ -401,9 +367,8 @@ fn request_body() -> impl Strategy<Value = Vec<u8>> {
 fn genie_serve_answers_and_stops_on_sigterm() {
     use std::io::{BufRead, BufReader};
     let f = Fixture::new();
-    let mut child = Command::new(binary())
-        .current_dir(f.dir.path())
-        .env_remove("GENIE_TOKEN")
+    let mut child = f
+        .command()
         .args([
             "serve",
             "--device",
@@ -431,31 +396,15 @@ fn genie_serve_answers_and_stops_on_sigterm() {
             break rest.trim().to_string();
         }
     };
-    let local = f.genie(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "k.genie",
-        "--queries",
-        "queries.txt",
-        "--k",
-        "2",
-    ]);
-    let out = Command::new(binary())
-        .current_dir(f.dir.path())
-        .args([
-            "--quiet",
-            "search",
-            "--server",
-            &url,
-            "--index",
-            "k",
-            "--queries",
-            "queries.txt",
-            "--k",
-            "2",
-        ])
+    let local = f.search_cpu("k.genie", "queries.txt", "2");
+    // the CLI as a client of it: `genie --quiet search --server URL --index NAME EXTRA...`
+    let client = |name: &str, extra: &[&str]| {
+        let mut c = f.command();
+        c.arg("--quiet")
+            .args(args::search_server(&url, name, "queries.txt", "2", extra));
+        c
+    };
+    let out = client("k", &[])
         .env("GENIE_TOKEN", "t0k")
         .output()
         .expect("run the client");
@@ -466,22 +415,7 @@ fn genie_serve_answers_and_stops_on_sigterm() {
     );
     assert_eq!(String::from_utf8(out.stdout).expect("UTF-8"), local);
     // a wrong token, an unknown index: clear errors
-    let out = Command::new(binary())
-        .current_dir(f.dir.path())
-        .args([
-            "--quiet",
-            "search",
-            "--server",
-            &url,
-            "--index",
-            "nope",
-            "--queries",
-            "queries.txt",
-            "--k",
-            "2",
-            "--token",
-            "t0k",
-        ])
+    let out = client("nope", &["--token", "t0k"])
         .output()
         .expect("run the client");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -489,22 +423,7 @@ fn genie_serve_answers_and_stops_on_sigterm() {
         !out.status.success() && err.contains("serves no index \"nope\" (it serves: k, s)"),
         "{err}"
     );
-    let out = Command::new(binary())
-        .current_dir(f.dir.path())
-        .args([
-            "--quiet",
-            "search",
-            "--server",
-            &url,
-            "--index",
-            "k",
-            "--queries",
-            "queries.txt",
-            "--k",
-            "2",
-            "--token",
-            "bad",
-        ])
+    let out = client("k", &["--token", "bad"])
         .output()
         .expect("run the client");
     let err = String::from_utf8_lossy(&out.stderr);

@@ -21,24 +21,11 @@ use serve::*;
 #[test]
 fn concurrent_clients_get_the_cli_answers() {
     let f = Fixture::new();
-    let server = Server::start(
-        open_service(&f, BatchPolicy::default()),
-        ServerConfig::default(),
-    );
+    let server = Server::over_fixture(&f, ServerConfig::default());
     let mut lines_all = Vec::new();
     for (name, queries) in [("k", "queries.txt"), ("s", "seq-queries.txt")] {
         let index = format!("{name}.genie");
-        let local = f.genie(&[
-            "search",
-            "--device",
-            "cpu",
-            "--index",
-            &index,
-            "--queries",
-            queries,
-            "--k",
-            "3",
-        ]);
+        let local = f.search_cpu(&index, queries, "3");
         let raws: Vec<String> = std::fs::read_to_string(f.path(queries))
             .expect("read")
             .lines()
@@ -259,21 +246,7 @@ fn min_count_is_every_object_up_to_k() {
     let input = dir.path().join("o.txt");
     let index = dir.path().join("o.genie");
     std::fs::write(&input, objects).expect("write");
-    let kind = Arc::clone(Registry::default().get("keywords").expect("kind"));
-    kind.build(&genie::kind::BuildJob {
-        input: &input,
-        output: &index,
-        options: &Options::new(),
-        progress: &|_| {},
-    })
-    .expect("build");
-    let service = Service::open(
-        &Registry::default(),
-        &[("o", index.as_path())],
-        &cpu(),
-        BatchPolicy::default(),
-    )
-    .expect("open");
+    let service = build_and_open(&Registry::default(), "keywords", &input, &index, "o");
     let q = |k, t| {
         let p = service
             .parse("o", &json!("1 2 3"), &Options::new())
@@ -399,21 +372,7 @@ fn a_kind_of_ones_own() {
     std::fs::write(&input, "abc\nxyz\nabd\n").expect("write");
     let mut registry = Registry::default();
     registry.register(Arc::new(letters::Letters));
-    let kind = Arc::clone(registry.get("letters").expect("registered"));
-    kind.build(&genie::kind::BuildJob {
-        input: &input,
-        output: &index,
-        options: &Options::new(),
-        progress: &|_| {},
-    })
-    .expect("build");
-    let service = Service::open(
-        &registry,
-        &[("w", index.as_path())],
-        &cpu(),
-        BatchPolicy::default(),
-    )
-    .expect("open");
+    let service = build_and_open(&registry, "letters", &input, &index, "w");
     assert_eq!(service.index("w").expect("index").kind(), "letters");
     let server = Server::start(service, ServerConfig::default());
     let (status, body) = post(&server, "w", &json!({"queries": ["abd"], "k": 2}));

@@ -20,15 +20,21 @@ def words(rng, n):
     return ["".join(rng.choice(LETTERS, size=rng.integers(3, 9))) for _ in range(n)]
 
 
+def program_answers(cli, kind, data, index, queries, k, *flags):
+    """`genie build --kind KIND FLAGS --input DATA --output INDEX`, then the JSON lines of the
+    program's search of INDEX for QUERIES at K."""
+    cli.run("build", "--quiet", "--kind", kind, *flags, "--input", data, "--output", index)
+    return cli.search(index, queries, k)
+
+
 def test_vectors_as_faiss_and_the_program(cli, device, tmp_path):
     rng = np.random.default_rng(3)
     x = rng.normal(size=(600, 16)).astype(np.float32)
     xq = x[:20] + rng.normal(scale=0.05, size=(20, 16)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "q.npy", xq)
-    cli.run("build", "--quiet", "--kind", "vectors", "--input", tmp_path / "x.npy",
-            "--output", tmp_path / "v.genie")
-    want = cli.search(tmp_path / "v.genie", tmp_path / "q.npy", 5)
+    want = program_answers(cli, "vectors", tmp_path / "x.npy", tmp_path / "v.genie",
+                           tmp_path / "q.npy", 5)
     index = genie.VectorIndex(x, lsh="e2lsh")
     assert index.kind == "vectors" and index.ntotal == 600
     assert index.search_json(xq, 5, device=device) == want
@@ -61,9 +67,8 @@ def test_sequences_by_edit_distance(cli, device, tmp_path):
     queries = [s[:-1] + "a" for s in seqs[:30]] + ["", "zzzz"]
     write_lines(tmp_path / "s.txt", seqs)
     write_lines(tmp_path / "q.txt", queries)
-    cli.run("build", "--quiet", "--kind", "sequences", "--ngram", 2,
-            "--input", tmp_path / "s.txt", "--output", tmp_path / "s.genie")
-    want = cli.search(tmp_path / "s.genie", tmp_path / "q.txt", 4)
+    want = program_answers(cli, "sequences", tmp_path / "s.txt", tmp_path / "s.genie",
+                           tmp_path / "q.txt", 4, "--ngram", 2)
     index = genie.SequenceIndex(seqs, ngram=2)
     assert index.search_json(queries, 4, device=device) == want
     d, i = index.search(queries, 4, device=device)
@@ -85,9 +90,8 @@ def test_documents_by_shared_words(cli, device, tmp_path):
     queries = [" ".join(rng.choice(vocab, size=3)) for _ in range(25)] + ["The and of"]
     write_lines(tmp_path / "d.txt", docs)
     write_lines(tmp_path / "q.txt", queries)
-    cli.run("build", "--quiet", "--kind", "documents", "--input", tmp_path / "d.txt",
-            "--output", tmp_path / "d.genie")
-    want = cli.search(tmp_path / "d.genie", tmp_path / "q.txt", 6)
+    want = program_answers(cli, "documents", tmp_path / "d.txt", tmp_path / "d.genie",
+                           tmp_path / "q.txt", 6)
     index = genie.DocumentIndex(docs)
     assert index.search_json(queries, 6, device=device) == want
     counts, ids = index.search(queries, 6, device=device)
@@ -120,9 +124,8 @@ def test_table_from_pandas_and_arrow(cli, device, tmp_path):
     df.to_csv(tmp_path / "t.csv", index=False)
     texts = [genie._queries.conditions(c) for c in CONDITIONS]
     write_lines(tmp_path / "q.txt", texts)
-    cli.run("build", "--quiet", "--kind", "table", "--input", tmp_path / "t.csv",
-            "--output", tmp_path / "t.genie")
-    want = cli.search(tmp_path / "t.genie", tmp_path / "q.txt", 8)
+    want = program_answers(cli, "table", tmp_path / "t.csv", tmp_path / "t.genie",
+                           tmp_path / "q.txt", 8)
     index = genie.TableIndex(df)
     assert index.search_json(CONDITIONS, 8, device=device) == want
     counts, ids = index.search(CONDITIONS, 8, device=device)
@@ -152,8 +155,7 @@ def test_table_from_arrow(cli, device, tmp_path):
     pacsv.write_csv(table, tmp_path / "a.csv")
     texts = [genie._queries.conditions(c) for c in CONDITIONS]
     write_lines(tmp_path / "q.txt", texts)
-    cli.run("build", "--quiet", "--kind", "table", "--input", tmp_path / "a.csv",
-            "--output", tmp_path / "a.genie")
-    want = cli.search(tmp_path / "a.genie", tmp_path / "q.txt", 8)
+    want = program_answers(cli, "table", tmp_path / "a.csv", tmp_path / "a.genie",
+                           tmp_path / "q.txt", 8)
     assert genie.TableIndex(table).search_json(CONDITIONS, 8, device=device) == want
     assert genie.TableIndex(table).search(CONDITIONS, 8, device=device)[0][0].tolist() == [2] * 8

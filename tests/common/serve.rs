@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each test file uses its part
 
 use genie::core::DeviceChoice;
-use genie::kind::Registry;
+use genie::kind::{BuildJob, Options, Registry};
 use genie::open::OpenSpec;
 use genie::server::{serve_on, ServerConfig};
 use genie::service::{BatchPolicy, Service};
@@ -14,6 +14,8 @@ use std::process::Command;
 use std::time::Duration;
 use tempfile::TempDir;
 
+#[path = "args.rs"]
+pub mod args;
 #[path = "bin.rs"]
 mod bin;
 pub use bin::binary;
@@ -72,12 +74,20 @@ impl Fixture {
         std::fs::write(self.path(name), text).expect("write fixture");
     }
 
+    /// `genie` in the fixture's directory, without the environment that would change its
+    /// choices.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(binary());
+        c.current_dir(self.dir.path())
+            .env_remove("GENIE_DEVICE")
+            .env_remove("GENIE_TOKEN");
+        c
+    }
+
     /// Runs `genie ARGS` in the fixture's directory; its standard output.
     pub fn genie(&self, args: &[&str]) -> String {
-        let out = Command::new(binary())
-            .current_dir(self.dir.path())
-            .env_remove("GENIE_DEVICE")
-            .env_remove("GENIE_TOKEN")
+        let out = self
+            .command()
             .arg("--quiet")
             .args(args)
             .output()
@@ -88,6 +98,11 @@ impl Fixture {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).expect("UTF-8")
+    }
+
+    /// The standard output of `genie search --device cpu --index INDEX --queries QUERIES --k K`.
+    pub fn search_cpu(&self, index: &str, queries: &str, k: &str) -> String {
+        self.genie(&args::search_cpu(index, queries, k, &[]))
     }
 
     /// The five indexes, by name.
@@ -140,6 +155,11 @@ impl Server {
         }
     }
 
+    /// A server of the fixture's five indexes, batching by default, with `config`.
+    pub fn over_fixture(f: &Fixture, config: ServerConfig) -> Self {
+        Self::start(open_service(f, BatchPolicy::default()), config)
+    }
+
     /// Stops the server (after the requests in flight) and waits for it.
     pub fn stop(&mut self) {
         if let Some(s) = self.stop.take() {
@@ -168,6 +188,29 @@ pub fn open_service(f: &Fixture, policy: BatchPolicy) -> Service {
     let files = f.indexes();
     let named: Vec<(&str, &Path)> = files.iter().map(|(n, p)| (*n, p.as_path())).collect();
     Service::open(&Registry::default(), &named, &cpu(), policy).expect("open the indexes")
+}
+
+/// Builds `input` into `index` with the registry's kind `kind` (no options): a service of that
+/// one index, named `name`, on the CPU.
+pub fn build_and_open(
+    registry: &Registry,
+    kind: &str,
+    input: &Path,
+    index: &Path,
+    name: &str,
+) -> Service {
+    let job = BuildJob {
+        input,
+        output: index,
+        options: &Options::new(),
+        progress: &|_| {},
+    };
+    registry
+        .get(kind)
+        .expect("kind")
+        .build(&job)
+        .expect("build");
+    Service::open(registry, &[(name, index)], &cpu(), BatchPolicy::default()).expect("open")
 }
 
 /// A blocking HTTP call: (status, body).

@@ -4,49 +4,30 @@
 
 mod common;
 
-use common::clusters;
+use common::{clusters, joined, recall_at_10};
 
 use genie_core::DeviceChoice;
 use genie_lsh::codebook::tune::{exact_neighbours, tune};
 use genie_lsh::{CodebookIndex, CodebookParams, Probe, VectorSet};
 
 fn recall(index: &CodebookIndex, base: &VectorSet, queries: &VectorSet, probe: &Probe) -> f64 {
-    let mut all = base.as_slice().to_vec();
-    all.extend_from_slice(queries.as_slice());
-    let joined = VectorSet::new(base.dim(), all).unwrap();
-    let ids: Vec<usize> = (base.len()..joined.len()).collect();
+    let (joined, ids) = joined(base, queries);
     let truth = exact_neighbours(&joined.head(joined.len()), &ids, 10);
     let hits = index.search(queries, 10, probe).unwrap();
-    let found: usize = hits
-        .iter()
-        .zip(&truth)
-        .map(|(h, t)| {
-            let t: Vec<u32> = t
-                .iter()
-                .copied()
-                .filter(|&i| (i as usize) < base.len())
-                .collect();
-            h.iter()
-                .filter(|x| t[..t.len().min(10)].contains(&x.id))
-                .count()
-        })
-        .sum();
-    found as f64 / (10 * hits.len()) as f64
+    recall_at_10(&hits, &truth, base.len())
+}
+
+/// A CPU codebook index of `base` (5 bits a code) with the default probe.
+fn cpu_index(base: VectorSet) -> CodebookIndex {
+    let params = CodebookParams::for_data(base.len(), base.dim(), 5);
+    CodebookIndex::build(base, params, Probe::default(), DeviceChoice::Cpu, None).unwrap()
 }
 
 #[test]
 fn tuned_codebook_reaches_its_recall_and_survives_a_reload() {
     let base = clusters(8000, 1);
     let queries = clusters(200, 2);
-    let params = CodebookParams::for_data(base.len(), base.dim(), 5);
-    let mut index = CodebookIndex::build(
-        base.clone(),
-        params,
-        Probe::default(),
-        DeviceChoice::Cpu,
-        None,
-    )
-    .unwrap();
+    let mut index = cpu_index(base.clone());
     let report = tune(&index, 10, 0.9, 3).unwrap();
     assert!(report.reached, "{:?}", report.tried.last());
     assert!(report.tuned.recall >= 0.9);
@@ -86,9 +67,7 @@ fn tuned_codebook_reaches_its_recall_and_survives_a_reload() {
 #[test]
 fn bad_inputs_are_refused_with_a_reason() {
     let base = clusters(600, 1);
-    let params = CodebookParams::for_data(base.len(), base.dim(), 5);
-    let index =
-        CodebookIndex::build(base, params, Probe::default(), DeviceChoice::Cpu, None).unwrap();
+    let index = cpu_index(base);
     let wrong = VectorSet::new(3, vec![0.0; 6]).unwrap();
     let e = index.search(&wrong, 10, &Probe::default()).unwrap_err();
     assert!(e.to_string().contains("expected 24, found 3"), "{e}");
@@ -126,15 +105,7 @@ fn the_scan_counts_what_the_lists_count() {
     use genie_lsh::codebook::index::Counting;
     let base = clusters(3000, 1);
     let queries = clusters(60, 2);
-    let params = CodebookParams::for_data(base.len(), base.dim(), 5);
-    let index = CodebookIndex::build(
-        base.clone(),
-        params,
-        Probe::default(),
-        DeviceChoice::Cpu,
-        None,
-    )
-    .unwrap();
+    let index = cpu_index(base.clone());
     let n = base.len();
     for (probes, entries, weighted, levels) in [
         (4, 3, true, 0),
@@ -203,9 +174,7 @@ fn closeness_weights_fall_as_the_distance_grows() {
     use genie_lsh::codebook::weights::{Closeness, LEVELS};
     let base = clusters(3000, 1);
     let queries = clusters(20, 4);
-    let params = CodebookParams::for_data(base.len(), base.dim(), 5);
-    let index =
-        CodebookIndex::build(base, params, Probe::default(), DeviceChoice::Cpu, None).unwrap();
+    let index = cpu_index(base);
     let book = index.codebook();
     let arrays = book.device_arrays();
     let (dim, m) = (queries.dim(), book.params().subspaces as usize);

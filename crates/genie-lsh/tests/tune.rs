@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::clusters;
+use common::{clusters, joined, recall_at_10};
 
 use genie_core::DeviceChoice;
 use genie_lsh::tune::{build_tuned, TuneReport, TuneSpec};
@@ -14,30 +14,14 @@ use genie_lsh::{estimate, Family, IndexMetadata, VectorIndex, VectorSet};
 
 /// Recall@10 of `index` with its default candidates on `queries`, held out of `base`.
 fn held_out_recall(index: &VectorIndex, base: &VectorSet, queries: &VectorSet) -> f64 {
-    let mut all = base.as_slice().to_vec();
-    all.extend_from_slice(queries.as_slice());
-    let joined = VectorSet::new(base.dim(), all).unwrap();
-    let ids: Vec<usize> = (base.len()..joined.len()).collect();
+    let (joined, ids) = joined(base, queries);
     let metric = index.metadata().metric;
     // 10 neighbours among the base rows: the other queries are left out of the truth
     let truth = exact_neighbours_by(&joined, &ids, 10 + queries.len(), metric);
     let hits = index
         .search(queries, 10, index.default_candidates(10))
         .unwrap();
-    let found: usize = hits
-        .iter()
-        .zip(&truth)
-        .map(|(h, t)| {
-            let t: Vec<u32> = t
-                .iter()
-                .copied()
-                .filter(|&i| (i as usize) < base.len())
-                .take(10)
-                .collect();
-            h.iter().filter(|x| t.contains(&x.id)).count()
-        })
-        .sum();
-    found as f64 / (10 * hits.len()) as f64
+    recall_at_10(&hits, &truth, base.len())
 }
 
 fn tuned(family: Family, target: f64) -> (VectorIndex, TuneReport, VectorSet) {

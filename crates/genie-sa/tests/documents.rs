@@ -4,11 +4,10 @@
 
 mod common;
 
-use common::{data_dir, Rng};
-use genie_core::{CpuBackend, Engine, Hit, SearchParams, Transform};
+use common::{assert_top_k_is, cpu_engine, data_dir, top_k, Rng};
+use genie_core::Hit;
 use genie_sa::{DocumentTransform, Tokenizer};
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 fn read_tweets(limit: usize) -> Option<Vec<String>> {
     let dir = data_dir("tweets")?;
@@ -32,18 +31,7 @@ fn read_tweets(limit: usize) -> Option<Vec<String>> {
 fn brute_force(tok: &Tokenizer, docs: &[String], query: &str, k: usize) -> Vec<Hit> {
     let words = |t: &str| tok.words(t).into_iter().collect::<BTreeSet<_>>();
     let q = words(query);
-    let mut hits: Vec<Hit> = docs
-        .iter()
-        .enumerate()
-        .map(|(id, d)| Hit {
-            id: id as u32,
-            count: words(d).intersection(&q).count() as u32,
-        })
-        .filter(|h| h.count > 0)
-        .collect();
-    hits.sort_by_key(|h| (std::cmp::Reverse(h.count), h.id));
-    hits.truncate(k);
-    hits
+    top_k(docs.iter().map(|d| words(d).intersection(&q).count()), k)
 }
 
 #[test]
@@ -54,15 +42,7 @@ fn real_tweets_against_brute_force() {
     let (docs, outside) = tweets.split_at(500);
     for tok in [Tokenizer::new(), Tokenizer::keeping_stop_words()] {
         let t = DocumentTransform::build(tok, docs.iter().map(String::as_str)).unwrap();
-        let mut b = t.builder();
-        let mut kws = Vec::new();
-        for d in docs {
-            kws.clear();
-            t.keywords(d, &mut kws).unwrap();
-            b.push_object(&kws).unwrap();
-        }
-        let engine =
-            Engine::with_backend(Arc::new(b.build().unwrap()), &CpuBackend::new()).unwrap();
+        let engine = cpu_engine(&t, docs.iter().map(String::as_str));
         // tweets of the index, halves of them, and tweets it does not hold
         let mut rng = Rng(42);
         let mut queries: Vec<String> = (0..40)
@@ -74,11 +54,8 @@ fn real_tweets_against_brute_force() {
         }));
         queries.extend(outside.iter().cloned());
         let prepared: Vec<_> = queries.iter().map(|q| t.prepare(q)).collect();
-        for k in [1u32, 10] {
-            let results = engine.search(&prepared, &SearchParams::top_k(k)).unwrap();
-            for (q, r) in queries.iter().zip(&results) {
-                assert_eq!(r, &brute_force(&tok, docs, q, k as usize), "query {q:?}");
-            }
-        }
+        assert_top_k_is(&engine, &queries, &prepared, &[1, 10], |q, k| {
+            brute_force(&tok, docs, q, k)
+        });
     }
 }

@@ -4,11 +4,10 @@
 
 mod common;
 
-use common::{data_dir, Rng};
-use genie_core::{CpuBackend, Engine, Hit, SearchParams, Transform};
+use common::{assert_top_k_is, cpu_engine, data_dir, top_k, Rng};
+use genie_core::Hit;
 use genie_sa::schema::AttributeKind;
 use genie_sa::*;
-use std::sync::Arc;
 
 fn read_adult(limit: usize) -> Option<(Vec<String>, Vec<Vec<String>>)> {
     let dir = data_dir("adult")?;
@@ -69,22 +68,13 @@ fn meets(schema: &Schema, attr: usize, cond: &Condition, field: &str) -> bool {
 }
 
 fn brute_force(schema: &Schema, rows: &[Vec<String>], q: &TableQuery, k: usize) -> Vec<Hit> {
-    let mut hits: Vec<Hit> = rows
-        .iter()
-        .enumerate()
-        .map(|(id, row)| Hit {
-            id: id as u32,
-            count: q
-                .conditions
-                .iter()
-                .filter(|(a, c)| meets(schema, *a, c, &row[*a]))
-                .count() as u32,
-        })
-        .filter(|h| h.count > 0)
-        .collect();
-    hits.sort_by_key(|h| (std::cmp::Reverse(h.count), h.id));
-    hits.truncate(k);
-    hits
+    let met = |row: &Vec<String>| {
+        q.conditions
+            .iter()
+            .filter(|(a, c)| meets(schema, *a, c, &row[*a]))
+            .count()
+    };
+    top_k(rows.iter().map(met), k)
 }
 
 #[test]
@@ -106,15 +96,7 @@ fn real_adult_rows_against_brute_force() {
             .filter(|a| a.is_numeric())
             .count();
         assert_eq!(numeric, 6);
-        let mut b = t.builder();
-        let mut kws = Vec::new();
-        for r in data {
-            kws.clear();
-            t.keywords(r, &mut kws).unwrap();
-            b.push_object(&kws).unwrap();
-        }
-        let engine =
-            Engine::with_backend(Arc::new(b.build().unwrap()), &CpuBackend::new()).unwrap();
+        let engine = cpu_engine(&t, data.iter().map(Vec::as_slice));
         let mut queries = Vec::new();
         let mut rng = Rng(7);
         for radius in [0, 50] {
@@ -137,12 +119,9 @@ fn real_adult_rows_against_brute_force() {
             queries.push(TableQuery::parse(text, t.schema()).unwrap());
         }
         let prepared: Vec<_> = queries.iter().map(|q| t.prepare(q).unwrap()).collect();
-        for k in [1u32, 10, 100] {
-            let results = engine.search(&prepared, &SearchParams::top_k(k)).unwrap();
-            for (q, r) in queries.iter().zip(&results) {
-                assert_eq!(r, &brute_force(t.schema(), data, q, k as usize), "{q:?}");
-            }
-        }
+        assert_top_k_is(&engine, &queries, &prepared, &[1, 10, 100], |q, k| {
+            brute_force(t.schema(), data, q, k)
+        });
     }
 }
 
