@@ -9,7 +9,6 @@
 //! Queries flagged by the kernels (full table, lost race) are rerun with a larger table.
 
 use super::cuda_err;
-use super::kernels::Kernel;
 use super::plan::{grown_slots, plan, Plan, TILE_WORDS, TILE_WORDS_WIDE};
 use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
@@ -61,7 +60,7 @@ impl Gpu {
         let context_ms = t.elapsed().as_secs_f64() * 1e3;
         let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
         let arch = format!("sm_{major}{minor}");
-        let module = super::kernels::load(&ctx, Kernel::Cpq, &arch)?;
+        let module = super::kernels::load(&ctx, &super::kernels::CPQ, &arch)?;
         let f = |name: &str| module.load_function(name).map_err(cuda_err);
         // the tiled kernels keep their counters in dynamic shared memory
         let tiled = |name: &str, words: u32| {
