@@ -21,7 +21,11 @@ pub fn cuda_err(e: impl std::fmt::Debug) -> GenieError {
 pub use cudarc;
 
 #[cfg(feature = "cuda")]
+mod buffers;
+#[cfg(feature = "cuda")]
 mod ceilings;
+#[cfg(feature = "cuda")]
+mod dense;
 #[cfg(feature = "cuda")]
 mod gpu;
 pub mod kernels;
