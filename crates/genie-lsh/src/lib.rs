@@ -14,17 +14,21 @@
 //! [`transform`] and [`set_transform`] (the [`genie_core::Transform`] impls), [`params`] (the number
 //! of functions, Theorem 4.1 and Eqn. 9), [`estimate`] (defaults from a sample), [`metric`] and
 //! [`verify`] (exact distances, the [`genie_core::Verifier`]), [`index`] ([`VectorIndex`]),
-//! [`stored`] (what an index file records of its family), [`tune`] (the width and candidates tuned at build for a target recall, with [`tuning`], what
-//! it shares with the codebook's tuner), [`vectors`] ([`VectorSet`]) and [`io`] (vector files).
+//! [`stored`] (what an index file records of its family), [`tune`] (the width and candidates
+//! tuned at build for a target recall, with [`tuning`], what it shares with the codebook's
+//! tuner), [`vectors`] ([`VectorSet`]) and [`io`] (vector files); [`gpu`] launches the GPU
+//! kernels of [`kernels`] (the `cuda` feature).
 #![deny(missing_docs)]
 
 pub mod codebook;
 pub mod error;
 pub mod estimate;
 pub mod family;
+pub mod gpu;
 pub mod hash;
 pub mod index;
 pub mod io;
+pub mod kernels;
 pub mod metric;
 pub mod params;
 pub mod rerank;

@@ -4,11 +4,11 @@
 //! the CPU's comparator ([`rank_verified`]).
 
 use crate::error::{LshError, Result};
+use crate::gpu::{CellCodesRef, CodebookRef, GpuVectors, VectorDistance};
 use crate::metric::Metric;
 use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::vectors::VectorSet;
 use crate::verify::VectorVerifier;
-use genie_core::backend::{CellCodesRef, CodebookRef, GpuVectors, VectorDistance};
 use genie_core::{rank_verified, Hit, VerifiedHit, Verifier};
 use rayon::prelude::*;
 use std::sync::Arc;

@@ -79,7 +79,7 @@ impl VectorTransform {
     /// The keywords of every vector on GPU 0, identical to [`VectorTransform::keywords_of_all`] on
     /// the CPU; `None` for a family without a GPU kernel (every built-in family has one).
     pub fn keywords_of_all_gpu(&self, vectors: &VectorSet) -> Result<Option<Vec<Keyword>>> {
-        use genie_core::backend::cuda;
+        use crate::gpu as cuda;
         let Some(params) = self.hash.gpu_params() else {
             return Ok(None);
         };

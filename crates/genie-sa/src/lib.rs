@@ -19,12 +19,17 @@
 //!
 //! Side data an index needs at search time (sequences, word dictionaries) is kept in [`store`]
 //! files beside the index.
+//!
+//! The edit distances of a sequence search may run on a GPU ([`seq_device`] over [`gpu`], with
+//! the kernels of [`kernels`]; the `cuda` feature).
 #![deny(missing_docs)]
 
 pub mod document;
 pub mod edit_distance;
 pub mod error;
+pub mod gpu;
 pub mod gram_dict;
+pub mod kernels;
 pub mod ngram;
 pub mod schema;
 pub mod seq_device;

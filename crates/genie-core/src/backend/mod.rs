@@ -8,10 +8,7 @@ pub mod cuda;
 mod device;
 
 pub use cpu::{CpuBackend, CpuCosts};
-pub use cuda::{
-    cuda_probe, kernels, CellCodesRef, CodebookRef, CudaBackend, GpuSequences, GpuVectors, ScanJob,
-    ScanTimes, SeqJob, VectorDistance, Within, SEQ_BINS, SEQ_MAX_WORDS,
-};
+pub use cuda::{cuda_probe, kernels, CudaBackend};
 pub use device::{each_on_a_thread, select_backend, select_backends, DeviceChoice};
 
 use crate::error::Result;

@@ -1,11 +1,13 @@
 //! Where the nearest-centre searches of training and encoding run: every row's nearest coarse
-//! cell and every residual slice's nearest codeword, on the GPU when one is chosen (kernels/lsh.cu `nearest_scores` and `smallest_rows`, the
-//! CPU's arithmetic and ties), else on all cores. Either way the same centre for every row, so a
-//! codebook trained and encoded on the GPU is the one the CPU would build, bit for bit.
+//! cell and every residual slice's nearest codeword, on the GPU when one is chosen
+//! (`kernels/lsh.cu` `nearest_scores` and `smallest_rows`, the CPU's arithmetic and ties), else on
+//! all cores. Either way the same centre for every row, so a codebook trained and encoded on the
+//! GPU is the one the CPU would build, bit for bit.
 
 use super::kmeans::Centres;
 use crate::error::{LshError, Result};
-use genie_core::backend::{cuda_probe, GpuVectors};
+use crate::gpu::GpuVectors;
+use genie_core::backend::cuda_probe;
 use genie_core::DeviceChoice;
 
 /// Nearest-centre searches over rows of one dimension.

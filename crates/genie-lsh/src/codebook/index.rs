@@ -7,6 +7,7 @@
 use super::scan::{CellCodes, Plan};
 use super::{Codebook, CodebookParams, Probe};
 use crate::error::{LshError, Result};
+use crate::gpu::{CellCodesRef, CodebookRef, ScanJob};
 use crate::index::{load_vectors, vectors_info, vectors_path, VectorsInfo};
 use crate::io::raw;
 use crate::metric::Metric;
@@ -14,7 +15,6 @@ use crate::rerank::Reranker;
 use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::stored::{self, IndexFamily};
 use crate::vectors::VectorSet;
-use genie_core::backend::{CellCodesRef, CodebookRef, ScanJob};
 use genie_core::{
     select_backend, Backend, DeviceChoice, Engine, Hit, IndexBuilder, InvertedIndex, Method,
     SearchParams, VerifiedHit,
@@ -449,7 +449,7 @@ impl CodebookIndex {
 
     /// The GPU that scans a probe of `levels` closeness levels: one with the cells, and the
     /// codebook too for closeness weights (computed on the device only).
-    fn scanning_gpu(&self, levels: u32) -> Option<&genie_core::backend::GpuVectors> {
+    fn scanning_gpu(&self, levels: u32) -> Option<&crate::gpu::GpuVectors> {
         self.reranker
             .gpu()
             .filter(|g| g.has_cells() && (levels == 0 || g.has_codebook()))

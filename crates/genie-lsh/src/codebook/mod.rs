@@ -531,7 +531,7 @@ impl Codebook {
         Ok(self.queries_of_plan(&self.plan(vectors, probe)?, vectors))
     }
 
-    /// The arrays the GPU chooses probes with ([`genie_core::backend::CodebookRef`]): centres and
+    /// The arrays the GPU chooses probes with ([`crate::gpu::CodebookRef`]): centres and
     /// their norms, the codewords slice after slice and their norms, the cross table and the
     /// slice bounds.
     pub fn device_arrays(&self) -> DeviceArrays<'_> {

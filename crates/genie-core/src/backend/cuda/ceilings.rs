@@ -4,7 +4,6 @@
 //! pinned staging of several layouts ([`measure_staged_uploads`]).
 
 use super::cuda_err;
-use super::kernels::Kernel;
 use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use super::{Ceilings, StagedUpload};
 use crate::error::{GenieError, Result};
@@ -33,7 +32,7 @@ pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
     super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
     let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
     let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
-    let module = super::kernels::load(&ctx, Kernel::Bench, &format!("sm_{major}{minor}"))?;
+    let module = super::kernels::load(&ctx, &super::kernels::BENCH, &format!("sm_{major}{minor}"))?;
     let atomic = module
         .load_function("random_atomic_add")
         .map_err(cuda_err)?;

@@ -8,8 +8,9 @@
 //! buffers (bitmaps, tables, ZipperArrays) are used by `compute` alone and reused by every batch.
 //! Queries flagged by the kernels (full table, lost race) are rerun with a larger table.
 
+use super::buffers::{Grow, Slot};
 use super::cuda_err;
-use super::kernels::Kernel;
+use super::dense::Dense;
 use super::plan::{grown_slots, plan, Plan, TILE_WORDS, TILE_WORDS_WIDE};
 use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
@@ -18,8 +19,8 @@ use crate::error::{GenieError, Result};
 use crate::index::{InvertedIndex, PreparedQuery};
 use crate::model::Hit;
 use cudarc::driver::{
-    sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
-    LaunchConfig, PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
+    sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig,
+    PushKernelArg,
 };
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -61,7 +62,7 @@ impl Gpu {
         let context_ms = t.elapsed().as_secs_f64() * 1e3;
         let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
         let arch = format!("sm_{major}{minor}");
-        let module = super::kernels::load(&ctx, Kernel::Cpq, &arch)?;
+        let module = super::kernels::load(&ctx, &super::kernels::CPQ, &arch)?;
         let f = |name: &str| module.load_function(name).map_err(cuda_err);
         // the tiled kernels keep their counters in dynamic shared memory
         let tiled = |name: &str, words: u32| {
@@ -121,7 +122,7 @@ impl Gpu {
     /// Measured against DMA straight from the mapped file's pages, registered read-only for
     /// the copy: registering 948 MB alone took 39.5 ms on an H200's host, as long as a whole
     /// staged upload (docs/BENCHMARKS.md, issue 15).
-    fn upload(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
+    pub(super) fn upload(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
         let (dev, times) = self.staging.upload(stream, host)?;
         let bytes = std::mem::size_of_val(host) as f64;
         if bytes < 1e6 {
@@ -138,157 +139,6 @@ impl Gpu {
             bytes / (times.alloc_ms + times.copy_ms) / 1e6
         );
         Ok(dev)
-    }
-}
-
-/// Objects a dense bitmap's whole tiles cover: the widest tile (8-bit counters, wide tiles); every
-/// other tile size divides it.
-const DENSE_TILE_OBJECTS: u64 = (TILE_WORDS_WIDE as u64) * 4;
-
-/// Keyword lists kept as bitmaps on the device for the tiled kernel ([`SearchParams::gpu_dense`]).
-struct Dense {
-    /// The `gpu_dense` it was built for.
-    div: u32,
-    /// The dense keywords, ascending; bitmap `i` is `keywords[i]`'s.
-    keywords: Vec<u32>,
-    /// `keywords.len() x words` bits (at least one word).
-    bits: CudaSlice<u32>,
-    /// Words per bitmap.
-    words: u64,
-}
-
-impl Dense {
-    /// Bitmaps of the lists holding at least `1 / div` of the objects (none for `div == 0`),
-    /// longest first while they fit in no more bytes than the postings, nor a quarter of the
-    /// device's free memory; uploaded on `stream`.
-    fn build(gpu: &Gpu, stream: &Arc<CudaStream>, index: &InvertedIndex, div: u32) -> Result<Self> {
-        use rayon::prelude::*;
-        let cap_bytes = (index.num_postings() * 4).min(gpu.free_memory() / 4);
-        let n = index.num_objects() as u64;
-        let words = n.div_ceil(DENSE_TILE_OBJECTS) * (DENSE_TILE_OBJECTS / 32);
-        let offsets = index.offsets();
-        let mut chosen: Vec<(u64, u32)> = if div == 0 || n == 0 {
-            Vec::new()
-        } else {
-            (0..offsets.len().saturating_sub(1))
-                .into_par_iter()
-                .filter_map(|kw| {
-                    let len = offsets[kw + 1] - offsets[kw];
-                    let ids = index.postings_of(kw as u32);
-                    // a bitmap holds each object once: the ids must strictly increase
-                    (len > 0
-                        && len.saturating_mul(u64::from(div)) >= n
-                        && ids.windows(2).all(|w| w[0] < w[1]))
-                    .then_some((len, kw as u32))
-                })
-                .collect()
-        };
-        chosen.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        chosen.truncate((cap_bytes / (words * 4).max(1)) as usize);
-        let mut keywords: Vec<u32> = chosen.iter().map(|&(_, kw)| kw).collect();
-        keywords.sort_unstable();
-        let mut host = vec![0u32; (keywords.len() as u64 * words).max(1) as usize];
-        if !keywords.is_empty() {
-            host.par_chunks_mut(words as usize)
-                .zip(keywords.par_iter())
-                .for_each(|(bm, &kw)| {
-                    for &o in index.postings_of(kw) {
-                        bm[(o / 32) as usize] |= 1 << (o % 32);
-                    }
-                });
-        }
-        log::debug!(
-            "{} dense keyword lists (1/{div} of the objects or more), {:.1} MB of bitmaps",
-            keywords.len(),
-            (keywords.len() as u64 * words * 4) as f64 / 1e6
-        );
-        Ok(Self {
-            div,
-            keywords,
-            bits: gpu.upload(stream, &host)?,
-            words,
-        })
-    }
-}
-
-/// A device buffer that grows, never shrinks.
-struct Grow<T>(Option<CudaSlice<T>>);
-
-impl<T: DeviceRepr + ValidAsZeroBits> Grow<T> {
-    fn get(&mut self, s: &Arc<CudaStream>, len: usize) -> Result<&mut CudaSlice<T>> {
-        let len = len.max(1);
-        if self.0.as_ref().is_none_or(|b| b.len() < len) {
-            self.0 = None; // free first
-                           // SAFETY: callers clear or fully write the part they read.
-            self.0 = Some(unsafe { s.alloc::<T>(len) }.map_err(cuda_err)?);
-        }
-        self.0
-            .as_mut()
-            .ok_or_else(|| GenieError::Internal("buffer".into()))
-    }
-}
-
-/// A pinned host buffer that grows.
-struct Pinned<T>(Option<PinnedHostSlice<T>>);
-
-impl<T: DeviceRepr + ValidAsZeroBits> Pinned<T> {
-    /// `write_combined` suits buffers the host only writes (uploads); read-back buffers use flags 0.
-    fn get(
-        &mut self,
-        ctx: &Arc<CudaContext>,
-        len: usize,
-        write_combined: bool,
-    ) -> Result<&mut PinnedHostSlice<T>> {
-        let len = len.max(1);
-        if self.0.as_ref().is_none_or(|b| b.len() < len) {
-            self.0 = None;
-            let flags = if write_combined {
-                sys::CU_MEMHOSTALLOC_WRITECOMBINED
-            } else {
-                0
-            };
-            // SAFETY: written before any copy reads it.
-            self.0 =
-                Some(unsafe { ctx.alloc_pinned_with_flags::<T>(len, flags) }.map_err(cuda_err)?);
-        }
-        self.0
-            .as_mut()
-            .ok_or_else(|| GenieError::Internal("pinned buffer".into()))
-    }
-}
-
-/// Input and output buffers of one batch in flight.
-struct Slot {
-    h_in: Pinned<u32>,
-    d_in: Grow<u32>,
-    d_keys: Grow<u64>,
-    d_counts: Grow<u32>,
-    d_flags: Grow<u32>,
-    h_keys: Pinned<u64>,
-    h_counts: Pinned<u32>,
-    h_flags: Pinned<u32>,
-    /// compute finished reading this slot's inputs
-    consumed: Option<CudaEvent>,
-    /// (first query, queries, kp) of the batch whose results are on their way back
-    batch: Option<(usize, usize, usize)>,
-    events: Vec<CudaEvent>,
-}
-
-impl Slot {
-    fn new() -> Self {
-        Self {
-            h_in: Pinned(None),
-            d_in: Grow(None),
-            d_keys: Grow(None),
-            d_counts: Grow(None),
-            d_flags: Grow(None),
-            h_keys: Pinned(None),
-            h_counts: Pinned(None),
-            h_flags: Pinned(None),
-            consumed: None,
-            batch: None,
-            events: Vec::new(),
-        }
     }
 }
 

@@ -1,107 +1,233 @@
-//! Kernels are data (CONVENTIONS.md 2): the `.cu` sources of `kernels/`, embedded, compiled once
-//! per context by NVRTC for the device's architecture, PTX cached on disk keyed by the source's
-//! hash and the architecture. A compile error names the kernel and carries NVRTC's log.
+//! Kernels are data (CONVENTIONS.md 2): every crate with code for a GPU declares its CUDA C++
+//! sources as [`KernelModule`] values beside its launchers (this crate's are [`CPQ`] and
+//! [`BENCH`], in its `kernels/` folder). A module is compiled by NVRTC for the device's
+//! architecture, its PTX cached on disk keyed by the source's hash and the architecture, and
+//! loaded once per context ([`load`]). A compile error names the module and carries NVRTC's log.
 //!
-//! For Hopper (sm_90: H100, H200) the binary also carries each kernel built ahead (CUBIN, in
-//! `kernels/shipped/`), so a first search on a fresh machine loads it in milliseconds instead of
-//! compiling for seconds. A shipped build is used only while its source's hash is the source's
-//! (a test keeps them in step; `cargo test --test kernels -- --ignored ship` rebuilds them).
+//! For Hopper (sm_90: H100, H200) a module also carries its build made ahead (CUBIN, in its
+//! crate's `kernels/shipped/`, listed in the `MANIFEST` there as `FILE ARCH CRC32-OF-SOURCE`), so a
+//! first search on a fresh machine loads it in milliseconds instead of compiling for seconds. A
+//! shipped build is used only while its source's hash is the source's (the workspace's
+//! `tests/kernels.rs` keeps them in step; `cargo test --test kernels -- --ignored ship` rebuilds
+//! them).
 
-use crate::error::{GenieError, Result};
+#[cfg(not(feature = "cuda"))]
+use crate::error::GenieError;
+use crate::error::Result;
+use std::borrow::Cow;
 use std::path::PathBuf;
 
-/// A kernel source file and its entry points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kernel {
-    /// `kernels/cpq.cu`: c-PQ and count-table match and select.
-    Cpq,
-    /// `kernels/bench.cu`: microbenchmarks of the hardware ceilings.
-    Bench,
-    /// `kernels/lsh.cu`: LSH hashing (projections, sign projections, random binning) with
-    /// CPU-identical signatures.
-    Lsh,
-    /// `kernels/seq.cu`: edit distances of resident sequences (bit-parallel).
-    Seq,
-}
-
-impl Kernel {
-    /// Every kernel source.
-    pub const ALL: [Kernel; 4] = [Kernel::Cpq, Kernel::Bench, Kernel::Lsh, Kernel::Seq];
-
-    /// The file name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Cpq => "cpq.cu",
-            Kernel::Bench => "bench.cu",
-            Kernel::Lsh => "lsh.cu",
-            Kernel::Seq => "seq.cu",
-        }
-    }
-
-    /// The CUDA C++ source (kernels/common.cuh, then the kernel's file).
-    pub fn source(self) -> &'static str {
-        match self {
-            Kernel::Cpq => concat!(
-                include_str!("../../../../../kernels/common.cuh"),
-                include_str!("../../../../../kernels/cpq.cu")
-            ),
-            Kernel::Bench => concat!(
-                include_str!("../../../../../kernels/common.cuh"),
-                include_str!("../../../../../kernels/bench.cu")
-            ),
-            Kernel::Lsh => concat!(
-                include_str!("../../../../../kernels/common.cuh"),
-                include_str!("../../../../../kernels/lsh.cu")
-            ),
-            Kernel::Seq => concat!(
-                include_str!("../../../../../kernels/common.cuh"),
-                include_str!("../../../../../kernels/seq.cu")
-            ),
-        }
-    }
-
-    /// The `extern "C"` entry points.
-    pub fn entry_points(self) -> &'static [&'static str] {
-        match self {
-            Kernel::Cpq => &[
-                "cpq_init",
-                "cpq_match",
-                "cpq_select",
-                "ct_match",
-                "ct_select",
-                "tile_match",
-                "tile_match16",
-                "tile_match_wide",
-                "tile_match16_wide",
-            ],
-            Kernel::Bench => &["random_atomic_add"],
-            Kernel::Lsh => &[
-                "project_hash",
-                "sign_hash",
-                "binning_hash",
-                "rerank_distance",
-                "codebook_scan",
-                "rank_top_k",
-                "nearest_scores",
-                "smallest_rows",
-                "codebook_picks",
-                "codeword_products",
-                "object_terms",
-            ],
-            Kernel::Seq => &["seq_nearest", "seq_distances"],
-        }
-    }
-}
+/// `kernels/common.cuh`: the types and the hash finalizer every kernel shares, the first part of
+/// each module's source (other crates' modules prepend it too).
+pub const COMMON_HEADER: &str = include_str!("../../../kernels/common.cuh");
 
 /// The architecture the shipped builds are for.
 pub const SHIPPED_ARCH: &str = "sm_90";
 
-/// `kernels/shipped/MANIFEST`: a line per shipped build, `FILE ARCH CRC32-OF-SOURCE`.
-pub const SHIPPED_MANIFEST: &str = include_str!("../../../../../kernels/shipped/MANIFEST");
+/// A build of a module made ahead for one architecture.
+#[derive(Clone, Copy)]
+pub struct ShippedBuild {
+    /// The architecture, e.g. `sm_90`.
+    pub arch: &'static str,
+    /// The CUBIN (embedded with `include_bytes!`).
+    pub cubin: &'static [u8],
+    /// CRC-32 of the source it was built from; `None` (not listed) is never used.
+    pub source_hash: Option<u32>,
+}
 
-/// The hash that keys a kernel's builds: CRC-32 of its source.
-pub fn source_hash(kernel: Kernel) -> u32 {
-    crc32fast::hash(kernel.source().as_bytes())
+impl ShippedBuild {
+    /// The CUBIN `cubin` of `file` for `arch`, built from the source whose hash the crate's
+    /// `manifest` (its `kernels/shipped/MANIFEST`) lists for them.
+    pub const fn listed(
+        manifest: &str,
+        file: &str,
+        arch: &'static str,
+        cubin: &'static [u8],
+    ) -> Self {
+        Self {
+            arch,
+            cubin,
+            source_hash: manifest_hash(manifest, file, arch),
+        }
+    }
+}
+
+impl std::fmt::Debug for ShippedBuild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShippedBuild")
+            .field("arch", &self.arch)
+            .field("bytes", &self.cubin.len())
+            .field("source_hash", &self.source_hash.map(|h| format!("{h:08x}")))
+            .finish()
+    }
+}
+
+/// A kernel module as a crate declares it (a `static`): a CUDA C++ source, its entry points and
+/// its builds made ahead. Loaded by [`load`] (or `cuda::open_module`), compiled by [`compile`].
+#[derive(Clone, Copy)]
+pub struct KernelModule {
+    /// The file name (`cpq.cu`): the program's name for NVRTC, errors and the PTX disk cache.
+    pub name: &'static str,
+    /// The source in parts, concatenated: [`COMMON_HEADER`], then the file.
+    pub parts: &'static [&'static str],
+    /// The `extern "C"` entry points.
+    pub entry_points: &'static [&'static str],
+    /// Its builds made ahead (none: always compiled by NVRTC).
+    pub builds: &'static [ShippedBuild],
+}
+
+impl std::fmt::Debug for KernelModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelModule")
+            .field("name", &self.name)
+            .field("source_hash", &format!("{:08x}", self.source_hash()))
+            .field("entry_points", &self.entry_points)
+            .field("builds", &self.builds)
+            .finish()
+    }
+}
+
+impl KernelModule {
+    /// The CUDA C++ source: the parts one after the other.
+    pub fn source(&self) -> Cow<'static, str> {
+        match self.parts {
+            [one] => Cow::Borrowed(one),
+            parts => Cow::Owned(parts.concat()),
+        }
+    }
+
+    /// The hash that keys the module's builds: CRC-32 of its source.
+    pub fn source_hash(&self) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        for part in self.parts {
+            h.update(part.as_bytes());
+        }
+        h.finalize()
+    }
+
+    /// The CUBIN built ahead for `arch`, when one ships for this very source.
+    pub fn shipped(&self, arch: &str) -> Option<&'static [u8]> {
+        let hash = self.source_hash();
+        self.builds
+            .iter()
+            .find(|b| b.arch == arch && b.source_hash == Some(hash) && !b.cubin.is_empty())
+            .map(|b| b.cubin)
+    }
+}
+
+/// This crate's `kernels/shipped/MANIFEST`.
+const MANIFEST: &str = include_str!("../../../kernels/shipped/MANIFEST");
+
+/// `kernels/cpq.cu`: c-PQ and count-table match and select.
+pub static CPQ: KernelModule = KernelModule {
+    name: "cpq.cu",
+    parts: &[COMMON_HEADER, include_str!("../../../kernels/cpq.cu")],
+    entry_points: &[
+        "cpq_init",
+        "cpq_match",
+        "cpq_select",
+        "ct_match",
+        "ct_select",
+        "tile_match",
+        "tile_match16",
+        "tile_match_wide",
+        "tile_match16_wide",
+    ],
+    builds: &[ShippedBuild::listed(
+        MANIFEST,
+        "cpq.cu",
+        SHIPPED_ARCH,
+        include_bytes!("../../../kernels/shipped/cpq.sm_90.cubin"),
+    )],
+};
+
+/// `kernels/bench.cu`: microbenchmarks of the hardware ceilings.
+pub static BENCH: KernelModule = KernelModule {
+    name: "bench.cu",
+    parts: &[COMMON_HEADER, include_str!("../../../kernels/bench.cu")],
+    entry_points: &["random_atomic_add"],
+    builds: &[ShippedBuild::listed(
+        MANIFEST,
+        "bench.cu",
+        SHIPPED_ARCH,
+        include_bytes!("../../../kernels/shipped/bench.sm_90.cubin"),
+    )],
+};
+
+/// This crate's kernel modules (its `kernels/` folder).
+pub static MODULES: [&KernelModule; 2] = [&CPQ, &BENCH];
+
+/// The hash a `MANIFEST` lists for `file` and `arch`: the third field of the first line whose
+/// first two are they (fields split by whitespace, the hash in hex), or `None`.
+pub const fn manifest_hash(manifest: &str, file: &str, arch: &str) -> Option<u32> {
+    let m = manifest.as_bytes();
+    let mut start = 0;
+    while start < m.len() {
+        let mut end = start;
+        while end < m.len() && m[end] != b'\n' {
+            end += 1;
+        }
+        let (a, b) = token(m, start, end);
+        if same(m, a, b, file.as_bytes()) {
+            let (c, d) = token(m, b, end);
+            if same(m, c, d, arch.as_bytes()) {
+                let (e, f) = token(m, d, end);
+                if let Some(h) = hex(m, e, f) {
+                    return Some(h);
+                }
+            }
+        }
+        start = end + 1;
+    }
+    None
+}
+
+/// The next whitespace-separated token of `m[from..end]`, as its bounds (empty at the end).
+const fn token(m: &[u8], from: usize, end: usize) -> (usize, usize) {
+    let mut a = from;
+    while a < end && m[a].is_ascii_whitespace() {
+        a += 1;
+    }
+    let mut b = a;
+    while b < end && !m[b].is_ascii_whitespace() {
+        b += 1;
+    }
+    (a, b)
+}
+
+/// Whether `m[a..b]` is `want`.
+const fn same(m: &[u8], a: usize, b: usize, want: &[u8]) -> bool {
+    if b - a != want.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < want.len() {
+        if m[a + i] != want[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// `m[a..b]` as a hexadecimal `u32` (1 to 8 digits).
+const fn hex(m: &[u8], a: usize, b: usize) -> Option<u32> {
+    if b == a || b - a > 8 {
+        return None;
+    }
+    let mut v = 0u32;
+    let mut i = a;
+    while i < b {
+        let d = match m[i] {
+            c @ b'0'..=b'9' => c - b'0',
+            c @ b'a'..=b'f' => c - b'a' + 10,
+            c @ b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        v = (v << 4) | d as u32;
+        i += 1;
+    }
+    Some(v)
 }
 
 /// Whether NVRTC may compile kernels: installed, and not turned off by `GENIE_NVRTC=off` (then
@@ -127,45 +253,18 @@ pub(crate) fn nvrtc_missing() -> &'static str {
     }
 }
 
-/// The CUBIN of `kernel` built ahead for `arch`, when one ships for this very source.
-pub fn shipped(kernel: Kernel, arch: &str) -> Option<&'static [u8]> {
-    let bytes: &'static [u8] = match kernel {
-        Kernel::Cpq => include_bytes!("../../../../../kernels/shipped/cpq.sm_90.cubin"),
-        Kernel::Bench => include_bytes!("../../../../../kernels/shipped/bench.sm_90.cubin"),
-        Kernel::Lsh => include_bytes!("../../../../../kernels/shipped/lsh.sm_90.cubin"),
-        Kernel::Seq => include_bytes!("../../../../../kernels/shipped/seq.sm_90.cubin"),
-    };
-    let current = SHIPPED_MANIFEST.lines().any(|line| {
-        let mut f = line.split_whitespace();
-        f.next() == Some(kernel.name())
-            && f.next() == Some(arch)
-            && f.next().and_then(|h| u32::from_str_radix(h, 16).ok()) == Some(source_hash(kernel))
-    });
-    (arch == SHIPPED_ARCH && current && !bytes.is_empty()).then_some(bytes)
-}
-
-/// Loads `kernel` into `ctx` for `arch`: its shipped build when there is one for this source and
-/// architecture and it loads, else PTX from the disk cache or NVRTC.
 #[cfg(feature = "cuda")]
-pub fn load(
-    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
-    kernel: Kernel,
-    arch: &str,
-) -> Result<std::sync::Arc<cudarc::driver::CudaModule>> {
-    use cudarc::nvrtc::Ptx;
-    if let Some(cubin) = shipped(kernel, arch) {
-        match ctx.load_module(Ptx::from_binary(cubin.to_vec())) {
-            Ok(module) => return Ok(module),
-            Err(e) => log::debug!(
-                "the shipped build of {} for {arch} did not load ({e}): compiling",
-                kernel.name()
-            ),
-        }
-    }
-    ctx.load_module(Ptx::from_src(ptx_for(kernel, arch)?))
-        .map_err(super::cuda_err)
+mod load;
+#[cfg(feature = "cuda")]
+pub use load::{compile_cubin, compile_source, load, ptx_for};
+
+/// Compiles `module` for `arch` with NVRTC into PTX (no cache, no device needed).
+pub fn compile(module: &KernelModule, arch: &str) -> Result<String> {
+    compile_source(module.name, &module.source(), arch)
 }
 
+/// Where compiled PTX is kept: `GENIE_CACHE_DIR`, else `$XDG_CACHE_HOME/genie`, else
+/// `~/.cache/genie`.
 fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("GENIE_CACHE_DIR") {
         return Some(PathBuf::from(d));
@@ -176,114 +275,10 @@ fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("genie"))
 }
 
-/// PTX of `kernel` for `arch` (e.g. `sm_90`), from the disk cache or compiled by NVRTC.
-#[cfg(feature = "cuda")]
-pub fn ptx_for(kernel: Kernel, arch: &str) -> Result<String> {
-    let key = crc32fast::hash(kernel.source().as_bytes());
-    let file = cache_dir().map(|d| d.join(format!("{}-{arch}-{key:08x}.ptx", kernel.name())));
-    if let Some(Ok(ptx)) = file.as_ref().map(std::fs::read_to_string) {
-        return Ok(ptx);
-    }
-    let ptx = compile(kernel, arch)?;
-    if let Some(f) = file {
-        // the cache is an optimisation: failing to write it is not an error
-        let tmp = f.with_extension(format!("tmp{}", std::process::id()));
-        let _ = f
-            .parent()
-            .map(std::fs::create_dir_all)
-            .transpose()
-            .and_then(|_| std::fs::write(&tmp, &ptx))
-            .and_then(|_| std::fs::rename(&tmp, &f));
-    }
-    Ok(ptx)
-}
-
-/// NVRTC's options for `arch`: the same for the run-time PTX and the shipped CUBINs.
-#[cfg(feature = "cuda")]
-fn nvrtc_options(arch: &str) -> Vec<String> {
-    vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()]
-}
-
-/// Compiles `kernel` for `arch` with NVRTC (no cache, no device needed).
-pub fn compile(kernel: Kernel, arch: &str) -> Result<String> {
-    compile_source(kernel.name(), kernel.source(), arch)
-}
-
-/// Compiles CUDA C++ `source` named `name` for `arch` with NVRTC.
-#[cfg(feature = "cuda")]
-pub fn compile_source(name: &str, source: &str, arch: &str) -> Result<String> {
-    if !nvrtc_available() {
-        return Err(GenieError::GpuUnavailable(nvrtc_missing().into()));
-    }
-    let opts = cudarc::nvrtc::CompileOptions {
-        options: nvrtc_options(arch),
-        name: Some(name.into()),
-        ..Default::default()
-    };
-    match cudarc::nvrtc::compile_ptx_with_opts(source, opts) {
-        Ok(ptx) => Ok(ptx.to_src()),
-        Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => {
-            Err(GenieError::KernelCompile {
-                kernel: name.into(),
-                log: log.to_string_lossy().into_owned(),
-            })
-        }
-        Err(e) => Err(GenieError::KernelCompile {
-            kernel: name.into(),
-            log: e.to_string(),
-        }),
-    }
-}
-
-/// Compiles `kernel` with NVRTC into a CUBIN for the real architecture `arch` (e.g. `sm_90`), as
-/// shipped in `kernels/shipped/`.
-#[cfg(feature = "cuda")]
-pub fn compile_cubin(kernel: Kernel, arch: &str) -> Result<Vec<u8>> {
-    use cudarc::nvrtc::{result, sys};
-    use std::ffi::{CStr, CString};
-    if !nvrtc_available() {
-        return Err(GenieError::GpuUnavailable(nvrtc_missing().into()));
-    }
-    let failed = |log: String| GenieError::KernelCompile {
-        kernel: kernel.name().into(),
-        log,
-    };
-    let src =
-        CString::new(kernel.source()).map_err(|_| failed("a NUL byte in the source".into()))?;
-    let name = CString::new(kernel.name()).map_err(|_| failed("a NUL byte in the name".into()))?;
-    let prog = result::create_program(&src, Some(&name)).map_err(|e| failed(e.to_string()))?;
-    let options = nvrtc_options(arch);
-    // SAFETY: `prog` is a live program until destroyed below; the buffers are sized by NVRTC.
-    let out = unsafe {
-        match result::compile_program(prog, &options) {
-            Err(e) => Err(failed(match result::get_program_log(prog) {
-                Ok(log) => CStr::from_ptr(log.as_ptr()).to_string_lossy().into_owned(),
-                Err(_) => e.to_string(),
-            })),
-            Ok(()) => {
-                let mut size = 0usize;
-                sys::nvrtcGetCUBINSize(prog, &mut size)
-                    .result()
-                    .map_err(|e| failed(e.to_string()))
-                    .and_then(|()| {
-                        let mut cubin = vec![0u8; size];
-                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
-                            .result()
-                            .map(|()| cubin)
-                            .map_err(|e| failed(e.to_string()))
-                    })
-            }
-        }
-    };
-    // SAFETY: created above, not used after.
-    let _ = unsafe { result::destroy_program(prog) };
-    out
-}
-
 /// Without the `cuda` feature there is no NVRTC.
 #[cfg(not(feature = "cuda"))]
-pub fn compile_cubin(kernel: Kernel, arch: &str) -> Result<Vec<u8>> {
-    let _ = (kernel, arch);
+pub fn compile_cubin(module: &KernelModule, arch: &str) -> Result<Vec<u8>> {
+    let _ = (module, arch);
     Err(GenieError::GpuUnavailable(
         "built without the `cuda` feature".into(),
     ))
@@ -296,4 +291,46 @@ pub fn compile_source(name: &str, source: &str, arch: &str) -> Result<String> {
     Err(GenieError::GpuUnavailable(
         "built without the `cuda` feature".into(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sources_hash_as_their_shipped_builds_were_made_from() {
+        // the hashes of the sources as they were before the move into this crate: the shipped
+        // CUBINs are of these very texts
+        assert_eq!(CPQ.source_hash(), 0x8bb0984d);
+        assert_eq!(BENCH.source_hash(), 0x391143ca);
+        for module in MODULES {
+            let listed = manifest_hash(MANIFEST, module.name, SHIPPED_ARCH);
+            assert_eq!(listed, Some(module.source_hash()), "{}", module.name);
+            assert!(module.shipped(SHIPPED_ARCH).is_some(), "{}", module.name);
+            assert!(module.shipped("sm_80").is_none(), "{}", module.name);
+            assert_eq!(module.source(), [COMMON_HEADER, module.parts[1]].concat());
+        }
+    }
+
+    #[test]
+    fn manifest_lines_are_read_field_by_field() {
+        let m = "# FILE ARCH CRC\na.cu sm_90 0000000f\n  b.cu\tsm_90   DEADbeef  \nb.cu sm_80 1\n";
+        assert_eq!(manifest_hash(m, "a.cu", "sm_90"), Some(15));
+        assert_eq!(manifest_hash(m, "b.cu", "sm_90"), Some(0xdeadbeef));
+        assert_eq!(manifest_hash(m, "b.cu", "sm_80"), Some(1));
+        assert_eq!(manifest_hash(m, "a.cu", "sm_80"), None);
+        assert_eq!(manifest_hash(m, "a.c", "sm_90"), None);
+        assert_eq!(manifest_hash("c.cu sm_90 123456789", "c.cu", "sm_90"), None);
+        assert_eq!(manifest_hash("c.cu sm_90 xyz", "c.cu", "sm_90"), None);
+        assert_eq!(manifest_hash("c.cu sm_90", "c.cu", "sm_90"), None);
+        // a build not listed is never used, whatever its bytes
+        static UNLISTED: KernelModule = KernelModule {
+            name: "c.cu",
+            parts: &["x"],
+            entry_points: &[],
+            builds: &[ShippedBuild::listed("", "c.cu", SHIPPED_ARCH, b"cubin")],
+        };
+        assert!(UNLISTED.shipped(SHIPPED_ARCH).is_none());
+        assert_eq!(UNLISTED.source(), "x");
+    }
 }

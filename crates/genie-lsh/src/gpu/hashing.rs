@@ -1,17 +1,17 @@
-//! LSH hashing on the GPU (kernels/lsh.cu): all `n x m` (vector, function) pairs at once,
+//! LSH hashing on the GPU (`kernels/lsh.cu`): all `n x m` (vector, function) pairs at once,
 //! signatures identical to the CPU's bit for bit, returned as keywords. One launcher per family
 //! kind: projections (E2LSH, L1), sign projections (SRP) and random binning (RBH).
 
-use super::cuda_err;
-use super::kernels::Kernel;
 use super::{BinningJob, ProjectionJob, SignJob};
-use crate::error::{GenieError, Result};
+use crate::kernels::LSH;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
+use genie_core::backend::cuda::{cuda_err, cuda_probe, open_module};
+use genie_core::{GenieError, Result};
 use std::sync::Arc;
 
-/// A context on device `ordinal`, entry `entry` of kernels/lsh.cu and a stream.
+/// A context on device `ordinal`, entry `entry` of `kernels/lsh.cu` and a stream.
 pub(super) fn open(
     ordinal: usize,
     entry: &str,
@@ -23,29 +23,13 @@ pub(super) fn open(
     Ok((ctx, f, s))
 }
 
-/// A context on device `ordinal`, entries `entries` of kernels/lsh.cu (one module) and a stream.
+/// A context on device `ordinal`, entries `entries` of `kernels/lsh.cu` (one module) and a
+/// stream.
 pub(super) fn open_all(
     ordinal: usize,
     entries: &[&str],
 ) -> Result<(Arc<CudaContext>, Vec<CudaFunction>, Arc<CudaStream>)> {
-    open_module(ordinal, Kernel::Lsh, entries)
-}
-
-/// A context on device `ordinal`, entries `entries` of `kernel`'s source and a stream.
-pub(super) fn open_module(
-    ordinal: usize,
-    kernel: Kernel,
-    entries: &[&str],
-) -> Result<(Arc<CudaContext>, Vec<CudaFunction>, Arc<CudaStream>)> {
-    let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
-    let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
-    let module = super::kernels::load(&ctx, kernel, &format!("sm_{major}{minor}"))?;
-    let f = entries
-        .iter()
-        .map(|e| module.load_function(e).map_err(cuda_err))
-        .collect::<Result<Vec<_>>>()?;
-    let s = ctx.new_stream().map_err(cuda_err)?;
-    Ok((ctx, f, s))
+    open_module(ordinal, &LSH, entries)
 }
 
 /// A grid-stride launch over `total` threads' worth of work.
@@ -85,7 +69,7 @@ fn hash_on_device(
 
 /// Hashes E2LSH or L1 `job` on device `ordinal`; the result is `n x m` keywords, row-major.
 pub fn project_hash(ordinal: usize, job: &ProjectionJob<'_>) -> Result<Vec<u32>> {
-    super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+    cuda_probe().map_err(GenieError::GpuUnavailable)?;
     job.check()?;
     let (n, m) = shape(job.vectors, job.dim, job.seeds);
     hash_on_device(ordinal, "project_hash", (n, m), |s, f, out| {
@@ -117,7 +101,7 @@ pub fn project_hash(ordinal: usize, job: &ProjectionJob<'_>) -> Result<Vec<u32>>
 
 /// Hashes SRP `job` on device `ordinal`; the result is `n x m` keywords, row-major.
 pub fn sign_hash(ordinal: usize, job: &SignJob<'_>) -> Result<Vec<u32>> {
-    super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+    cuda_probe().map_err(GenieError::GpuUnavailable)?;
     job.check()?;
     let (n, m) = shape(job.vectors, job.dim, job.seeds);
     hash_on_device(ordinal, "sign_hash", (n, m), |s, f, out| {
@@ -147,7 +131,7 @@ pub fn sign_hash(ordinal: usize, job: &SignJob<'_>) -> Result<Vec<u32>> {
 
 /// Hashes RBH `job` on device `ordinal`; the result is `n x m` keywords, row-major.
 pub fn binning_hash(ordinal: usize, job: &BinningJob<'_>) -> Result<Vec<u32>> {
-    super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+    cuda_probe().map_err(GenieError::GpuUnavailable)?;
     job.check()?;
     let (n, m) = shape(job.vectors, job.dim, job.seeds);
     hash_on_device(ordinal, "binning_hash", (n, m), |s, f, out| {

@@ -6,15 +6,14 @@
 mod codebook;
 mod nearest;
 
-use super::cuda_err;
 use super::VectorDistance;
-use crate::error::{GenieError, Result};
-use crate::{Hit, VerifiedHit};
 use codebook::{Book, Cells};
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
     PushKernelArg,
 };
+use genie_core::backend::cuda::{cuda_err, cuda_probe};
+use genie_core::{GenieError, Hit, Result, VerifiedHit};
 use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
@@ -78,7 +77,7 @@ impl std::fmt::Debug for GpuVectors {
 impl GpuVectors {
     /// Uploads `vectors` (rows of `dim` floats) to device `ordinal`.
     pub fn new(ordinal: usize, vectors: &[f32], dim: usize) -> Result<Self> {
-        super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+        cuda_probe().map_err(GenieError::GpuUnavailable)?;
         if dim == 0 || vectors.len() % dim != 0 {
             return Err(GenieError::InvalidParameter(format!(
                 "{} floats are not rows of dimension {dim}",
@@ -90,7 +89,7 @@ impl GpuVectors {
         })?;
         let dim32 = u32::try_from(dim)
             .map_err(|_| GenieError::InvalidParameter(format!("dimension {dim} too large")))?;
-        let (ctx, funcs, stream) = super::lsh::open_all(
+        let (ctx, funcs, stream) = super::hashing::open_all(
             ordinal,
             &[
                 "rerank_distance",

@@ -1,15 +1,14 @@
-//! Sequences resident on a GPU for exact edit-distance scans (kernels/seq.cu `seq_nearest`): each
-//! query's objects within its exact k-th smallest distance over all the sequences, by the
-//! bit-parallel algorithm the CPU uses (crates/genie-sa/src/edit_distance.rs), so the distances
-//! are the CPU's.
+//! Sequences resident on a GPU for exact edit-distance scans (`kernels/seq.cu` `seq_nearest`):
+//! each query's objects within its exact k-th smallest distance over all the sequences, by the
+//! bit-parallel algorithm the CPU uses (`src/edit_distance.rs`), so the distances are the CPU's.
 
-use super::cuda_err;
 use super::{SeqJob, Within, SEQ_BINS, SEQ_MAX_WORDS};
-use crate::backend::cuda::kernels::Kernel;
-use crate::error::{GenieError, Result};
+use crate::kernels::SEQ;
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
+use genie_core::backend::cuda::{cuda_err, cuda_probe, open_module};
+use genie_core::{GenieError, Result};
 use std::sync::Arc;
 
 /// Most objects a query's answer holds on the device (more: the query is left to the host).
@@ -56,7 +55,7 @@ impl GpuSequences {
     /// Uploads sequences to device `ordinal`: `syms` their symbols one after the other (each a
     /// dense id below `alphabet`), `starts` the `n + 1` offsets of the sequences in `syms`.
     pub fn new(ordinal: usize, syms: &[u16], starts: &[u32], alphabet: usize) -> Result<Self> {
-        super::cuda_probe().map_err(GenieError::GpuUnavailable)?;
+        cuda_probe().map_err(GenieError::GpuUnavailable)?;
         let bad = |m: String| {
             Err(GenieError::InvalidParameter(format!(
                 "sequences on the GPU: {m}"
@@ -76,8 +75,7 @@ impl GpuSequences {
         }
         let n = u32::try_from(starts.len() - 1)
             .map_err(|_| GenieError::InvalidParameter("more than 2^32 sequences".into()))?;
-        let (ctx, funcs, stream) =
-            super::lsh::open_module(ordinal, Kernel::Seq, &["seq_nearest", "seq_distances"])?;
+        let (ctx, funcs, stream) = open_module(ordinal, &SEQ, &["seq_nearest", "seq_distances"])?;
         let [func, pairs]: [CudaFunction; 2] = funcs
             .try_into()
             .map_err(|_| GenieError::Cuda("the sequence kernels did not load".into()))?;
