@@ -3,12 +3,10 @@
 //!
 //! [`SearchParams::gpu_dense`]: crate::backend::SearchParams::gpu_dense
 
-use super::gpu::Gpu;
 use super::plan::TILE_WORDS_WIDE;
 use crate::error::Result;
 use crate::index::InvertedIndex;
-use cudarc::driver::{CudaSlice, CudaStream};
-use std::sync::Arc;
+use cudarc::driver::CudaSlice;
 
 /// Objects a dense bitmap's whole tiles cover: the widest tile (8-bit counters, wide tiles); every
 /// other tile size divides it.
@@ -29,15 +27,15 @@ pub(super) struct Dense {
 impl Dense {
     /// Bitmaps of the lists holding at least `1 / div` of the objects (none for `div == 0`),
     /// longest first while they fit in no more bytes than the postings, nor a quarter of the
-    /// device's free memory; uploaded on `stream`.
+    /// device's `free_memory`; the bitmaps put on the device by `upload`.
     pub(super) fn build(
-        gpu: &Gpu,
-        stream: &Arc<CudaStream>,
         index: &InvertedIndex,
         div: u32,
+        free_memory: u64,
+        upload: impl FnOnce(&[u32]) -> Result<CudaSlice<u32>>,
     ) -> Result<Self> {
         use rayon::prelude::*;
-        let cap_bytes = (index.num_postings() * 4).min(gpu.free_memory() / 4);
+        let cap_bytes = (index.num_postings() * 4).min(free_memory / 4);
         let n = index.num_objects() as u64;
         let words = n.div_ceil(DENSE_TILE_OBJECTS) * (DENSE_TILE_OBJECTS / 32);
         let offsets = index.offsets();
@@ -79,7 +77,7 @@ impl Dense {
         Ok(Self {
             div,
             keywords,
-            bits: gpu.upload(stream, &host)?,
+            bits: upload(&host)?,
             words,
         })
     }

@@ -254,7 +254,12 @@ impl GpuResident {
         let t = std::time::Instant::now();
         let postings = gpu.upload(&state.up, index.postings())?;
         let offsets = state.up.clone_htod(index.offsets()).map_err(cuda_err)?;
-        let dense = Dense::build(&gpu, &state.up, &index, crate::backend::DEFAULT_GPU_DENSE)?;
+        let dense = Dense::build(
+            &index,
+            crate::backend::DEFAULT_GPU_DENSE,
+            gpu.free_memory(),
+            |host| gpu.upload(&state.up, host),
+        )?;
         log::debug!(
             "uploaded {} postings in {:.3} s",
             index.num_postings(),
@@ -279,10 +284,10 @@ impl GpuResident {
         if d.div != params.gpu_dense && params.method == Method::Cpq && params.gpu_tiles {
             st.compute.synchronize().map_err(cuda_err)?;
             *d = Arc::new(Dense::build(
-                &self.gpu,
-                &st.up,
                 &self.index,
                 params.gpu_dense,
+                self.gpu.free_memory(),
+                |host| self.gpu.upload(&st.up, host),
             )?);
         }
         Ok(d.clone())
