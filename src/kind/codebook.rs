@@ -168,20 +168,7 @@ pub(super) fn shared_vectors(
     index: &genie_core::InvertedIndex,
 ) -> Result<std::sync::Arc<VectorSet>, DataError> {
     source.shared("vectors", || {
-        let want: genie_lsh::index::VectorsInfo = source
-            .metadata
-            .get("vectors")
-            .cloned()
-            .and_then(|v| serde_json::from_value(v).ok())
-            .ok_or_else(|| DataError::File {
-                path: source.path.clone(),
-                message: "the metadata does not describe the index's vectors".into(),
-            })?;
-        Ok(genie_lsh::index::load_vectors(
-            &source.path,
-            &want,
-            index.num_objects(),
-        )?)
+        Ok(genie_lsh::index::read_vectors(&source.path, index)?)
     })
 }
 

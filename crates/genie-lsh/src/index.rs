@@ -237,9 +237,7 @@ impl VectorIndex {
 
     /// Loads an index saved by [`VectorIndex::save`] onto the backend of `device`.
     pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Self> {
-        let path = path.as_ref();
-        let index = Arc::new(InvertedIndex::load(path)?);
-        Self::open_on(path, index, select_backend(device)?.as_ref())
+        load_on(path.as_ref(), device, Self::open_on)
     }
 
     /// Opens an index saved by [`VectorIndex::save`] whose core index is already loaded, on one
@@ -247,8 +245,8 @@ impl VectorIndex {
     pub fn open_on(path: &Path, index: Arc<InvertedIndex>, backend: &dyn Backend) -> Result<Self> {
         let metadata = IndexMetadata::parse(index.metadata())
             .map_err(|e| LshError::format(path, e.to_string()))?;
-        let vectors = load_vectors(path, &metadata.vectors, index.num_objects())?;
-        Self::open_with(path, index, backend, Arc::new(vectors))
+        let vectors = Arc::new(load_vectors(path, &metadata.vectors, index.num_objects())?);
+        Self::open_with(path, index, backend, vectors)
     }
 
     /// [`VectorIndex::open_on`] with its vectors already read ([`load_vectors`]): replicas of
@@ -388,6 +386,33 @@ impl VectorIndex {
     pub fn reranks_on_gpu(&self) -> bool {
         self.reranker.on_gpu()
     }
+}
+
+/// Loads the core index at `path` and opens it on the backend of `device` with `open_on` (the
+/// `load` of either family).
+pub(crate) fn load_on<T>(
+    path: &Path,
+    device: DeviceChoice,
+    open_on: impl FnOnce(&Path, Arc<InvertedIndex>, &dyn Backend) -> Result<T>,
+) -> Result<T> {
+    let index = Arc::new(InvertedIndex::load(path)?);
+    open_on(path, index, select_backend(device)?.as_ref())
+}
+
+/// The vectors saved beside the vector index at `path` (either family), as its metadata
+/// records them (`"vectors"`), checked as [`load_vectors`] checks them.
+pub fn read_vectors(path: &Path, index: &InvertedIndex) -> Result<VectorSet> {
+    #[derive(Deserialize)]
+    struct Recorded {
+        vectors: VectorsInfo,
+    }
+    let recorded: Recorded = serde_json::from_str(index.metadata()).map_err(|e| {
+        LshError::format(
+            path,
+            format!("the metadata does not describe the index's vectors ({e})"),
+        )
+    })?;
+    load_vectors(path, &recorded.vectors, index.num_objects())
 }
 
 /// The vectors saved beside the index at `path` (`INDEX.vectors`), checked against what its

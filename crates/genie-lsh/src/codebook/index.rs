@@ -8,7 +8,7 @@ use super::scan::{CellCodes, Plan};
 use super::{Codebook, CodebookParams, Probe};
 use crate::error::{LshError, Result};
 use crate::gpu::{CellCodesRef, CodebookRef, ScanJob};
-use crate::index::{load_vectors, vectors_info, vectors_path, VectorsInfo};
+use crate::index::{load_on, read_vectors, vectors_info, vectors_path, VectorsInfo};
 use crate::io::raw;
 use crate::metric::Metric;
 use crate::rerank::Reranker;
@@ -16,8 +16,8 @@ use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::stored::{self, IndexFamily};
 use crate::vectors::VectorSet;
 use genie_core::{
-    select_backend, Backend, DeviceChoice, Engine, Hit, IndexBuilder, InvertedIndex, Method,
-    SearchParams, VerifiedHit,
+    Backend, DeviceChoice, Engine, Hit, IndexBuilder, InvertedIndex, Method, SearchParams,
+    VerifiedHit,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -244,17 +244,15 @@ impl CodebookIndex {
 
     /// Loads an index saved by [`CodebookIndex::save`] onto the backend of `device`.
     pub fn load(path: impl AsRef<Path>, device: DeviceChoice) -> Result<Self> {
-        let path = path.as_ref();
-        let index = Arc::new(InvertedIndex::load(path)?);
-        Self::open_on(path, index, select_backend(device)?.as_ref())
+        load_on(path.as_ref(), device, Self::open_on)
     }
 
     /// Opens an index whose core index is already loaded, on one backend.
     pub fn open_on(path: &Path, index: Arc<InvertedIndex>, backend: &dyn Backend) -> Result<Self> {
-        let metadata = CodebookMetadata::parse(index.metadata())
+        CodebookMetadata::parse(index.metadata())
             .map_err(|e| LshError::format(path, e.to_string()))?;
-        let vectors = load_vectors(path, &metadata.vectors, index.num_objects())?;
-        Self::open_with(path, index, backend, Arc::new(vectors))
+        let vectors = Arc::new(read_vectors(path, &index)?);
+        Self::open_with(path, index, backend, vectors)
     }
 
     /// [`CodebookIndex::open_on`] with its vectors already read
