@@ -1,7 +1,7 @@
 //! The `documents` kind (paper section V-B): `genie build --kind documents`
 //! reads one document per line of a UTF-8 text file, or one per row of a column of a CSV file
 //! with a header (`--column NAME`); object id = 0-based line or row number (header excluded). The
-//! words (see [`genie_sa::tokenize`]) make the dictionary, saved beside the index as
+//! words (see [`genie_sa::documents::tokenize`]) make the dictionary, saved beside the index as
 //! `INDEX.words`. `genie search` reads query documents the same way and writes
 //! `{"query":0,"hits":[{"id":12,"count":3}]}` lines, where the count is the number of distinct
 //! words a document shares with the query.
@@ -179,7 +179,7 @@ const BUILD_OPTIONS: &[OptionSpec] = &[
 
 impl Kind for Documents {
     fn name(&self) -> &str {
-        genie_sa::document::KIND
+        genie_sa::documents::transform::KIND
     }
 
     fn about(&self) -> &str {
@@ -247,7 +247,7 @@ pub struct DocumentParser(DocumentTransform);
 
 impl CountParser for DocumentParser {
     fn kind(&self) -> &str {
-        genie_sa::document::KIND
+        genie_sa::documents::transform::KIND
     }
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {

@@ -17,8 +17,8 @@ use super::{
 use crate::data_error::DataError;
 use crate::input::LineReader;
 use genie_core::{Engine, IndexBuilder, InvertedIndex, Transform};
-use genie_sa::seq_search::DEFAULT_CANDIDATES;
-use genie_sa::sequence::SequenceQuery;
+use genie_sa::sequences::search::DEFAULT_CANDIDATES;
+use genie_sa::sequences::transform::SequenceQuery;
 use genie_sa::{
     Alphabet, DeviceSequences, NGramConfig, SequenceMetadata, SequenceSearchParams,
     SequenceSearcher, SequenceStages, SequenceStore, SequenceTransform, StringTable,
@@ -231,7 +231,7 @@ pub struct Sequences;
 
 impl Kind for Sequences {
     fn name(&self) -> &str {
-        genie_sa::sequence::KIND
+        genie_sa::sequences::transform::KIND
     }
 
     fn about(&self) -> &str {
@@ -338,7 +338,7 @@ struct SeqQuery {
 
 impl KindIndex for SequenceIndex {
     fn kind(&self) -> &str {
-        genie_sa::sequence::KIND
+        genie_sa::sequences::transform::KIND
     }
 
     fn num_objects(&self) -> u64 {

@@ -6,7 +6,8 @@ mod common;
 
 use common::{data_dir, Rng};
 use genie_core::{CpuBackend, Engine, Hit, SearchParams, Transform};
-use genie_sa::schema::AttributeKind;
+use genie_sa::table::schema::AttributeKind;
+use genie_sa::table::uci;
 use genie_sa::*;
 use std::sync::Arc;
 
