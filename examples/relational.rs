@@ -11,7 +11,8 @@ mod common;
 
 use anyhow::{Context, Result};
 use genie::core::{DeviceChoice, Engine, SearchParams, Transform};
-use genie::sa::{uci, InferOptions, Schema, TableQuery, TableTransform};
+use genie::sa::table::uci;
+use genie::sa::{InferOptions, Schema, TableQuery, TableTransform};
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -21,7 +21,7 @@ mod common;
 
 use anyhow::{Context, Result};
 use genie::core::{DeviceChoice, Engine};
-use genie::sa::edit_distance::Pattern;
+use genie::sa::sequences::edit_distance::Pattern;
 use genie::sa::{
     build_sequence_index, NGramConfig, SequenceSearchParams, SequenceSearcher, SequenceStore,
     StringTable,

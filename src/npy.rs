@@ -1,10 +1,8 @@
 //! NumPy `.npy` files: a reader that memory-maps a one-dimensional array and a writer.
 //!
-//! Format version 1.0 (2.0 and 3.0 are read too): the magic `\x93NUMPY`, the version bytes, the
-//! header length (little-endian u16; u32 from version 2.0) and the header, a Python dict literal
-//! such as `{'descr': '<u4', 'fortran_order': False, 'shape': (5, 3), }` padded with spaces and
-//! closed by `\n` so that the data start at a multiple of 64 bytes; then the array's elements in C
-//! order. The writer writes the raw bytes of the slice (one large write, no conversion), so the
+//! The header (magic, version, the dict of `descr`, `fortran_order` and `shape`, padding to 64
+//! bytes) is read and written by [`genie_core::npy`]; here are the elements. The writer writes
+//! the raw bytes of the slice after a version 1.0 header (one large write, no conversion), so the
 //! byte-order mark of `descr` is the machine's (`<` on x86-64 and AArch64).
 //!
 //! The reader ([`NpyArray`]) checks the header and that the file holds all the data, and hands
@@ -12,6 +10,7 @@
 //! the machine is little-endian and the data aligned (always, for files that NumPy writes).
 
 use crate::data_error::DataError;
+use memmap2::Mmap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -52,36 +51,6 @@ pub fn descr<T: Element>() -> String {
     format!("{order}{}", T::KIND)
 }
 
-/// The bytes before the data: magic, version 1.0, header length and the header dict, padded so
-/// that their total is a multiple of 64.
-pub fn header(descr: &str, shape: &[usize]) -> Vec<u8> {
-    let dims = match shape {
-        [n] => format!("({n},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
-    // magic (6) + version (2) + length (2) + dict + '\n'
-    let unpadded = 10 + dict.len() + 1;
-    dict.extend(std::iter::repeat_n(
-        ' ',
-        unpadded.next_multiple_of(64) - unpadded,
-    ));
-    dict.push('\n');
-    let mut out = Vec::with_capacity(10 + dict.len());
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    // a dict of a few dimensions is far below version 1.0's limit of 65,535 bytes
-    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    out
-}
-
 /// Writes `data` as an array of `shape` (C order) to `w`.
 ///
 /// # Panics
@@ -93,7 +62,7 @@ pub fn write_to<T: Element>(w: &mut impl Write, shape: &[usize], data: &[T]) -> 
         "npy shape {shape:?} does not hold {} elements",
         data.len()
     );
-    w.write_all(&header(&descr::<T>(), shape))?;
+    w.write_all(&genie_core::npy::header_bytes(&descr::<T>(), shape))?;
     w.write_all(bytemuck::cast_slice(data))
 }
 
@@ -120,8 +89,6 @@ pub fn write<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> Result<(),
     let file = w.into_inner().map_err(|e| io(e.into_error()))?;
     file.sync_all().map_err(io)
 }
-
-use memmap2::Mmap;
 
 /// An integer element type of an array being read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,10 +251,10 @@ impl NpyArray {
     }
 }
 
-/// Parses the header of an `.npy` file (`genie_lsh::io::npy::header`, which the vector reader
-/// uses too): (descr, shape, offset of the data) of a C-order array.
+/// Parses the header of an `.npy` file ([`genie_core::npy::parse_header`], which the vector
+/// reader uses too): (descr, shape, offset of the data) of a C-order array.
 pub fn parse_header(bytes: &[u8]) -> Result<(String, Vec<usize>, usize), String> {
-    let h = genie_lsh::io::npy::header(bytes)?;
+    let h = genie_core::npy::parse_header(bytes)?;
     if h.fortran {
         return Err("fortran_order True: expected a C-order array".into());
     }
@@ -308,32 +275,6 @@ mod tests {
     fn parse(bytes: &[u8]) -> (String, Vec<usize>, usize) {
         assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
         parse_header(bytes).expect("a header")
-    }
-
-    #[test]
-    fn header_is_numpy_1_0_padded_to_64() {
-        let h = header("<u4", &[5, 3]);
-        // NumPy's own files of small arrays have the same 128 bytes before the data
-        assert_eq!(h.len(), 128);
-        let text = std::str::from_utf8(&h[10..]).expect("ASCII");
-        assert_eq!(
-            text.trim_end(),
-            "{'descr': '<u4', 'fortran_order': False, 'shape': (5, 3), }"
-        );
-        assert!(text.ends_with(" \n"));
-        assert_eq!(header("<u8", &[7]).len() % 64, 0);
-        assert!(std::str::from_utf8(&header("<u8", &[7])[10..])
-            .expect("ASCII")
-            .contains("'shape': (7,)"));
-        // padded to the next multiple of 64, never a whole 64 more, as dicts grow past 128
-        for dims in 1..40 {
-            let h = header("<u8", &vec![1; dims]);
-            let text = std::str::from_utf8(&h[10..]).expect("ASCII");
-            let unpadded = 10 + text.trim_end().len() + 1;
-            assert_eq!(h.len(), unpadded.next_multiple_of(64), "{dims} dimensions");
-            assert!(text.ends_with('\n'));
-            assert_eq!(u16::from_le_bytes([h[8], h[9]]) as usize, h.len() - 10);
-        }
     }
 
     #[test]

@@ -2,11 +2,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::ffi::OsStr;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use tempfile::TempDir;
+use std::process::Stdio;
+
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{error, skip, stderr, stdout, success, Dir};
 
 /// Six objects (ids are line numbers). Object 2 repeats keyword 5 (counted once), object 3 is
 /// empty, object 4 ends with CRLF. Keyword space: 10.
@@ -42,139 +43,51 @@ const EXPECTED: &str = concat!(
     "\n",
 );
 
-/// A scratch directory with the objects and queries files and a built index.
-struct Fixture {
-    dir: TempDir,
+/// A folder with the objects and queries files and their index, `index.genie`.
+fn fixture() -> Dir {
+    let d = Dir::new();
+    d.write("objects.txt", OBJECTS);
+    d.write("queries.txt", QUERIES);
+    success(&d.run(&["build", "--input", "objects.txt", "--output", "index.genie"]));
+    d
 }
 
-impl Fixture {
-    fn new() -> Self {
-        let f = Self {
-            dir: tempfile::tempdir().expect("temp dir"),
-        };
-        f.write("objects.txt", OBJECTS.as_bytes());
-        f.write("queries.txt", QUERIES.as_bytes());
-        let out = genie(&[
-            "build".as_ref(),
-            "--input".as_ref(),
-            f.path("objects.txt").as_os_str(),
-            "--output".as_ref(),
-            f.path("index.genie").as_os_str(),
-        ]);
-        assert_success(&out);
-        f
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let p = self.path(name);
-        std::fs::write(&p, bytes).expect("write fixture file");
-        p
-    }
-
-    /// `genie search --index index.genie --queries <queries> --k <k>` plus `extra`.
-    fn search(&self, queries: &str, k: &str, extra: &[&str]) -> Output {
-        command()
-            .args(["search", "--index"])
-            .arg(self.path("index.genie"))
-            .arg("--queries")
-            .arg(self.path(queries))
-            .args(["--k", k])
-            .args(extra)
-            .output()
-            .expect("run genie")
-    }
-}
-
-#[path = "common/bin.rs"]
-mod bin;
-use bin::binary;
-
-fn command() -> Command {
-    let mut cmd = Command::new(binary());
-    cmd.env_remove("GENIE_DEVICE").env_remove("RUST_LOG");
-    cmd
-}
-
-fn genie<S: AsRef<OsStr>>(args: &[S]) -> Output {
-    command().args(args).output().expect("run genie")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("UTF-8 stdout")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn assert_success(out: &Output) {
-    assert!(
-        out.status.success(),
-        "genie failed ({:?}): {}",
-        out.status,
-        stderr(out)
-    );
-}
-
-/// Asserts a clean failure (non-zero exit, no panic) and returns stderr.
-fn assert_failure(out: &Output) -> String {
-    let err = stderr(out);
-    assert!(!out.status.success(), "genie succeeded; stderr: {err}");
-    assert_ne!(out.status.code(), None, "killed by a signal: {err}");
-    assert!(!err.contains("panicked"), "genie panicked: {err}");
-    assert!(err.contains("error"), "no error message: {err}");
-    err
-}
-
-fn search_ok(f: &Fixture, queries: &str, k: &str, extra: &[&str]) -> String {
-    let out = f.search(queries, k, extra);
-    assert_success(&out);
-    stdout(&out)
+/// `genie search` of `queries` in the fixture's index, succeeding: the hits.
+fn search_ok(f: &Dir, queries: &str, k: &str, extra: &[&str]) -> String {
+    success(&f.search("index.genie", queries, k, extra))
 }
 
 #[test]
 fn build_and_search_round_trip() {
-    let f = Fixture::new();
-    let out = genie(&[
-        "build".as_ref(),
-        "--input".as_ref(),
-        f.path("objects.txt").as_os_str(),
-        "--output".as_ref(),
-        f.path("again.genie").as_os_str(),
-    ]);
-    assert_success(&out);
+    let f = fixture();
+    let out = f.run(&["build", "--input", "objects.txt", "--output", "again.genie"]);
+    assert_eq!(success(&out), "");
     let summary = stderr(&out);
     for part in ["6 objects", "12 postings", "keyword space 10"] {
         assert!(summary.contains(part), "summary lacks {part:?}: {summary}");
     }
-    assert_eq!(stdout(&out), "");
     assert_eq!(search_ok(&f, "queries.txt", "3", &[]), EXPECTED);
 }
 
 #[test]
 fn output_file() {
-    let f = Fixture::new();
-    let dest = f.path("hits.jsonl");
+    let f = fixture();
     let out = f.search(
+        "index.genie",
         "queries.txt",
         "3",
-        &["--output", dest.to_str().expect("UTF-8")],
+        &["--output", "hits.jsonl"],
     );
-    assert_success(&out);
-    assert_eq!(stdout(&out), "");
+    assert_eq!(success(&out), "");
     assert_eq!(
-        std::fs::read_to_string(&dest).expect("output file"),
+        String::from_utf8(f.read("hits.jsonl")).expect("UTF-8"),
         EXPECTED
     );
 }
 
 #[test]
 fn every_line_is_json() {
-    let f = Fixture::new();
+    let f = fixture();
     let text = search_ok(&f, "queries.txt", "10", &["--device", "cpu"]);
     for (i, line) in text.lines().enumerate() {
         let v: serde_json::Value = serde_json::from_str(line).expect("JSON line");
@@ -184,85 +97,66 @@ fn every_line_is_json() {
     assert_eq!(text.lines().count(), QUERIES.lines().count());
 }
 
+/// `genie search` of the fixture's queries with `GENIE_DEVICE` set to `device`.
+fn search_with_env(f: &Dir, device: &str, extra: &[&str]) -> std::process::Output {
+    f.command()
+        .env("GENIE_DEVICE", device)
+        .arg("search")
+        .args(extra)
+        .args([
+            "--index",
+            "index.genie",
+            "--queries",
+            "queries.txt",
+            "--k",
+            "3",
+        ])
+        .output()
+        .expect("run genie")
+}
+
 #[test]
 fn device_cpu() {
-    let f = Fixture::new();
+    let f = fixture();
     assert_eq!(
         search_ok(&f, "queries.txt", "3", &["--device", "cpu"]),
         EXPECTED
     );
-    let out = command()
-        .env("GENIE_DEVICE", "cpu")
-        .args(["search", "--index"])
-        .arg(f.path("index.genie"))
-        .arg("--queries")
-        .arg(f.path("queries.txt"))
-        .args(["--k", "3"])
-        .output()
-        .expect("run genie");
-    assert_success(&out);
-    assert_eq!(stdout(&out), EXPECTED);
+    assert_eq!(success(&search_with_env(&f, "cpu", &[])), EXPECTED);
 }
 
 #[test]
 fn device_gpu_without_gpu_is_an_error() {
-    let f = Fixture::new();
-    let out = f.search("queries.txt", "3", &["--device", "gpu"]);
+    let f = fixture();
+    let out = f.search("index.genie", "queries.txt", "3", &["--device", "gpu"]);
     if out.status.success() {
         skip("a usable GPU is present, so --device gpu succeeded");
         assert_eq!(stdout(&out), EXPECTED);
         return;
     }
-    let err = assert_failure(&out);
+    let err = error(&out);
     assert!(err.contains("GPU"), "{err}");
     assert!(err.contains("--device"), "{err}");
     assert_eq!(stdout(&out), "");
 
-    let out = command()
-        .env("GENIE_DEVICE", "gpu")
-        .args(["search", "--index"])
-        .arg(f.path("index.genie"))
-        .arg("--queries")
-        .arg(f.path("queries.txt"))
-        .args(["--k", "3"])
-        .output()
-        .expect("run genie");
-    let err = assert_failure(&out);
+    let err = error(&search_with_env(&f, "gpu", &[]));
     assert!(err.contains("GPU") && err.contains("GENIE_DEVICE"), "{err}");
 }
 
 #[test]
 fn bad_device_values() {
-    let f = Fixture::new();
-    assert_failure(&f.search("queries.txt", "3", &["--device", "tpu"]));
-    let out = command()
-        .env("GENIE_DEVICE", "tpu")
-        .args(["search", "--index"])
-        .arg(f.path("index.genie"))
-        .arg("--queries")
-        .arg(f.path("queries.txt"))
-        .args(["--k", "3"])
-        .output()
-        .expect("run genie");
-    let err = assert_failure(&out);
+    let f = fixture();
+    error(&f.search("index.genie", "queries.txt", "3", &["--device", "tpu"]));
+    let err = error(&search_with_env(&f, "tpu", &[]));
     assert!(err.contains("GENIE_DEVICE") && err.contains("tpu"), "{err}");
     // --device takes precedence over GENIE_DEVICE
-    let out = command()
-        .env("GENIE_DEVICE", "tpu")
-        .args(["search", "--device", "cpu", "--index"])
-        .arg(f.path("index.genie"))
-        .arg("--queries")
-        .arg(f.path("queries.txt"))
-        .args(["--k", "3"])
-        .output()
-        .expect("run genie");
-    assert_success(&out);
-    assert_eq!(stdout(&out), EXPECTED);
+    let out = search_with_env(&f, "tpu", &["--device", "cpu"]);
+    assert_eq!(success(&out), EXPECTED);
 }
 
 #[test]
 fn count_table_matches_cpq() {
-    let f = Fixture::new();
+    let f = fixture();
     for k in ["0", "1", "2", "3", "5", "100"] {
         let cpq = search_ok(&f, "queries.txt", k, &["--method", "cpq"]);
         let table = search_ok(&f, "queries.txt", k, &["--method", "count-table"]);
@@ -276,7 +170,7 @@ fn count_table_matches_cpq() {
 
 #[test]
 fn k_zero_gives_empty_hits() {
-    let f = Fixture::new();
+    let f = fixture();
     let text = search_ok(&f, "queries.txt", "0", &[]);
     let expected: String = (0..8)
         .map(|q| format!("{{\"query\":{q},\"hits\":[]}}\n"))
@@ -286,7 +180,7 @@ fn k_zero_gives_empty_hits() {
 
 #[test]
 fn chunked_search_matches_default() {
-    let f = Fixture::new();
+    let f = fixture();
     f.write("five.txt", b"3\n1:2 4\n\n2-4\n9 5\n");
     let whole = search_ok(&f, "five.txt", "3", &[]);
     assert_eq!(whole.lines().count(), 5);
@@ -301,15 +195,23 @@ fn chunked_search_matches_default() {
             "--batch-queries {n}"
         );
     }
-    assert_failure(&f.search("five.txt", "3", &["--batch-queries", "0"]));
+    error(&f.search("index.genie", "five.txt", "3", &["--batch-queries", "0"]));
 }
 
 #[test]
 fn queries_from_stdin() {
-    let f = Fixture::new();
-    let mut child = command()
-        .args(["search", "--queries", "-", "--k", "3", "--index"])
-        .arg(f.path("index.genie"))
+    let f = fixture();
+    let mut child = f
+        .command()
+        .args([
+            "search",
+            "--queries",
+            "-",
+            "--k",
+            "3",
+            "--index",
+            "index.genie",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -322,25 +224,23 @@ fn queries_from_stdin() {
         .write_all(QUERIES.as_bytes())
         .expect("write queries");
     let out = child.wait_with_output().expect("wait for genie");
-    assert_success(&out);
-    assert_eq!(stdout(&out), EXPECTED);
+    assert_eq!(success(&out), EXPECTED);
 }
 
 #[test]
 fn empty_files() {
-    let f = Fixture::new();
+    let f = fixture();
     f.write("none.txt", b"");
     assert_eq!(search_ok(&f, "none.txt", "3", &[]), "");
 
     f.write("no-objects.txt", b"");
-    let out = genie(&[
-        "build".as_ref(),
-        "--input".as_ref(),
-        f.path("no-objects.txt").as_os_str(),
-        "--output".as_ref(),
-        f.path("index.genie").as_os_str(),
-    ]);
-    assert_success(&out);
+    success(&f.run(&[
+        "build",
+        "--input",
+        "no-objects.txt",
+        "--output",
+        "index.genie",
+    ]));
     assert_eq!(
         search_ok(&f, "queries.txt", "3", &[]).lines().count(),
         QUERIES.lines().count()
@@ -349,14 +249,8 @@ fn empty_files() {
 
 #[test]
 fn info_prints_statistics() {
-    let f = Fixture::new();
-    let out = genie(&[
-        "info".as_ref(),
-        "--index".as_ref(),
-        f.path("index.genie").as_os_str(),
-    ]);
-    assert_success(&out);
-    let text = stdout(&out);
+    let f = fixture();
+    let text = success(&f.run(&["info", "--index", "index.genie"]));
     for line in [
         "objects: 6",
         "postings: 12",
@@ -372,14 +266,8 @@ fn info_prints_statistics() {
         "the metadata names the input: {text}"
     );
     // everything as one line of JSON, the metadata whole
-    let out = genie(&[
-        "info".as_ref(),
-        "--json".as_ref(),
-        "--index".as_ref(),
-        f.path("index.genie").as_os_str(),
-    ]);
-    assert_success(&out);
-    let info: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let out = f.run(&["info", "--json", "--index", "index.genie"]);
+    let info: serde_json::Value = serde_json::from_str(&success(&out)).expect("JSON");
     assert_eq!(info["objects"], 6);
     assert_eq!(info["postings"], 12);
     assert_eq!(info["format_version"], 2);
@@ -389,6 +277,7 @@ fn info_prints_statistics() {
 
 #[test]
 fn help_of_every_subcommand() {
+    let d = Dir::new();
     let cases: [(&[&str], &[&str]); 4] = [
         (
             &["--help"],
@@ -415,9 +304,7 @@ fn help_of_every_subcommand() {
         (&["info", "--help"], &["--index"]),
     ];
     for (args, words) in cases {
-        let out = genie(args);
-        assert_success(&out);
-        let text = stdout(&out);
+        let text = success(&d.run(args));
         for w in words {
             assert!(
                 text.contains(w),
@@ -426,29 +313,31 @@ fn help_of_every_subcommand() {
             );
         }
     }
-    assert_success(&genie(&["--version"]));
-    assert_failure(&genie::<&str>(&[]));
+    success(&d.run(&["--version"]));
+    error(&d.run(&[]));
 }
 
 /// Runs `genie build` on `content` and checks the error names the file, the line and `needle`.
 fn check_bad_objects(content: &[u8], line: u32, needle: &str) {
-    let f = Fixture::new();
-    let input = f.write("bad-objects.txt", content);
-    let output = f.path("bad.genie");
-    let out = genie(&[
-        "build".as_ref(),
-        "--input".as_ref(),
-        input.as_os_str(),
-        "--output".as_ref(),
-        output.as_os_str(),
+    let f = fixture();
+    f.write("bad-objects.txt", content);
+    let out = f.run(&[
+        "build",
+        "--input",
+        "bad-objects.txt",
+        "--output",
+        "bad.genie",
     ]);
-    let err = assert_failure(&out);
+    let err = error(&out);
     assert!(
         err.contains(&format!("bad-objects.txt:{line}:")),
         "no file:line in {err}"
     );
     assert!(err.contains(needle), "{needle:?} not in {err}");
-    assert!(!output.exists(), "an index was written despite the error");
+    assert!(
+        !f.path("bad.genie").exists(),
+        "an index was written despite the error"
+    );
 }
 
 #[test]
@@ -465,36 +354,28 @@ fn malformed_objects() {
 
 #[test]
 fn missing_files() {
-    let f = Fixture::new();
-    let out = genie(&[
-        "build".as_ref(),
-        "--input".as_ref(),
-        f.path("absent-objects.txt").as_os_str(),
-        "--output".as_ref(),
-        f.path("x.genie").as_os_str(),
+    let f = fixture();
+    let out = f.run(&[
+        "build",
+        "--input",
+        "absent-objects.txt",
+        "--output",
+        "x.genie",
     ]);
-    assert!(assert_failure(&out).contains("absent-objects.txt"));
+    assert!(error(&out).contains("absent-objects.txt"));
 
-    let err = assert_failure(&f.search("absent-queries.txt", "3", &[]));
+    let err = error(&f.search("index.genie", "absent-queries.txt", "3", &[]));
     assert!(err.contains("absent-queries.txt"), "{err}");
 
-    let out = genie(&[
-        "search".as_ref(),
-        "--index".as_ref(),
-        f.path("absent.genie").as_os_str(),
-        "--queries".as_ref(),
-        f.path("queries.txt").as_os_str(),
-        "--k".as_ref(),
-        "3".as_ref(),
-    ]);
-    assert!(assert_failure(&out).contains("absent.genie"));
+    let out = f.search("absent.genie", "queries.txt", "3", &[]);
+    assert!(error(&out).contains("absent.genie"));
 }
 
 /// Runs `genie search` on `content` and checks the error names the file, the line and `needle`.
 fn check_bad_queries(content: &[u8], line: u32, needle: &str) {
-    let f = Fixture::new();
+    let f = fixture();
     f.write("bad-queries.txt", content);
-    let err = assert_failure(&f.search("bad-queries.txt", "3", &[]));
+    let err = error(&f.search("index.genie", "bad-queries.txt", "3", &[]));
     assert!(
         err.contains(&format!("bad-queries.txt:{line}:")),
         "no file:line in {err}"
@@ -530,15 +411,10 @@ fn malformed_queries() {
 
 #[test]
 fn malformed_query_after_first_chunk() {
-    let f = Fixture::new();
+    let f = fixture();
     f.write("late.txt", b"1\n2\n3\n4\n5\nx\n");
-    let dest = f.path("late.jsonl");
-    let out = f.search(
-        "late.txt",
-        "3",
-        &["--batch-queries", "2", "-o", dest.to_str().expect("UTF-8")],
-    );
-    let err = assert_failure(&out);
+    let extra = ["--batch-queries", "2", "-o", "late.jsonl"];
+    let err = error(&f.search("index.genie", "late.txt", "3", &extra));
     assert!(
         err.contains("late.txt:6:") && err.contains("\"x\""),
         "{err}"
@@ -563,8 +439,8 @@ fn many_queries() -> String {
 
 #[test]
 fn pipelined_chunks_match_one_chunk() {
-    let f = Fixture::new();
-    f.write("many.txt", many_queries().as_bytes());
+    let f = fixture();
+    f.write("many.txt", many_queries());
     let whole = search_ok(&f, "many.txt", "4", &["--batch-queries", "1000"]);
     assert_eq!(whole.lines().count(), 25);
     for (q, line) in whole.lines().enumerate() {
@@ -577,44 +453,41 @@ fn pipelined_chunks_match_one_chunk() {
             "--batch-queries {n}"
         );
     }
-    let dest = f.path("many.jsonl");
-    let out = f.search(
-        "many.txt",
-        "4",
-        &["--batch-queries", "3", "-o", dest.to_str().expect("UTF-8")],
+    let extra = ["--batch-queries", "3", "-o", "many.jsonl"];
+    success(&f.search("index.genie", "many.txt", "4", &extra));
+    assert_eq!(
+        String::from_utf8(f.read("many.jsonl")).expect("UTF-8"),
+        whole
     );
-    assert_success(&out);
-    assert_eq!(std::fs::read_to_string(&dest).expect("output file"), whole);
 }
 
 #[test]
 fn bad_query_in_a_later_chunk_stops_the_pipeline() {
-    let f = Fixture::new();
+    let f = fixture();
     let mut text = many_queries();
     // line 11: the first query of the fourth chunk of 3 is the bad one; more chunks follow
     let at = text.match_indices('\n').nth(9).expect("10 lines").0 + 1;
     text.insert_str(at, "7 oops\n");
-    f.write("later.txt", text.as_bytes());
-    let out = f.search("later.txt", "4", &["--batch-queries", "3"]);
-    let err = assert_failure(&out);
+    f.write("later.txt", text);
+    let out = f.search("index.genie", "later.txt", "4", &["--batch-queries", "3"]);
+    let err = error(&out);
     assert!(
         err.contains("later.txt:11:") && err.contains("\"oops\""),
         "{err}"
     );
     // the chunks before the bad one are written, in order, and nothing after them
-    f.write("many.txt", many_queries().as_bytes());
+    f.write("many.txt", many_queries());
     let whole = search_ok(&f, "many.txt", "4", &[]);
     let before: String = whole.lines().take(9).map(|l| format!("{l}\n")).collect();
     assert_eq!(stdout(&out), before);
 
-    let dest = f.path("later.jsonl");
-    let out = f.search(
-        "later.txt",
-        "4",
-        &["--batch-queries", "3", "-o", dest.to_str().expect("UTF-8")],
+    let extra = ["--batch-queries", "3", "-o", "later.jsonl"];
+    let out = f.search("index.genie", "later.txt", "4", &extra);
+    assert!(error(&out).contains("later.txt:11:"));
+    assert!(
+        !f.path("later.jsonl").exists(),
+        "a failed search left its output"
     );
-    assert!(assert_failure(&out).contains("later.txt:11:"));
-    assert!(!dest.exists(), "a failed search left its output");
 }
 
 /// A full standard output stops the search with an error naming it (no hang, no panic), while
@@ -622,31 +495,30 @@ fn bad_query_in_a_later_chunk_stops_the_pipeline() {
 #[cfg(target_os = "linux")]
 #[test]
 fn output_write_failure_stops_the_pipeline() {
-    let f = Fixture::new();
+    let f = fixture();
     let text: String = (0..20_000u32)
         .map(|i| format!("{} {}\n", i % 10, (i / 10) % 10))
         .collect();
-    f.write("lots.txt", text.as_bytes());
+    f.write("lots.txt", text);
     let full = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/full")
         .expect("open /dev/full");
-    let out = command()
-        .args(["search", "--k", "6", "--batch-queries", "50", "--index"])
-        .arg(f.path("index.genie"))
-        .arg("--queries")
-        .arg(f.path("lots.txt"))
+    let out = f
+        .command()
+        .args(["search", "--k", "6", "--batch-queries", "50"])
+        .args(["--index", "index.genie", "--queries", "lots.txt"])
         .stdout(full)
         .output()
         .expect("run genie");
-    let err = assert_failure(&out);
+    let err = error(&out);
     assert!(err.contains("cannot write to <stdout>"), "{err}");
 }
 
 #[test]
 fn corrupted_index() {
-    let f = Fixture::new();
-    let good = std::fs::read(f.path("index.genie")).expect("index bytes");
+    let f = fixture();
+    let good = f.read("index.genie");
 
     let mut flipped = good.clone();
     let mid = flipped.len() / 2;
@@ -661,151 +533,91 @@ fn corrupted_index() {
         "text.genie",
         "empty.genie",
     ] {
-        let index = f.path(name);
-        let out = genie(&[
-            "search".as_ref(),
-            "--index".as_ref(),
-            index.as_os_str(),
-            "--queries".as_ref(),
-            f.path("queries.txt").as_os_str(),
-            "--k".as_ref(),
-            "3".as_ref(),
-        ]);
-        let err = assert_failure(&out);
+        let out = f.search(name, "queries.txt", "3", &[]);
+        let err = error(&out);
         assert!(err.contains(name), "{name}: {err}");
         assert_eq!(stdout(&out), "");
 
-        let out = genie(&["info".as_ref(), "--index".as_ref(), index.as_os_str()]);
-        assert!(assert_failure(&out).contains(name));
+        assert!(error(&f.run(&["info", "--index", name])).contains(name));
     }
 }
 
 #[test]
 fn quiet_build_prints_nothing() {
-    let f = Fixture::new();
-    let out = genie(&[
-        "--quiet".as_ref(),
-        "build".as_ref(),
-        "--input".as_ref(),
-        f.path("objects.txt").as_os_str(),
-        "--output".as_ref(),
-        f.path("q.genie").as_os_str(),
+    let f = fixture();
+    let out = f.run(&[
+        "--quiet",
+        "build",
+        "--input",
+        "objects.txt",
+        "--output",
+        "q.genie",
     ]);
-    assert_success(&out);
+    success(&out);
     assert_eq!(stderr(&out), "");
-    assert!(Path::new(&f.path("q.genie")).exists());
-}
-
-/// Reports a skipped test on stderr past the test harness's capture.
-fn skip(reason: impl std::fmt::Display) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
+    assert!(f.path("q.genie").exists());
 }
 
 #[test]
 fn parted_build_and_in_memory_parts_match_one_part() {
-    let dir = tempfile::tempdir().unwrap();
+    let d = Dir::new();
     let objects: String = (0..500u32)
         .map(|i| format!("{} {} {}\n", i % 11, 20 + i % 7, 40 + i % 3))
         .collect();
     let queries: String = (0..40u32)
         .map(|i| format!("{} {}-{} 40:2\n", i % 11, 20 + i % 7, 22 + i % 7))
         .collect();
-    let obj = dir.path().join("o.txt");
-    let qs = dir.path().join("q.txt");
-    std::fs::write(&obj, objects).unwrap();
-    std::fs::write(&qs, queries).unwrap();
-    let one = dir.path().join("one.genie");
-    let parted = dir.path().join("parted.genie");
-    assert!(genie(&[
+    d.write("o.txt", objects);
+    d.write("q.txt", queries);
+    assert!(d
+        .run(&["build", "--input", "o.txt", "--output", "one.genie"])
+        .status
+        .success());
+    let out = d.run(&[
         "build",
         "--input",
-        obj.to_str().unwrap(),
+        "o.txt",
         "--output",
-        one.to_str().unwrap()
-    ])
-    .status
-    .success());
-    let out = genie(&[
-        "build",
-        "--input",
-        obj.to_str().unwrap(),
-        "--output",
-        parted.to_str().unwrap(),
+        "parted.genie",
         "--parts",
         "4",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(dir.path().join("parted.genie.part3").exists());
-    let search = |index: &std::path::Path, extra: &[&str]| {
-        let mut args = vec![
-            "search",
-            "--index",
-            index.to_str().unwrap(),
-            "--queries",
-            qs.to_str().unwrap(),
-            "--k",
-            "7",
-            "--device",
-            "cpu",
-        ];
+    success(&out);
+    assert!(d.path("parted.genie.part3").exists());
+    let search = |index: &str, extra: &[&str]| {
+        let mut args = vec!["--device", "cpu"];
         args.extend_from_slice(extra);
-        let out = genie(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        success(&d.search(index, "q.txt", "7", &args))
     };
-    let want = search(&one, &[]);
+    let want = search("one.genie", &[]);
     assert_eq!(want.lines().count(), 40);
-    assert_eq!(search(&parted, &[]), want, "parted index file");
-    assert_eq!(search(&one, &["--parts", "3"]), want, "split in memory");
-    let info = genie(&["info", "--index", parted.to_str().unwrap()]);
-    assert!(String::from_utf8_lossy(&info.stdout).contains("parted.genie.part3: objects 375..500"));
+    assert_eq!(search("parted.genie", &[]), want, "parted index file");
+    assert_eq!(
+        search("one.genie", &["--parts", "3"]),
+        want,
+        "split in memory"
+    );
+    let info = d.run(&["info", "--index", "parted.genie"]);
+    assert!(stdout(&info).contains("parted.genie.part3: objects 375..500"));
     // parts of 150 objects, streamed from standard input: 4 parts, the last of 50
-    let streamed = dir.path().join("streamed.genie");
-    let out = Command::new(binary())
-        .args([
-            "build",
-            "--input",
-            "-",
-            "--output",
-            streamed.to_str().unwrap(),
-            "--part-objects",
-            "150",
-        ])
-        .stdin(std::fs::File::open(&obj).unwrap())
+    let out = d
+        .command()
+        .args(["build", "--input", "-", "--output", "streamed.genie"])
+        .args(["--part-objects", "150"])
+        .stdin(std::fs::File::open(d.path("o.txt")).unwrap())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let info = genie(&["info", "--index", streamed.to_str().unwrap()]);
-    assert!(
-        String::from_utf8_lossy(&info.stdout).contains("streamed.genie.part3: objects 450..500")
-    );
-    assert_eq!(search(&streamed, &[]), want, "streamed parted build");
-    let stdin_parts = Command::new(binary())
-        .args([
-            "build",
-            "--input",
-            "-",
-            "--output",
-            streamed.to_str().unwrap(),
-            "--parts",
-            "2",
-        ])
-        .stdin(std::process::Stdio::null())
+    success(&out);
+    let info = d.run(&["info", "--index", "streamed.genie"]);
+    assert!(stdout(&info).contains("streamed.genie.part3: objects 450..500"));
+    assert_eq!(search("streamed.genie", &[]), want, "streamed parted build");
+    let stdin_parts = d
+        .command()
+        .args(["build", "--input", "-", "--output", "streamed.genie"])
+        .args(["--parts", "2"])
+        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(!stdin_parts.status.success());
-    assert!(String::from_utf8_lossy(&stdin_parts.stderr).contains("--part-objects"));
+    assert!(stderr(&stdin_parts).contains("--part-objects"));
 }

@@ -1,39 +1,9 @@
 //! End-to-end tests of `genie build --kind vectors` and `genie search --kind vectors` on a tiny
 //! generated vector file.
 
-use std::path::Path;
-use std::process::{Command, Output};
-use tempfile::TempDir;
-
-#[path = "common/bin.rs"]
-mod bin;
-use bin::binary;
-
-fn genie(args: &[&str], dir: &Path) -> Output {
-    Command::new(binary())
-        .env_remove("GENIE_DEVICE")
-        .env_remove("RUST_LOG")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run genie")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "genie failed: {}", stderr(out));
-    String::from_utf8(out.stdout.clone()).expect("UTF-8")
-}
-
-fn failure(out: &Output) -> String {
-    let err = stderr(out);
-    assert!(!out.status.success(), "genie succeeded: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{failure, stderr, success, Dir};
 
 /// 40 vectors of dimension 4 in 4 clusters (row i in cluster i % 4), as CSV.
 fn data_csv() -> String {
@@ -53,28 +23,24 @@ fn data_csv() -> String {
     s
 }
 
-fn fixture() -> TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("data.csv"), data_csv()).expect("write data");
+/// A folder with the data (`data.csv`) and three of its rows as queries (`q.csv`).
+fn fixture() -> Dir {
+    let d = Dir::new();
+    d.write("data.csv", data_csv());
     // queries: rows 0, 5 and 10 of the data
     let data = data_csv();
     let q: Vec<&str> = data.lines().skip(1).collect();
-    let queries = format!("{}\n{}\n{}\n", q[0], q[5], q[10]);
-    std::fs::write(dir.path().join("q.csv"), queries).expect("write queries");
-    dir
+    d.write("q.csv", format!("{}\n{}\n{}\n", q[0], q[5], q[10]));
+    d
 }
 
 #[test]
 fn build_and_search_vectors() {
-    let dir = fixture();
-    let p = dir.path();
-    let built = genie(
-        &[
-            "build", "--kind", "vectors", "--input", "data.csv", "--output", "v.genie",
-        ],
-        p,
-    );
-    ok(&built);
+    let d = fixture();
+    let built = d.run(&[
+        "build", "--kind", "vectors", "--input", "data.csv", "--output", "v.genie",
+    ]);
+    success(&built);
     let summary = stderr(&built);
     for part in [
         "40 vectors of dimension 4",
@@ -84,41 +50,35 @@ fn build_and_search_vectors() {
     ] {
         assert!(summary.contains(part), "summary lacks {part:?}: {summary}");
     }
-    assert!(p.join("v.genie.vectors").is_file());
+    assert!(d.path("v.genie.vectors").is_file());
 
-    let text = ok(&genie(
-        &[
-            "search",
-            "--kind",
-            "vectors",
-            "--index",
-            "v.genie",
-            "--queries",
-            "q.csv",
-            "--k",
-            "3",
-        ],
-        p,
-    ));
+    let text = success(&d.run(&[
+        "search",
+        "--kind",
+        "vectors",
+        "--index",
+        "v.genie",
+        "--queries",
+        "q.csv",
+        "--k",
+        "3",
+    ]));
     // the count table and one query at a time give the same lines
-    let same = ok(&genie(
-        &[
-            "search",
-            "--kind",
-            "vectors",
-            "--index",
-            "v.genie",
-            "--queries",
-            "q.csv",
-            "--k",
-            "3",
-            "--method",
-            "count-table",
-            "--batch-queries",
-            "1",
-        ],
-        p,
-    ));
+    let same = success(&d.run(&[
+        "search",
+        "--kind",
+        "vectors",
+        "--index",
+        "v.genie",
+        "--queries",
+        "q.csv",
+        "--k",
+        "3",
+        "--method",
+        "count-table",
+        "--batch-queries",
+        "1",
+    ]));
     assert_eq!(same, text);
     let lines: Vec<serde_json::Value> = text
         .lines()
@@ -144,29 +104,26 @@ fn build_and_search_vectors() {
     }
 
     // the same with explicit parameters, another family and pure tau-ANN (K2 = K)
-    ok(&genie(
-        &[
-            "build",
-            "--kind",
-            "vectors",
-            "--lsh",
-            "rbh",
-            "--functions",
-            "32",
-            "--width",
-            "100",
-            "--buckets",
-            "64",
-            "--seed",
-            "9",
-            "--input",
-            "data.csv",
-            "--output",
-            "r.genie",
-        ],
-        p,
-    ));
-    let info = ok(&genie(&["info", "--json", "--index", "r.genie"], p));
+    success(&d.run(&[
+        "build",
+        "--kind",
+        "vectors",
+        "--lsh",
+        "rbh",
+        "--functions",
+        "32",
+        "--width",
+        "100",
+        "--buckets",
+        "64",
+        "--seed",
+        "9",
+        "--input",
+        "data.csv",
+        "--output",
+        "r.genie",
+    ]));
+    let info = success(&d.run(&["info", "--json", "--index", "r.genie"]));
     for part in [
         "\"family\":\"rbh\"",
         "\"functions\":32",
@@ -176,72 +133,56 @@ fn build_and_search_vectors() {
     ] {
         assert!(info.contains(part), "info lacks {part}: {info}");
     }
-    let text = ok(&genie(
-        &[
-            "search",
-            "--kind",
-            "vectors",
-            "--index",
-            "r.genie",
-            "--queries",
-            "q.csv",
-            "--k",
-            "2",
-            "--candidates",
-            "2",
-            "--device",
-            "cpu",
-        ],
-        p,
-    ));
+    let text = success(&d.run(&[
+        "search",
+        "--kind",
+        "vectors",
+        "--index",
+        "r.genie",
+        "--queries",
+        "q.csv",
+        "--k",
+        "2",
+        "--candidates",
+        "2",
+        "--device",
+        "cpu",
+    ]));
     assert_eq!(text.lines().count(), 3);
 }
 
 #[test]
 fn vector_errors_are_clear() {
-    let dir = fixture();
-    let p = dir.path();
-    std::fs::write(p.join("bad.csv"), "1,2\n3\n").expect("write");
-    let err = failure(&genie(
-        &[
-            "build", "--kind", "vectors", "--input", "bad.csv", "--output", "b.genie",
-        ],
-        p,
-    ));
+    let d = fixture();
+    d.write("bad.csv", "1,2\n3\n");
+    let err = failure(&d.run(&[
+        "build", "--kind", "vectors", "--input", "bad.csv", "--output", "b.genie",
+    ]));
     assert!(err.contains("bad.csv:2: 1 values, expected 2"), "{err}");
 
-    let err = failure(&genie(
-        &[
-            "build", "--lsh", "e2lsh", "--input", "data.csv", "--output", "b.genie",
-        ],
-        p,
-    ));
+    let err = failure(&d.run(&[
+        "build", "--lsh", "e2lsh", "--input", "data.csv", "--output", "b.genie",
+    ]));
     assert!(
         err.contains("--lsh applies to --kind vectors, not to keywords"),
         "{err}"
     );
 
-    ok(&genie(
-        &[
-            "build", "--kind", "vectors", "--input", "data.csv", "--output", "v.genie",
-        ],
-        p,
-    ));
-    std::fs::write(p.join("q3.csv"), "1,2,3\n").expect("write");
-    let err = failure(&genie(
-        &[
-            "search",
-            "--kind",
-            "vectors",
-            "--index",
-            "v.genie",
-            "--queries",
-            "q3.csv",
-            "--k",
-            "1",
-        ],
-        p,
-    ));
+    success(&d.run(&[
+        "build", "--kind", "vectors", "--input", "data.csv", "--output", "v.genie",
+    ]));
+    d.write("q3.csv", "1,2,3\n");
+    let err = failure(&d.run(&[
+        "search",
+        "--kind",
+        "vectors",
+        "--index",
+        "v.genie",
+        "--queries",
+        "q3.csv",
+        "--k",
+        "1",
+    ]));
     assert!(
         err.contains(
             "q3.csv: vector 0 (0-based): a query of dimension 3, the index holds vectors of \
@@ -250,35 +191,28 @@ fn vector_errors_are_clear() {
         "{err}"
     );
 
-    std::fs::remove_file(p.join("v.genie.vectors")).expect("remove");
-    let err = failure(&genie(
-        &[
-            "search",
-            "--kind",
-            "vectors",
-            "--index",
-            "v.genie",
-            "--queries",
-            "q.csv",
-            "--k",
-            "1",
-        ],
-        p,
-    ));
+    std::fs::remove_file(d.path("v.genie.vectors")).expect("remove");
+    let err = failure(&d.run(&[
+        "search",
+        "--kind",
+        "vectors",
+        "--index",
+        "v.genie",
+        "--queries",
+        "q.csv",
+        "--k",
+        "1",
+    ]));
     assert!(err.contains("v.genie.vectors"), "{err}");
 }
 
 #[test]
 fn tuned_defaults_are_printed_stored_and_overridden() {
-    let dir = fixture();
-    let p = dir.path();
-    let built = genie(
-        &[
-            "build", "--kind", "vectors", "--input", "data.csv", "--output", "t.genie",
-        ],
-        p,
-    );
-    ok(&built);
+    let d = fixture();
+    let built = d.run(&[
+        "build", "--kind", "vectors", "--input", "data.csv", "--output", "t.genie",
+    ]);
+    success(&built);
     let summary = stderr(&built);
     for part in [
         "tuned in",
@@ -289,59 +223,53 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
     ] {
         assert!(summary.contains(part), "summary lacks {part:?}: {summary}");
     }
-    let info = ok(&genie(&["info", "--json", "--index", "t.genie"], p));
+    let info = success(&d.run(&["info", "--json", "--index", "t.genie"]));
     for part in ["\"candidates\":", "\"tuned\":", "\"width_tuned\":true"] {
         assert!(info.contains(part), "info lacks {part}: {info}");
     }
 
     // a width and candidates given at build: nothing tuned, the candidates stored
-    let built = genie(
-        &[
-            "build",
-            "--kind",
-            "vectors",
-            "--width",
-            "2",
-            "--candidates",
-            "5",
-            "--input",
-            "data.csv",
-            "--output",
-            "g.genie",
-        ],
-        p,
-    );
-    ok(&built);
+    let built = d.run(&[
+        "build",
+        "--kind",
+        "vectors",
+        "--width",
+        "2",
+        "--candidates",
+        "5",
+        "--input",
+        "data.csv",
+        "--output",
+        "g.genie",
+    ]);
+    success(&built);
     let summary = stderr(&built);
     assert!(
         summary.contains("width 2.000000") && summary.contains("5 candidates by default (given"),
         "{summary}"
     );
-    let info = ok(&genie(&["info", "--json", "--index", "g.genie"], p));
+    let info = success(&d.run(&["info", "--json", "--index", "g.genie"]));
     assert!(
         info.contains("\"candidates\":5") && !info.contains("\"tuned\""),
         "{info}"
     );
     // the width given, the candidates tuned
-    let built = genie(
-        &[
-            "build",
-            "--kind",
-            "vectors",
-            "--lsh",
-            "l1",
-            "--width",
-            "3",
-            "--target-recall",
-            "0.9",
-            "--input",
-            "data.csv",
-            "--output",
-            "w.genie",
-        ],
-        p,
-    );
-    ok(&built);
+    let built = d.run(&[
+        "build",
+        "--kind",
+        "vectors",
+        "--lsh",
+        "l1",
+        "--width",
+        "3",
+        "--target-recall",
+        "0.9",
+        "--input",
+        "data.csv",
+        "--output",
+        "w.genie",
+    ]);
+    success(&built);
     let summary = stderr(&built);
     assert!(
         summary.contains("width 3.000000 (given)") && summary.contains("(target 0.9)"),
@@ -362,7 +290,7 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
             "cpu",
         ];
         args.extend_from_slice(extra);
-        ok(&genie(&args, p))
+        success(&d.run(&args))
     };
     let meta = serde_json::from_str::<serde_json::Value>(&info).expect("JSON")["metadata"].clone();
     assert_eq!(meta["candidates"], 5);
@@ -370,7 +298,7 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
         search("g.genie", &[]),
         search("g.genie", &["--candidates", "5"])
     );
-    let info = ok(&genie(&["info", "--json", "--index", "t.genie"], p));
+    let info = success(&d.run(&["info", "--json", "--index", "t.genie"]));
     let meta = serde_json::from_str::<serde_json::Value>(&info).expect("JSON")["metadata"].clone();
     let tuned = meta["candidates"]
         .as_u64()
@@ -380,66 +308,54 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
         search("t.genie", &[]),
         search("t.genie", &["--candidates", &tuned])
     );
-    ok(&genie(
-        &[
-            "search",
-            "--index",
-            "t.genie",
-            "--queries",
-            "q.csv",
-            "--k",
-            "3",
-            "--candidates",
-            "1",
-        ],
-        p,
-    ));
+    success(&d.run(&[
+        "search",
+        "--index",
+        "t.genie",
+        "--queries",
+        "q.csv",
+        "--k",
+        "3",
+        "--candidates",
+        "1",
+    ]));
 
     // targets outside (0, 1] and zero candidates are refused, naming the option
     for bad in ["0", "1.5", "-1"] {
         let flag = format!("--target-recall={bad}");
-        let err = failure(&genie(
-            &[
-                "build", "--kind", "vectors", &flag, "--input", "data.csv", "--output", "x.genie",
-            ],
-            p,
-        ));
+        let err = failure(&d.run(&[
+            "build", "--kind", "vectors", &flag, "--input", "data.csv", "--output", "x.genie",
+        ]));
         assert!(
             err.contains("option target_recall: expected a recall in (0, 1]"),
             "{bad}: {err}"
         );
     }
-    let err = failure(&genie(
-        &[
-            "build",
-            "--kind",
-            "vectors",
-            "--candidates",
-            "0",
-            "--input",
-            "data.csv",
-            "--output",
-            "x.genie",
-        ],
-        p,
-    ));
+    let err = failure(&d.run(&[
+        "build",
+        "--kind",
+        "vectors",
+        "--candidates",
+        "0",
+        "--input",
+        "data.csv",
+        "--output",
+        "x.genie",
+    ]));
     assert!(err.contains("--candidates"), "{err}");
-    let err = failure(&genie(
-        &[
-            "build",
-            "--kind",
-            "vectors",
-            "--lsh",
-            "codebook",
-            "--candidates",
-            "9",
-            "--input",
-            "data.csv",
-            "--output",
-            "x.genie",
-        ],
-        p,
-    ));
+    let err = failure(&d.run(&[
+        "build",
+        "--kind",
+        "vectors",
+        "--lsh",
+        "codebook",
+        "--candidates",
+        "9",
+        "--input",
+        "data.csv",
+        "--output",
+        "x.genie",
+    ]));
     assert!(err.contains("option candidates"), "{err}");
 }
 
@@ -447,11 +363,10 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
 /// by both vector families at build and by a search's queries.
 #[test]
 fn non_finite_and_empty_vector_files_are_refused() {
-    let dir = fixture();
-    let p = dir.path();
-    std::fs::write(p.join("nan.csv"), "1,2,3,4\nnan,2,3,4\n").expect("write");
-    std::fs::write(p.join("inf.csv"), "1,2,3,4\n5,inf,3,4\n").expect("write");
-    std::fs::write(p.join("empty.csv"), "").expect("write");
+    let d = fixture();
+    d.write("nan.csv", "1,2,3,4\nnan,2,3,4\n");
+    d.write("inf.csv", "1,2,3,4\n5,inf,3,4\n");
+    d.write("empty.csv", "");
     for lsh in ["codebook", "e2lsh"] {
         for (file, want) in [
             (
@@ -464,25 +379,18 @@ fn non_finite_and_empty_vector_files_are_refused() {
             ),
             ("empty.csv", "empty.csv: no vector"),
         ] {
-            let err = failure(&genie(
-                &[
-                    "build", "--kind", "vectors", "--lsh", lsh, "--input", file, "--output",
-                    "x.genie",
-                ],
-                p,
-            ));
+            let err = failure(&d.run(&[
+                "build", "--kind", "vectors", "--lsh", lsh, "--input", file, "--output", "x.genie",
+            ]));
             assert!(err.contains(want), "{lsh} {file}: {err}");
             assert_eq!(err.matches(file).count(), 1, "the file named once: {err}");
             assert!(!err.contains("cannot build a"), "{err}");
         }
     }
-    ok(&genie(
-        &[
-            "build", "--kind", "vectors", "--lsh", "codebook", "--input", "data.csv", "--output",
-            "c.genie",
-        ],
-        p,
-    ));
+    success(&d.run(&[
+        "build", "--kind", "vectors", "--lsh", "codebook", "--input", "data.csv", "--output",
+        "c.genie",
+    ]));
     for (file, want) in [
         (
             "nan.csv",
@@ -490,18 +398,15 @@ fn non_finite_and_empty_vector_files_are_refused() {
         ),
         ("empty.csv", "empty.csv: no vector"),
     ] {
-        let err = failure(&genie(
-            &[
-                "search",
-                "--index",
-                "c.genie",
-                "--queries",
-                file,
-                "--k",
-                "1",
-            ],
-            p,
-        ));
+        let err = failure(&d.run(&[
+            "search",
+            "--index",
+            "c.genie",
+            "--queries",
+            file,
+            "--k",
+            "1",
+        ]));
         assert!(err.contains(want), "search {file}: {err}");
     }
 }

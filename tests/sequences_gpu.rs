@@ -6,7 +6,7 @@
 
 use genie::core::backend::{cuda_probe, CudaBackend};
 use genie::core::{CpuBackend, Engine};
-use genie::sa::edit_distance::edit_distance_dp;
+use genie::sa::sequences::edit_distance::edit_distance_dp;
 use genie::sa::{
     build_sequence_index, Alphabet, DeviceSequences, NGramConfig, SequenceSearchParams,
     SequenceSearcher, SequenceStore, StringTable,

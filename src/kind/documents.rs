@@ -1,7 +1,7 @@
 //! The `documents` kind (paper section V-B): `genie build --kind documents`
 //! reads one document per line of a UTF-8 text file, or one per row of a column of a CSV file
 //! with a header (`--column NAME`); object id = 0-based line or row number (header excluded). The
-//! words (see [`genie_sa::tokenize`]) make the dictionary, saved beside the index as
+//! words (see [`genie_sa::documents::tokenize`]) make the dictionary, saved beside the index as
 //! `INDEX.words`. `genie search` reads query documents the same way and writes
 //! `{"query":0,"hits":[{"id":12,"count":3}]}` lines, where the count is the number of distinct
 //! words a document shares with the query.
@@ -183,7 +183,7 @@ const INFO: KindInfo = KindInfo {
     search_options: BUILD_OPTIONS.split_at(1).0,
     side_files: &[SIDE_EXT],
     ..KindInfo::new(
-        genie_sa::document::KIND,
+        genie_sa::documents::transform::KIND,
         "Short documents (one per line or a CSV column), by shared words",
     )
 };
@@ -242,7 +242,7 @@ pub struct DocumentParser(Arc<DocumentTransform>);
 
 impl CountParser for DocumentParser {
     fn kind(&self) -> &str {
-        genie_sa::document::KIND
+        genie_sa::documents::transform::KIND
     }
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {

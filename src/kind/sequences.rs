@@ -17,8 +17,8 @@ use super::{
 use crate::data_error::DataError;
 use crate::input::LineReader;
 use genie_core::{Engine, IndexBuilder, InvertedIndex, Transform};
-use genie_sa::seq_search::DEFAULT_CANDIDATES;
-use genie_sa::sequence::SequenceQuery;
+use genie_sa::sequences::search::DEFAULT_CANDIDATES;
+use genie_sa::sequences::transform::SequenceQuery;
 use genie_sa::{
     Alphabet, DeviceSequences, NGramConfig, SequenceMetadata, SequenceSearchParams,
     SequenceSearcher, SequenceStages, SequenceStore, SequenceTransform, StringTable,
@@ -235,7 +235,7 @@ const INFO: KindInfo = KindInfo {
     search_options: SEARCH_OPTIONS,
     side_files: &[SIDE_EXT],
     ..KindInfo::new(
-        genie_sa::sequence::KIND,
+        genie_sa::sequences::transform::KIND,
         "Sequences (one per line) under edit distance, by ordered n-grams",
     )
 };
@@ -328,7 +328,7 @@ struct SeqQuery {
 
 impl KindIndex for SequenceIndex {
     fn kind(&self) -> &str {
-        genie_sa::sequence::KIND
+        genie_sa::sequences::transform::KIND
     }
 
     fn num_objects(&self) -> u64 {

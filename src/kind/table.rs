@@ -2,13 +2,13 @@
 //!
 //! `genie build --kind table` reads a CSV file (fields trimmed; every row as long as the first;
 //! object id = 0-based row number, header excluded). Column names come from, in this order:
-//! `--names a,b,c`; `--names-file F` (a UCI `.names` description, see [`genie_sa::uci`]); a file
+//! `--names a,b,c`; `--names-file F` (a UCI `.names` description, see [`genie_sa::table::uci`]); a file
 //! `STEM.names` beside the input (so `adult.data` is read header-less with the names of
 //! `adult.names`), unless `--header` is given; else the first row, the header. The schema is
-//! inferred ([`genie_sa::schema`]) and stored in the index metadata.
+//! inferred ([`genie_sa::table::schema`]) and stored in the index metadata.
 //!
 //! `genie search` reads one query per line, either **conditions** `age=30..40 workclass=Private`
-//! ([`genie_sa::table_query`]) or a **CSV row** in the table's column order (no header), whose
+//! ([`genie_sa::table::query`]) or a **CSV row** in the table's column order (no header), whose
 //! numeric values are searched `+- --radius` intervals. With `--query-format auto` (the default)
 //! a line whose first word is `NAME=...` with no comma before the `=` is read as conditions, any
 //! other as a row. Output: `{"query":0,"hits":[{"id":12,"count":3}]}` lines, the count being the
@@ -22,8 +22,9 @@ use crate::csv_input;
 use crate::data_error::DataError;
 use crate::input::display_path;
 use genie_core::{InvertedIndex, Query, Transform};
-use genie_sa::schema::KindHint;
-use genie_sa::{uci, InferOptions, SaError, Schema, TableMetadata, TableQuery, TableTransform};
+use genie_sa::table::schema::KindHint;
+use genie_sa::table::uci;
+use genie_sa::{InferOptions, SaError, Schema, TableMetadata, TableQuery, TableTransform};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -283,7 +284,7 @@ const INFO: KindInfo = KindInfo {
     build_options: BUILD_OPTIONS,
     search_options: SEARCH_OPTIONS,
     ..KindInfo::new(
-        genie_sa::table::KIND,
+        genie_sa::table::transform::KIND,
         "Rows of a CSV table, by attribute conditions",
     )
 };
@@ -352,7 +353,7 @@ pub struct TableParser(TableTransform);
 
 impl CountParser for TableParser {
     fn kind(&self) -> &str {
-        genie_sa::table::KIND
+        genie_sa::table::transform::KIND
     }
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {

@@ -65,6 +65,14 @@ impl Dir {
             .expect("run genie")
     }
 
+    /// `genie search --index INDEX --queries QUERIES --k K EXTRA...`, as given (no `--quiet`, the
+    /// device left to `--device` in `extra` or to the default).
+    pub fn search(&self, index: &str, queries: &str, k: &str, extra: &[&str]) -> Output {
+        let mut args = vec!["search", "--index", index, "--queries", queries, "--k", k];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
     /// `genie --quiet search --device cpu --index INDEX --queries QUERIES --k K EXTRA...`.
     pub fn search_cpu(&self, index: &str, queries: &str, k: &str, extra: &[&str]) -> Output {
         let mut args = vec![
@@ -113,4 +121,48 @@ impl Dir {
         v.sort();
         v
     }
+}
+
+/// The standard output of a run.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 stdout")
+}
+
+/// The standard error of a run.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts that a run succeeded: its standard output.
+pub fn success(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "genie failed ({:?}): {}",
+        out.status,
+        stderr(out)
+    );
+    stdout(out)
+}
+
+/// Asserts that a run failed with an exit code (not a signal) and without a panic: its standard
+/// error.
+pub fn failure(out: &Output) -> String {
+    let err = stderr(out);
+    assert!(!out.status.success(), "genie succeeded; stderr: {err}");
+    assert_ne!(out.status.code(), None, "killed by a signal: {err}");
+    assert!(!err.contains("panicked"), "genie panicked: {err}");
+    err
+}
+
+/// A [`failure`] whose message says `error`: its standard error.
+pub fn error(out: &Output) -> String {
+    let err = failure(out);
+    assert!(err.contains("error"), "no error message: {err}");
+    err
+}
+
+/// Reports a skipped test on stderr past the test harness's capture.
+pub fn skip(reason: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }

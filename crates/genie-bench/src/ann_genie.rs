@@ -1,6 +1,6 @@
 //! `genie-bench --mode vectors`: genie's own points on the vector-search benchmark's
 //! recall/throughput curves (issue 13), beside the peers' (`bench/peers/ann_peers.py`), in the same
-//! CSV schema (`data,system,params,recall,qps,seconds,queries,device`, see [`crate::charts_ann`]).
+//! CSV schema (`data,system,params,recall,qps,seconds,queries,device`, see [`crate::charts::ann`]).
 //!
 //! It opens an index built by `genie build --kind vectors` (the codebook family or an LSH family)
 //! through the library a Rust user would call ([`CodebookIndex`], [`VectorIndex`]), and for each

@@ -1,10 +1,9 @@
 //! The benchmark and chart programs of genie-rs (`genie-bench`, `genie-charts`), kept apart from
 //! the product package. The library part holds what the benchmark writes for peer implementations:
 //! [`dump`] writes an index, its queries and genie's top-k counts as NumPy files ([`npy`]) for
-//! `bench/peers/torch_spmm.py --load`. The charts' shared drawing and CSV reading is [`chart_kit`],
-//! their bar charts [`charts_plot`]; [`charts`] draws the charts of the runs under `bench/runs/`
-//! ([`charts_queries`], [`charts_suite`]). The vector-search benchmark's recall/throughput charts
-//! are [`charts_ann`], and genie's rows on them are measured by [`ann_genie`] (`--mode vectors`).
+//! `bench/peers/torch_spmm.py --load`. [`charts`] draws the charts of the runs under `bench/runs/`
+//! and the vector-search benchmark's recall/throughput charts ([`charts::ann`]); genie's rows on
+//! those are measured by [`ann_genie`] (`--mode vectors`).
 //! [`ann_e2lsh`] is `--mode ann`, [`vecs`] the `.fvecs`/`.ivecs` files shared with the peers.
 //! [`write_keywords`] writes the SIFT-like keyword objects in every input format of `genie build`
 //! (`--mode write-keywords`); [`cpu_suite`] times the CPU backend on the suite's keyword workloads
@@ -19,12 +18,7 @@ pub mod ann_e2lsh;
 pub mod ann_genie;
 pub mod bench_args;
 pub mod ceilings;
-pub mod chart_kit;
 pub mod charts;
-pub mod charts_ann;
-pub mod charts_plot;
-pub mod charts_queries;
-pub mod charts_suite;
 pub mod check_speed;
 pub mod cpu_suite;
 pub mod csv_rows;

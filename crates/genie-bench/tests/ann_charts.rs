@@ -1,7 +1,7 @@
 //! The recall/throughput charts drawn from a small CSV of the vector-search benchmark's schema.
 #![allow(clippy::unwrap_used)]
 
-use genie_bench::charts_ann::{ann_charts, frontier, read_points};
+use genie_bench::charts::ann::{ann_charts, frontier, read_points};
 use std::path::{Path, PathBuf};
 
 fn fixture() -> PathBuf {

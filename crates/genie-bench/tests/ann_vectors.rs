@@ -6,7 +6,7 @@ use clap::Parser;
 use genie::core::DeviceChoice;
 use genie::lsh::{estimate, CodebookIndex, CodebookParams, Family, Probe, VectorIndex, VectorSet};
 use genie_bench::ann_genie::{run, Setting, VectorsArgs, HEADER};
-use genie_bench::charts_ann::read_points;
+use genie_bench::charts::ann::read_points;
 use genie_bench::vecs::{write_fvecs, write_ivecs};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

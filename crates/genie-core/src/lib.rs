@@ -8,7 +8,8 @@
 //!
 //! Modules: [`model`] (Definition 2.1), [`index`] (List Array, Position Map, sublists, build,
 //! persistence), [`cpq`] (Count Priority Queue), [`baseline`] (count table), [`backend`] (CPU and
-//! CUDA, device selection), [`engine`] (batching), [`parts`] (multi-loading), [`oracle`] (brute force for tests), [`plugin`] (transform and verifier traits).
+//! CUDA, device selection), [`engine`] (batching), [`parts`] (multi-loading), [`oracle`] (brute force for tests), [`plugin`] (transform and verifier traits),
+//! [`npy`] (the NumPy `.npy` header that the vector and keyword readers share).
 #![deny(missing_docs)]
 
 pub mod atomic;
@@ -20,6 +21,7 @@ pub mod error;
 pub mod huge;
 pub mod index;
 pub mod model;
+pub mod npy;
 pub mod oracle;
 pub mod parts;
 pub mod plugin;

@@ -6,7 +6,7 @@ mod common;
 
 use common::{data_dir, modify, Rng};
 use genie_core::{oracle, CpuBackend, Engine, SearchParams};
-use genie_sa::edit_distance::edit_distance_dp;
+use genie_sa::sequences::edit_distance::edit_distance_dp;
 use genie_sa::*;
 use proptest::prelude::*;
 use std::collections::HashMap;

@@ -6,7 +6,8 @@ mod common;
 
 use common::{assert_top_k_is, cpu_engine, data_dir, top_k, Rng};
 use genie_core::Hit;
-use genie_sa::schema::AttributeKind;
+use genie_sa::table::schema::AttributeKind;
+use genie_sa::table::uci;
 use genie_sa::*;
 
 fn read_adult(limit: usize) -> Option<(Vec<String>, Vec<Vec<String>>)> {

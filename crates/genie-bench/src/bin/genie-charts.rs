@@ -1,13 +1,13 @@
 //! genie-charts: PNG charts of the benchmark results kept under `bench/runs/`, for
 //! `docs/BENCHMARKS.md` (`genie_bench::charts`). With `--ann CSV`: the vector-search benchmark's
-//! recall/throughput chart of each data set in the CSVs instead (`genie_bench::charts_ann`).
+//! recall/throughput chart of each data set in the CSVs instead (`genie_bench::charts::ann`).
 //!
 //! Regenerate with `cargo run --release --bin genie-charts`.
 
 use anyhow::Result;
 use clap::Parser;
+use genie_bench::charts::ann::ann_charts;
 use genie_bench::charts::render_all;
-use genie_bench::charts_ann::ann_charts;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]

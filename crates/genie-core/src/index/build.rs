@@ -2,8 +2,9 @@
 //! parallel, keyword counts are taken per chunk of objects, a prefix sum gives each (keyword, chunk)
 //! its place, and each chunk scatters its postings there, so ids stay ascending within a keyword.
 
+use super::checksum::{array_sum, ChunkSums};
 use super::file::io_err;
-use super::persist::{array_sum, le_bytes, ChunkSums, IndexWriter, Shape};
+use super::persist::{le_bytes, IndexWriter, Shape};
 use super::sort::{
     block_maxima, count_keywords, dedup_objects, keyword_ranges, list_array_room, scatter,
     sort_postings, sort_ranges, ObjectView, SharedOut, SortChunk,

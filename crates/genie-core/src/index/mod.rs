@@ -5,6 +5,7 @@
 //! sublists of at most `L` postings ([`Sublists`]).
 
 mod build;
+mod checksum;
 mod file;
 mod legacy;
 mod persist;
@@ -13,7 +14,8 @@ mod section;
 mod sort;
 
 pub use build::{IndexBuilder, MAX_KEYWORD_SPACE};
-pub use persist::{largest_word, sum_and_largest, ALIGN, FORMAT_VERSION};
+pub use checksum::{largest_word, sum_and_largest};
+pub use persist::{ALIGN, FORMAT_VERSION};
 pub use prepare::{PreparedQuery, Task, WorkList, MAX_COUNT_BOUND};
 pub use section::Section;
 

@@ -1,12 +1,12 @@
 //! NumPy `.npy` files (format versions 1 to 3): a 2-D array `(n, d)` is `n` vectors, a 1-D array
 //! `(d,)` one vector. Element types `f4`, `f8` and `u1` (either byte order); C or Fortran order.
+//! The header is read and written by [`genie_core::npy`].
 
 use crate::error::{LshError, Result};
 use crate::io::payload_len;
 use crate::vectors::VectorSet;
+use genie_core::npy::{header_bytes, parse_header};
 use std::path::Path;
-
-const MAGIC: &[u8] = b"\x93NUMPY";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Dtype {
@@ -45,80 +45,7 @@ impl Dtype {
             }
         }
     }
-}
 
-/// What the header of an `.npy` file says (its magic, version and length checked), before any
-/// element type is interpreted: what the vector reader here and the keyword reader of the `genie`
-/// crate share.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NpyHeader {
-    /// The header's dict literal, as text.
-    pub dict: String,
-    /// The `descr` value without its quotes, e.g. `<f4`.
-    pub descr: String,
-    /// Whether the array is in Fortran (column-major) order.
-    pub fortran: bool,
-    /// The shape.
-    pub shape: Vec<u64>,
-    /// Where the elements start.
-    pub data_at: usize,
-}
-
-/// Parses the header at the start of `bytes`, a whole file or its first bytes; the error says
-/// what is wrong.
-pub fn header(bytes: &[u8]) -> std::result::Result<NpyHeader, String> {
-    if !bytes.starts_with(MAGIC) {
-        return Err("not a NumPy .npy file (no \\x93NUMPY magic at the start)".into());
-    }
-    let major = *bytes.get(6).ok_or("truncated .npy header")?;
-    let (len_at, len_size) = match major {
-        1 => (8, 2),
-        2 | 3 => (8, 4),
-        v => return Err(format!("unsupported .npy format version {v}")),
-    };
-    let len_bytes = bytes
-        .get(len_at..len_at + len_size)
-        .ok_or("truncated .npy header")?;
-    let header_len = len_bytes
-        .iter()
-        .rev()
-        .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
-    let start = len_at + len_size;
-    let text = bytes
-        .get(start..start + header_len)
-        .ok_or_else(|| format!("truncated .npy header ({header_len} bytes announced)"))?;
-    let text = std::str::from_utf8(text).map_err(|_| "the .npy header is not text")?;
-    let bad = |r: String| format!("bad .npy header {text:?}: {r}");
-    let descr = value_of(text, "descr").ok_or_else(|| bad("no 'descr'".into()))?;
-    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let fortran =
-        match value_of(text, "fortran_order").ok_or_else(|| bad("no 'fortran_order'".into()))? {
-            "True" => true,
-            "False" => false,
-            other => return Err(bad(format!("bad fortran_order {other:?}"))),
-        };
-    let shape_text = value_of(text, "shape").ok_or_else(|| bad("no 'shape'".into()))?;
-    let inner = shape_text
-        .strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .ok_or_else(|| bad("shape is not a tuple".into()))?;
-    let shape = inner
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.trim_end_matches('L').parse::<u64>())
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|_| bad(format!("bad shape {shape_text}")))?;
-    Ok(NpyHeader {
-        dict: text.to_string(),
-        descr: descr.to_string(),
-        fortran,
-        shape,
-        data_at: start + header_len,
-    })
-}
-
-impl Dtype {
     /// The element type of `descr`, one of those the vector reader takes.
     fn of(descr: &str) -> std::result::Result<Self, String> {
         Ok(match descr {
@@ -139,7 +66,7 @@ impl Dtype {
 /// Parses a whole `.npy` file.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<VectorSet> {
     let err = |reason: String| LshError::format(path, reason);
-    let header = header(bytes).map_err(err)?;
+    let header = parse_header(bytes).map_err(err)?;
     let dtype = Dtype::of(&header.descr)
         .map_err(|r| err(format!("bad .npy header {:?}: {r}", header.dict)))?;
     let (rows, dim) = match header.shape[..] {
@@ -181,42 +108,10 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<VectorSet> {
     VectorSet::new(dim, out)
 }
 
-/// The text of the value of `'key':` in a Python dict literal (a tuple, a quoted string or a word).
-fn value_of<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    let at = text
-        .find(&format!("'{key}'"))
-        .or_else(|| text.find(&format!("\"{key}\"")))?;
-    let rest = text[at + key.len() + 2..].trim_start();
-    let rest = rest.strip_prefix(':')?.trim_start();
-    let end = if rest.starts_with('(') {
-        rest.find(')')? + 1
-    } else if let Some(q) = rest.chars().next().filter(|&c| c == '\'' || c == '"') {
-        rest[1..].find(q)? + 2
-    } else {
-        rest.find([',', '}']).unwrap_or(rest.len())
-    };
-    Some(rest[..end].trim())
-}
-
 /// The bytes of a version 1.0 `.npy` file of `rows x dim` little-endian `f32` in C order (for
 /// tests and tools).
 pub fn to_npy_f32(vectors: &VectorSet) -> Vec<u8> {
-    let dict = format!(
-        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}",
-        vectors.len(),
-        vectors.dim()
-    );
-    let mut out = Vec::new();
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&[1, 0]);
-    // header padded with spaces to a multiple of 64 bytes, ending in a newline
-    let unpadded = 10 + dict.len() + 1;
-    let total = unpadded.div_ceil(64) * 64;
-    let header_len = (total - 10) as u16;
-    out.extend_from_slice(&header_len.to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    out.resize(total - 1, b' ');
-    out.push(b'\n');
+    let mut out = header_bytes("<f4", &[vectors.len(), vectors.dim()]);
     for x in vectors.as_slice() {
         out.extend_from_slice(&x.to_le_bytes());
     }
@@ -227,6 +122,7 @@ pub fn to_npy_f32(vectors: &VectorSet) -> Vec<u8> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use genie_core::npy::MAGIC;
 
     fn p() -> &'static Path {
         Path::new("a.npy")

@@ -2,11 +2,11 @@
 //! workload runs, the suite's queries/s against the number of queries for each workload, and
 //! genie's queries/s on those workloads against the PyTorch peer's (cuSPARSE SpMM + torch.topk).
 
-use crate::chart_kit::{
-    file_name, plain, thousands, Axis, CsvError, LineChart, Series, Table, PALETTE,
-};
-use crate::charts_plot::RUNS_DEVICE;
-use crate::charts_plot::{BarChart, Pair, PairChart};
+use super::axis::Axis;
+use super::bars::{BarChart, Pair, PairChart, RUNS_DEVICE};
+use super::csv_table::{CsvError, Table};
+use super::format::{file_name, plain, thousands};
+use super::line::{LineChart, Series, PALETTE};
 use anyhow::{bail, Result};
 use plotters::prelude::SeriesLabelPosition;
 use std::path::Path;

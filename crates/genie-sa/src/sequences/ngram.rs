@@ -184,7 +184,7 @@ pub fn for_each_ordered_gram(symbols: &[u32], n: usize, mut f: impl FnMut(&[u32]
 /// The ordered n-grams `G(S)` of a sequence, in order of position (Example 5.1).
 ///
 /// ```
-/// use genie_sa::ngram::{ordered_grams, Alphabet, NGramConfig};
+/// use genie_sa::sequences::ngram::{ordered_grams, Alphabet, NGramConfig};
 /// let config = NGramConfig::new(3, Alphabet::Bytes, false).unwrap();
 /// let grams: Vec<(String, u32)> = ordered_grams(&config, b"aabaab")
 ///     .unwrap()

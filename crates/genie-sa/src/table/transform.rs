@@ -1,11 +1,11 @@
 //! The relational-table transform (paper section V-C, Fig. 1): a row becomes one keyword per
-//! present attribute, inside the attribute's block ([`crate::schema`]); a [`TableQuery`] becomes
-//! one range item per condition ([`crate::table_query`]). The index's blocks are the attributes'
+//! present attribute, inside the attribute's block ([`super::schema`]); a [`TableQuery`] becomes
+//! one range item per condition ([`super::query`]). The index's blocks are the attributes'
 //! blocks, so the count bound of a query is its number of items.
 
 use crate::error::{Result, SaError};
-use crate::schema::{Schema, SchemaRecord};
-use crate::table_query::TableQuery;
+use crate::table::query::TableQuery;
+use crate::table::schema::{Schema, SchemaRecord};
 use genie_core::{Keyword, Query, Transform};
 use serde::{Deserialize, Serialize};
 
@@ -15,9 +15,9 @@ pub const KIND: &str = "table";
 /// Rows of a table to keywords.
 ///
 /// ```
-/// use genie_sa::schema::{InferOptions, Schema};
-/// use genie_sa::table::TableTransform;
-/// use genie_sa::table_query::TableQuery;
+/// use genie_sa::table::schema::{InferOptions, Schema};
+/// use genie_sa::table::transform::TableTransform;
+/// use genie_sa::table::query::TableQuery;
 /// let names = ["age", "workclass"].map(String::from);
 /// let rows = [["25", "Private"], ["45", "State-gov"], ["?", "Private"]];
 /// let t = TableTransform::new(Schema::infer(&names, &rows, &InferOptions::default()).unwrap());
@@ -120,7 +120,7 @@ impl Transform for TableTransform {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::InferOptions;
+    use crate::table::schema::InferOptions;
 
     #[test]
     fn golden_keywords_and_bound() {

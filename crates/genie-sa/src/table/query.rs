@@ -17,7 +17,7 @@
 //! categorical value exactly, a numeric value `v` as `v~r` with a given radius `r`.
 
 use crate::error::{Result, SaError};
-use crate::schema::{parse_number, AttributeKind, Schema};
+use crate::table::schema::{parse_number, AttributeKind, Schema};
 use genie_core::{Item, Query};
 
 /// A condition on one attribute.
@@ -52,8 +52,8 @@ impl TableQuery {
     /// Parses whitespace-separated conditions `ATTR=SPEC` (see the module docs).
     ///
     /// ```
-    /// use genie_sa::schema::{Schema, InferOptions};
-    /// use genie_sa::table_query::TableQuery;
+    /// use genie_sa::table::schema::{Schema, InferOptions};
+    /// use genie_sa::table::query::TableQuery;
     /// let names = ["age", "workclass"].map(String::from);
     /// let rows = [["20", "Private"], ["60", "State-gov"]];
     /// let schema = Schema::infer(&names, &rows, &InferOptions::default()).unwrap();
@@ -211,7 +211,7 @@ fn condition_keywords(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::InferOptions;
+    use crate::table::schema::InferOptions;
 
     fn schema() -> Schema {
         let names = ["age", "workclass"].map(String::from);

@@ -1,10 +1,10 @@
 //! The sequence transform (paper section V-A): a sequence becomes the set of keywords of its
-//! ordered n-grams ([`crate::ngram`]), through a [`GramDictionary`] built from the indexed
+//! ordered n-grams ([`super::ngram`]), through a [`GramDictionary`] built from the indexed
 //! sequences; a query becomes one single-keyword item per ordered n-gram the dictionary knows.
 
 use crate::error::{Result, SaError};
-use crate::gram_dict::GramDictionary;
-use crate::ngram::{for_each_ordered_gram, NGramConfig};
+use crate::sequences::gram_dict::GramDictionary;
+use crate::sequences::ngram::{for_each_ordered_gram, NGramConfig};
 use genie_core::{Keyword, Query, Transform};
 use serde::{Deserialize, Serialize};
 
@@ -181,7 +181,7 @@ impl Transform for SequenceTransform {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ngram::Alphabet;
+    use crate::sequences::ngram::Alphabet;
 
     #[test]
     fn golden_keywords() {

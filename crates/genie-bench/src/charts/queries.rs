@@ -3,10 +3,11 @@
 //! PyTorch peer), and search time against the number of objects at the paper's Table II sizes,
 //! with the paper's own times.
 
-use crate::chart_kit::{
-    file_name, millions, plain, thousands, Axis, CsvError, LineChart, Series, Table, PALETTE,
-};
-use crate::charts_plot::RUNS_DEVICE;
+use super::axis::Axis;
+use super::bars::RUNS_DEVICE;
+use super::csv_table::{CsvError, Table};
+use super::format::{file_name, millions, plain, thousands};
+use super::line::{LineChart, Series, PALETTE};
 use anyhow::Result;
 use plotters::prelude::SeriesLabelPosition;
 use std::path::Path;

@@ -7,9 +7,11 @@
 //! The rows come from CSVs with the header `data,system,params,recall,qps,seconds,queries,device`
 //! (one row per measured point), as `bench/peers/ann_peers.py` and genie-bench write them.
 
-use crate::chart_kit::{
-    file_name, plain, register_embedded_font, thousands, Axis, LineChart, Series, Table, PALETTE,
-};
+use super::axis::Axis;
+use super::canvas::register_embedded_font;
+use super::csv_table::Table;
+use super::format::{file_name, plain, thousands};
+use super::line::{LineChart, Series, PALETTE};
 use anyhow::{bail, Context, Result};
 use plotters::prelude::SeriesLabelPosition;
 use std::path::{Path, PathBuf};

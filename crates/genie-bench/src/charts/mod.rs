@@ -1,20 +1,33 @@
 //! The charts of the benchmark runs kept under `bench/runs/`, for `docs/BENCHMARKS.md`, drawn by
 //! [`render_all`]: time and queries/s against the number of queries, and search time against the
-//! number of objects ([`charts_queries`](crate::charts_queries)); how much faster than the paper
-//! each workload of the suite runs, the suite's queries/s against the number of queries, and
-//! genie's queries/s on the suite's workloads against the PyTorch peer's
-//! ([`charts_suite`](crate::charts_suite)). Here too: the runs they are drawn from (file names in
-//! the runs folder, `genie-charts --runs`) and the device they ran on.
+//! number of objects ([`queries`]); how much faster than the paper each workload of the suite
+//! runs, the suite's queries/s against the number of queries, and genie's queries/s on the
+//! suite's workloads against the PyTorch peer's ([`suite`]). Here too: the runs they are drawn
+//! from (file names in the runs folder, `genie-charts --runs`) and the device they ran on. The
+//! vector-search benchmark's recall/throughput charts are [`ann`].
 //!
-//! Text is drawn with an embedded font (Noto Sans, from the `ttf-noto-sans` crate), so no system
-//! font library is needed.
+//! What the charts share: the benchmark CSVs read by column name with errors that name the file
+//! and line ([`csv_table`]), axes with chosen ticks ([`axis`]), the line chart ([`line`]) and the
+//! bar charts ([`bars`]), a canvas whose text is drawn with an embedded font (Noto Sans, from the
+//! `ttf-noto-sans` crate, so no system font library is needed; [`canvas`]) and number formats
+//! ([`format`]).
 
-use crate::chart_kit::register_embedded_font;
-use crate::charts_plot::Chart;
-use crate::charts_queries::{QueryRuns, ScaleRuns};
-use crate::charts_suite::{Suite, SuiteCurve, SuitePeer};
+pub mod ann;
+pub mod axis;
+pub mod bars;
+pub mod canvas;
+pub mod csv_table;
+pub mod format;
+pub mod line;
+pub mod queries;
+pub mod suite;
+
 use anyhow::{Context, Result};
+use bars::Chart;
+use canvas::register_embedded_font;
+use queries::{QueryRuns, ScaleRuns};
 use std::path::{Path, PathBuf};
+use suite::{Suite, SuiteCurve, SuitePeer};
 
 /// genie's query runs: time and queries/s of each method at several numbers of queries.
 pub const QUERIES_CSV: &str = "2026-11-22-h200-ed40c6b-queries.csv";
@@ -64,8 +77,8 @@ pub fn render_all(runs: &Path, out: &Path) -> Result<Vec<PathBuf>> {
 pub(crate) mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use super::format::file_name;
     use super::*;
-    use crate::chart_kit::file_name;
 
     const QUERIES: &str = "\
 device,backend,method,queries,batches,wall_s,qps,objects,dims,values,k

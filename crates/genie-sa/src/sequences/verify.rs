@@ -20,13 +20,13 @@
 //! sequences by (distance, count, id): the result is **exact**. When no object lies outside the
 //! candidates, the result is exact too; [`zero_count_tail`] completes the candidates of count 1 or
 //! more with the objects of count 0, so that Algorithm 2 can run over all objects (the exhaustive
-//! fallback of [`crate::seq_search`]).
+//! fallback of [`super::search`]).
 
-use crate::edit_distance::Pattern;
 use crate::error::Result;
-use crate::ngram::NGramConfig;
-use crate::seq_store::SequenceStore;
-use crate::sequence::SequenceQuery;
+use crate::sequences::edit_distance::Pattern;
+use crate::sequences::ngram::NGramConfig;
+use crate::sequences::store::SequenceStore;
+use crate::sequences::transform::SequenceQuery;
 use genie_core::{Hit, ObjectId};
 use serde::{Deserialize, Serialize};
 
@@ -170,8 +170,8 @@ pub fn verify_by(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ngram::Alphabet;
-    use crate::store::StringTable;
+    use crate::sequences::ngram::Alphabet;
+    use crate::string_table::StringTable;
     use crate::SequenceTransform;
 
     fn setup(seqs: &[&str], config: NGramConfig) -> (SequenceTransform, SequenceStore) {

@@ -1,12 +1,12 @@
 //! The indexed sequences on a GPU, for the edit distances of a sequence search
-//! ([`crate::seq_search`]): each symbol replaced by its rank among the sequences' distinct symbols
+//! ([`crate::sequences::search`]): each symbol replaced by its rank among the sequences' distinct symbols
 //! (a dense id), so that a query's match masks fit in shared memory; then its candidates'
 //! distances, or every object within its exact k-th smallest distance, found there by the same
 //! bit-parallel algorithm as the CPU's ([`crate::gpu::GpuSequences`]).
 
 use crate::error::{Result, SaError};
 use crate::gpu::{GpuSequences, SeqJob, Within, SEQ_BINS};
-use crate::seq_store::SequenceStore;
+use crate::sequences::store::SequenceStore;
 use genie_core::ObjectId;
 
 /// The sequences of a store on a GPU, with their alphabet.

@@ -1,5 +1,5 @@
 //! Sequence similarity search end to end (paper section V-A): the index returns the top-K
-//! candidates by match count, [`mod@crate::verify`] ranks them by edit distance and tells whether the
+//! candidates by match count, [`mod@super::verify`] ranks them by edit distance and tells whether the
 //! top-k is proven exact (Theorem 5.2); optionally the queries that are not proven are searched
 //! again with K doubled until they are or K reaches a cap (the paper's "repeat the search process
 //! with larger K", section VI-D3). With [`SequenceSearchParams::exhaustive`], a query still not
@@ -8,11 +8,11 @@
 //! construction, and its count and length filters keep the scan short.
 
 use crate::error::{Result, SaError};
-use crate::seq_device::DeviceSequences;
-use crate::seq_store::SequenceStore;
-use crate::sequence::{SequenceQuery, SequenceTransform};
-use crate::store::StringTable;
-use crate::verify::{verify, verify_by, zero_count_tail, Outside, SequenceHit};
+use crate::sequences::device::DeviceSequences;
+use crate::sequences::store::SequenceStore;
+use crate::sequences::transform::{SequenceQuery, SequenceTransform};
+use crate::sequences::verify::{verify, verify_by, zero_count_tail, Outside, SequenceHit};
+use crate::string_table::StringTable;
 use genie_core::{Engine, Hit, InvertedIndex, Method, SearchParams, Transform};
 use rayon::prelude::*;
 use std::time::Instant;

@@ -1,5 +1,5 @@
 //! The short-document transform (paper section V-B): a document is the set of its words
-//! ([`crate::tokenize`]), each distinct word a keyword, so the match count of a query document
+//! ([`super::tokenize`]), each distinct word a keyword, so the match count of a query document
 //! with an object document is the number of distinct words they share (the inner product of their
 //! binary word vectors).
 //!
@@ -8,8 +8,8 @@
 //! document and are left out. The dictionary is saved beside the index (one word per keyword,
 //! `INDEX.words`), with its size and checksum in the index metadata.
 
+use crate::documents::tokenize::Tokenizer;
 use crate::error::{Result, SaError};
-use crate::tokenize::Tokenizer;
 use genie_core::index::MAX_KEYWORD_SPACE;
 use genie_core::{Keyword, Query, Transform};
 use serde::{Deserialize, Serialize};
@@ -21,8 +21,8 @@ pub const KIND: &str = "documents";
 /// Documents to sets of word keywords.
 ///
 /// ```
-/// use genie_sa::document::DocumentTransform;
-/// use genie_sa::tokenize::Tokenizer;
+/// use genie_sa::documents::transform::DocumentTransform;
+/// use genie_sa::documents::tokenize::Tokenizer;
 /// let docs = ["Make America great again", "Great news: America first!"];
 /// let t = DocumentTransform::build(Tokenizer::new(), docs).unwrap();
 /// assert_eq!(t.words(), ["make", "america", "great", "news", "first"]);

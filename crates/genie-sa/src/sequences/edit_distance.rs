@@ -148,7 +148,7 @@ fn advance(pv: u64, mv: u64, mut eq: u64, hin: i32, high: u64) -> (i32, u64, u64
 /// The edit distance of two symbol sequences (bit-parallel, the shorter one as the pattern).
 ///
 /// ```
-/// use genie_sa::edit_distance::edit_distance;
+/// use genie_sa::sequences::edit_distance::edit_distance;
 /// let sym = |s: &str| s.chars().map(u32::from).collect::<Vec<_>>();
 /// assert_eq!(edit_distance(&sym("kitten"), &sym("sitting")), 3);
 /// ```

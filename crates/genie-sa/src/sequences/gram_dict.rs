@@ -15,7 +15,7 @@
 //! load; [`GramDictionary::checksum`] (kept in the index metadata) detects a mismatch.
 
 use crate::error::{Result, SaError};
-use crate::ngram::{for_each_ordered_gram, NGramConfig};
+use crate::sequences::ngram::{for_each_ordered_gram, NGramConfig};
 use genie_core::index::MAX_KEYWORD_SPACE;
 use genie_core::Keyword;
 use rayon::prelude::*;
@@ -177,7 +177,7 @@ fn checksum(config: &NGramConfig, ids: &HashMap<Box<[u32]>, u32>, slots: &[(Keyw
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ngram::Alphabet;
+    use crate::sequences::ngram::Alphabet;
 
     #[test]
     fn keywords_in_first_seen_order() {

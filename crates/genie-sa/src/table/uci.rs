@@ -14,7 +14,7 @@ pub const CLASS_COLUMN: &str = "class";
 ///
 /// ```
 /// let text = "| comment\n>50K, <=50K.\n\nage: continuous.\nsex: Female, Male.\n";
-/// assert_eq!(genie_sa::uci::column_names(text).unwrap(), ["age", "sex", "class"]);
+/// assert_eq!(genie_sa::table::uci::column_names(text).unwrap(), ["age", "sex", "class"]);
 /// ```
 pub fn column_names(text: &str) -> Result<Vec<String>> {
     let mut names = Vec::new();

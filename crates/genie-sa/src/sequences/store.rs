@@ -2,10 +2,10 @@
 //! candidate is computed from the sequence itself). Saved beside an index as `INDEX.seqs`
 //! ([`StringTable`] format).
 
-use crate::edit_distance::Pattern;
 use crate::error::{Result, SaError};
-use crate::ngram::Alphabet;
-use crate::store::StringTable;
+use crate::sequences::edit_distance::Pattern;
+use crate::sequences::ngram::Alphabet;
+use crate::string_table::StringTable;
 use genie_core::{ObjectId, Verifier};
 
 /// Sequences by object id, with their lengths in symbols.

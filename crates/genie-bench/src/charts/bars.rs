@@ -1,10 +1,11 @@
-//! The bar charts of the benchmark results, beside [`chart_kit`](crate::chart_kit)'s line chart:
+//! The bar charts of the benchmark results, beside the line chart of [`line`](super::line):
 //! a bar per category with a target line ([`BarChart`]), and two bars per category on a
 //! logarithmic axis with their ratio ([`PairChart`]). [`Chart`] is any of the three.
 
-use crate::chart_kit::{
-    canvas, drawing, font, legend, plain, thousands, Axis, LineChart, Ticked, PALETTE,
-};
+use super::axis::{Axis, Ticked};
+use super::canvas::{canvas, drawing, font, legend};
+use super::format::{plain, thousands};
+use super::line::{LineChart, PALETTE};
 use anyhow::{bail, Result};
 use plotters::prelude::*;
 use plotters_backend::text_anchor::{HPos, Pos, VPos};

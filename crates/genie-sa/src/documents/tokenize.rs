@@ -6,13 +6,13 @@
 //!    symbols, emoji) separates tokens, so `don't` gives `don` and `t`, `U.S.A.` gives `u`, `s`,
 //!    `a`, `http://t.co/x1` gives `http`, `t`, `co`, `x1`;
 //! 2. each token is **lowercased** with [`str::to_lowercase`] (Unicode's full mapping);
-//! 3. tokens on the English stop-word list ([`crate::stopwords::ENGLISH`]) are dropped, unless
+//! 3. tokens on the English stop-word list ([`super::stopwords::ENGLISH`]) are dropped, unless
 //!    [`Tokenizer::keep_stop_words`] is set.
 //!
 //! There is no stemming and no length limit. Tokens are the words of the document; a document is
 //! the *set* of its words.
 
-use crate::stopwords::is_stop_word;
+use crate::documents::stopwords::is_stop_word;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -52,7 +52,7 @@ impl Tokenizer {
     /// The words of `text`, in order (repeats included).
     ///
     /// ```
-    /// use genie_sa::tokenize::Tokenizer;
+    /// use genie_sa::documents::tokenize::Tokenizer;
     /// let words = Tokenizer::new().words("Don't STOP me now: it's 2 a.m. in Zürich!");
     /// assert_eq!(words, ["stop", "2", "zürich"]);
     /// let all = Tokenizer::keeping_stop_words().words("Don't stop");
