@@ -8,8 +8,8 @@
 
 use super::{
     metadata_with, side_path, text_query, BuildJob, BuildReport, CountIndex, CountParser,
-    IndexSource, Kind, KindIndex, KindInfo, OpenOptions, OptionSpec, OptionType, Options,
-    Placement, QueryReader,
+    IndexSource, Kind, KindInfo, OpenOptions, Opened, OptionSpec, OptionType, Options, Placement,
+    QueryFile, QueryReader,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
@@ -208,24 +208,14 @@ impl Kind for Documents {
         })
     }
 
-    fn read_queries(
-        &self,
-        path: &Path,
-        options: &Options,
-    ) -> Result<Box<dyn QueryReader>, DataError> {
-        options.check(self.name(), self.search_options())?;
+    fn open_queries(&self, path: &Path, options: &Options) -> QueryFile {
         Ok(Box::new(DocumentReader::open(
             path,
             options.str("column")?,
         )?))
     }
 
-    fn open(
-        &self,
-        source: &IndexSource,
-        placement: Placement,
-        options: &OpenOptions,
-    ) -> Result<Box<dyn KindIndex>, DataError> {
+    fn open(&self, source: &IndexSource, placement: Placement, options: &OpenOptions) -> Opened {
         let index = super::single_index(source, self.name())?;
         // the dictionary is read once and shared by the replicas
         let transform = source.shared("words", || open(&index, &source.path))?;

@@ -6,8 +6,8 @@
 //! file ([`crate::objects`]). The only kind whose index may be built and searched in parts.
 
 use super::{
-    BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind, KindIndex, KindInfo,
-    OpenOptions, OptionSpec, OptionType, Options, Placement,
+    BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind, KindInfo, OpenOptions,
+    Opened, OptionSpec, OptionType, Options, Placement,
 };
 use crate::data_error::DataError;
 use crate::input::{display_path, parse_query_line};
@@ -86,12 +86,7 @@ impl Kind for Keywords {
         build(job)
     }
 
-    fn open(
-        &self,
-        source: &IndexSource,
-        placement: Placement,
-        options: &OpenOptions,
-    ) -> Result<Box<dyn KindIndex>, DataError> {
+    fn open(&self, source: &IndexSource, placement: Placement, options: &OpenOptions) -> Opened {
         let searcher = match (placement, &source.index) {
             (placement, Some(index)) => placement.searcher(Arc::clone(index))?,
             (Placement::Parted { backends, .. }, None) => {

@@ -226,6 +226,12 @@ impl KindInfo {
     }
 }
 
+/// What [`Kind::open`] gives: the index placed, or why not.
+pub type Opened = Result<Box<dyn KindIndex>, DataError>;
+
+/// What [`Kind::read_queries`] gives: a reader of the queries file, or why not.
+pub type QueryFile = Result<Box<dyn QueryReader>, DataError>;
+
 /// A kind of data: builds its indexes, reads its query files and opens its indexes.
 pub trait Kind: Send + Sync {
     /// What the kind declares of itself.
@@ -260,21 +266,18 @@ pub trait Kind: Send + Sync {
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError>;
     /// A reader of a queries file of this kind: by default one query per text line, after the
     /// options are checked against [`Kind::search_options`].
-    fn read_queries(
-        &self,
-        path: &Path,
-        options: &Options,
-    ) -> Result<Box<dyn QueryReader>, DataError> {
+    fn read_queries(&self, path: &Path, options: &Options) -> QueryFile {
         options.check(self.name(), self.search_options())?;
+        self.open_queries(path, options)
+    }
+    /// The reader of [`Kind::read_queries`], its options checked: by default one query per
+    /// text line.
+    fn open_queries(&self, path: &Path, options: &Options) -> QueryFile {
+        let _ = options;
         Ok(Box::new(LineQueries(crate::input::LineReader::open(path)?)))
     }
     /// Opens an index of this kind on a placement.
-    fn open(
-        &self,
-        source: &IndexSource,
-        placement: Placement,
-        options: &OpenOptions,
-    ) -> Result<Box<dyn KindIndex>, DataError>;
+    fn open(&self, source: &IndexSource, placement: Placement, options: &OpenOptions) -> Opened;
 }
 
 /// An index of some kind, resident where it searches, searched through `&self`.

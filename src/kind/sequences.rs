@@ -11,8 +11,8 @@
 
 use super::{
     metadata_with, prepared, side_path, Answer, AnswerHit, BuildJob, BuildReport, IndexSource,
-    Kind, KindIndex, KindInfo, LineQueries, OpenOptions, OptionSpec, OptionType, Options,
-    Placement, Prepared, QueryReader, Request,
+    Kind, KindIndex, KindInfo, LineQueries, OpenOptions, Opened, OptionSpec, OptionType, Options,
+    Placement, Prepared, QueryFile, QueryReader, Request,
 };
 use crate::data_error::DataError;
 use crate::input::LineReader;
@@ -245,12 +245,7 @@ impl Kind for Sequences {
         &INFO
     }
 
-    fn read_queries(
-        &self,
-        path: &Path,
-        options: &Options,
-    ) -> Result<Box<dyn QueryReader>, DataError> {
-        options.check(self.name(), self.search_options())?;
+    fn open_queries(&self, path: &Path, _: &Options) -> QueryFile {
         Ok(Box::new(SequenceQueries(LineQueries(LineReader::open(
             path,
         )?))))
@@ -277,12 +272,7 @@ impl Kind for Sequences {
         })
     }
 
-    fn open(
-        &self,
-        source: &IndexSource,
-        placement: Placement,
-        _options: &OpenOptions,
-    ) -> Result<Box<dyn KindIndex>, DataError> {
+    fn open(&self, source: &IndexSource, placement: Placement, _options: &OpenOptions) -> Opened {
         let index = super::single_index(source, self.name())?;
         // the dictionary and the sequences, read once for every replica
         let side = source.shared("sequences", || open(&index, &source.path))?;

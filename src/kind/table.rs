@@ -16,7 +16,7 @@
 
 use super::{
     metadata_with, text_query, BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind,
-    KindIndex, KindInfo, OpenOptions, OptionSpec, OptionType, Options, Placement,
+    KindInfo, OpenOptions, Opened, OptionSpec, OptionType, Options, Placement,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
@@ -323,12 +323,7 @@ impl Kind for Table {
         })
     }
 
-    fn open(
-        &self,
-        source: &IndexSource,
-        placement: Placement,
-        options: &OpenOptions,
-    ) -> Result<Box<dyn KindIndex>, DataError> {
+    fn open(&self, source: &IndexSource, placement: Placement, options: &OpenOptions) -> Opened {
         let index = super::single_index(source, self.name())?;
         let transform = open(&index, &source.path)?;
         Ok(Box::new(CountIndex::new(

@@ -13,7 +13,8 @@
 
 use super::{
     prepared, vector_query, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex, KindInfo,
-    OpenOptions, OptionSpec, OptionType, Options, Placement, Prepared, QueryReader, Request,
+    OpenOptions, Opened, OptionSpec, OptionType, Options, Placement, Prepared, QueryFile,
+    QueryReader, Request,
 };
 use crate::data_error::DataError;
 use crate::input::display_path;
@@ -350,21 +351,11 @@ impl Kind for Vectors {
         })
     }
 
-    fn read_queries(
-        &self,
-        path: &Path,
-        options: &Options,
-    ) -> Result<Box<dyn QueryReader>, DataError> {
-        options.check(self.name(), self.search_options())?;
+    fn open_queries(&self, path: &Path, _: &Options) -> QueryFile {
         Ok(Box::new(VectorQueries::open(path)?))
     }
 
-    fn open(
-        &self,
-        source: &IndexSource,
-        placement: Placement,
-        options: &OpenOptions,
-    ) -> Result<Box<dyn KindIndex>, DataError> {
+    fn open(&self, source: &IndexSource, placement: Placement, options: &OpenOptions) -> Opened {
         let index = super::single_index(source, self.name())?;
         let Placement::Resident(backend) = placement else {
             return Err(DataError::Unsupported(
