@@ -637,21 +637,8 @@ impl GpuResident {
 }
 
 impl ResidentIndex for GpuResident {
-    fn index(&self) -> &InvertedIndex {
+    fn host_index(&self) -> &Arc<InvertedIndex> {
         &self.index
-    }
-
-    fn shared_index(&self) -> Arc<InvertedIndex> {
-        self.index.clone()
-    }
-
-    fn search_batch(
-        &self,
-        batch: &[PreparedQuery],
-        params: &SearchParams,
-    ) -> Result<Vec<Vec<Hit>>> {
-        let whole = std::iter::once(0..batch.len()).collect::<Vec<_>>();
-        self.search_planned(batch, &whole, params, &mut |_| {})
     }
 
     fn search_planned(
