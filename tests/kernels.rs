@@ -174,23 +174,11 @@ fn ship() {
     }
 }
 
-/// A module as a plugin crate outside the engine declares one: its own source after the shared
-/// header, no build made ahead (NVRTC compiles it).
-static ADD_ONE: KernelModule = KernelModule {
-    name: "add_one.cu",
-    parts: &[
-        COMMON_HEADER,
-        r#"
-extern "C" __global__ void add_one(u32* xs, u32 n) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        xs[i] += 1;
-    }
-}
-"#,
-    ],
-    entry_points: &["add_one"],
-    builds: &[],
-};
+/// The `own_kernel` example's module, as a plugin crate outside the engine declares one.
+#[path = "../crates/genie-core/examples/own_kernel/add_one.rs"]
+mod add_one;
+
+use add_one::ADD_ONE;
 
 #[test]
 fn a_module_of_ones_own_loads_and_runs() {

@@ -10,24 +10,10 @@
 //!
 //! Without a GPU (or without NVRTC, or without the `cuda` feature) it says why it did nothing.
 
-use genie_core::backend::kernels::{KernelModule, COMMON_HEADER};
+#[path = "own_kernel/add_one.rs"]
+mod add_one;
 
-/// The plugin's kernel module.
-static ADD_ONE: KernelModule = KernelModule {
-    name: "add_one.cu",
-    parts: &[
-        COMMON_HEADER,
-        r#"
-extern "C" __global__ void add_one(u32* xs, u32 n) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        xs[i] += 1;
-    }
-}
-"#,
-    ],
-    entry_points: &["add_one"],
-    builds: &[],
-};
+use add_one::ADD_ONE;
 
 #[cfg(feature = "cuda")]
 fn main() -> Result<(), genie_core::GenieError> {

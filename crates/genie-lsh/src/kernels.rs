@@ -8,24 +8,32 @@ use genie_core::backend::kernels::{KernelModule, ShippedBuild, COMMON_HEADER, SH
 /// This crate's `kernels/shipped/MANIFEST`.
 const MANIFEST: &str = include_str!("../kernels/shipped/MANIFEST");
 
+/// The entries of `kernels/lsh.cu`: the three hashing kernels, then those of vectors resident on
+/// a GPU ([`VECTOR_ENTRIES`]).
+const ENTRY_POINTS: [&str; 11] = [
+    "project_hash",
+    "sign_hash",
+    "binning_hash",
+    "rerank_distance",
+    "codebook_scan",
+    "rank_top_k",
+    "nearest_scores",
+    "smallest_rows",
+    "codebook_picks",
+    "codeword_products",
+    "object_terms",
+];
+
+/// The entries of `kernels/lsh.cu` that [`crate::gpu::GpuVectors`] loads, in this order.
+#[cfg(feature = "cuda")]
+pub(crate) const VECTOR_ENTRIES: &[&str] = ENTRY_POINTS.split_at(3).1;
+
 /// `kernels/lsh.cu`: LSH hashing (projections, sign projections, random binning) with
 /// CPU-identical signatures, and the kernels of vectors resident on a GPU.
 pub static LSH: KernelModule = KernelModule {
     name: "lsh.cu",
     parts: &[COMMON_HEADER, include_str!("../kernels/lsh.cu")],
-    entry_points: &[
-        "project_hash",
-        "sign_hash",
-        "binning_hash",
-        "rerank_distance",
-        "codebook_scan",
-        "rank_top_k",
-        "nearest_scores",
-        "smallest_rows",
-        "codebook_picks",
-        "codeword_products",
-        "object_terms",
-    ],
+    entry_points: &ENTRY_POINTS,
     builds: &[ShippedBuild::listed(
         MANIFEST,
         "lsh.cu",

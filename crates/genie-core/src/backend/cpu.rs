@@ -114,12 +114,8 @@ struct CpuResident {
 }
 
 impl ResidentIndex for CpuResident {
-    fn index(&self) -> &InvertedIndex {
+    fn host_index(&self) -> &Arc<InvertedIndex> {
         &self.index
-    }
-
-    fn shared_index(&self) -> Arc<InvertedIndex> {
-        self.index.clone()
     }
 
     fn search_batch(

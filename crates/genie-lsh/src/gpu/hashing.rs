@@ -67,95 +67,137 @@ fn hash_on_device(
     Ok(keywords)
 }
 
+/// A family's kernel argument between `dim` and `seeds`: an array copied to the device before the
+/// launch, or a scalar passed by value.
+#[derive(Clone, Copy)]
+enum Param<'a> {
+    Floats(&'a [f32]),
+    Doubles(&'a [f64]),
+    Double(f64),
+    Word(u32),
+}
+
+/// A [`Param`] ready for the launch.
+enum DeviceParam {
+    Floats(CudaSlice<f32>),
+    Doubles(CudaSlice<f64>),
+    Double(f64),
+    Word(u32),
+}
+
+impl Param<'_> {
+    /// Copies an array to the device on `s`; a scalar stays as it is.
+    fn upload(self, s: &Arc<CudaStream>) -> Result<DeviceParam> {
+        Ok(match self {
+            Param::Floats(v) => DeviceParam::Floats(s.clone_htod(v).map_err(cuda_err)?),
+            Param::Doubles(v) => DeviceParam::Doubles(s.clone_htod(v).map_err(cuda_err)?),
+            Param::Double(x) => DeviceParam::Double(x),
+            Param::Word(x) => DeviceParam::Word(x),
+        })
+    }
+}
+
+/// The hashing kernels' common arguments around a family's own `params`:
+/// `(vectors, n, dim, params.., seeds, m, buckets, out)`.
+struct HashLaunch<'a> {
+    entry: &'static str,
+    vectors: &'a [f32],
+    dim: u32,
+    params: &'a [Param<'a>],
+    seeds: &'a [u32],
+    buckets: u32,
+}
+
+/// Runs a checked hashing job on device `ordinal`: copies the vectors, the family's arrays (in
+/// argument order) and the seeds, and launches `launch.entry` over the `n x m` (vector, function)
+/// pairs; the result is `n x m` keywords, row-major.
+fn hash_job(ordinal: usize, launch: HashLaunch<'_>) -> Result<Vec<u32>> {
+    let (n, m) = shape(launch.vectors, launch.dim, launch.seeds);
+    hash_on_device(ordinal, launch.entry, (n, m), |s, f, out| {
+        let vecs = s.clone_htod(launch.vectors).map_err(cuda_err)?;
+        let params = launch
+            .params
+            .iter()
+            .map(|p| p.upload(s))
+            .collect::<Result<Vec<_>>>()?;
+        let seeds = s.clone_htod(launch.seeds).map_err(cuda_err)?;
+        let (n32, m32) = (n as u32, m as u32);
+        let mut args = s.launch_builder(f);
+        args.arg(&vecs).arg(&n32).arg(&launch.dim);
+        for p in &params {
+            match p {
+                DeviceParam::Floats(d) => args.arg(d),
+                DeviceParam::Doubles(d) => args.arg(d),
+                DeviceParam::Double(x) => args.arg(x),
+                DeviceParam::Word(x) => args.arg(x),
+            };
+        }
+        args.arg(&seeds).arg(&m32).arg(&launch.buckets).arg(out);
+        // SAFETY: the callers' `params` follow the argument types and order of `launch.entry` in
+        // kernels/lsh.cu between `dim` and `seeds`; their `check` sized every array.
+        unsafe { args.launch(grid(n * m)) }.map_err(cuda_err)?;
+        Ok(())
+    })
+}
+
 /// Hashes E2LSH or L1 `job` on device `ordinal`; the result is `n x m` keywords, row-major.
 pub fn project_hash(ordinal: usize, job: &ProjectionJob<'_>) -> Result<Vec<u32>> {
     cuda_probe().map_err(GenieError::GpuUnavailable)?;
     job.check()?;
-    let (n, m) = shape(job.vectors, job.dim, job.seeds);
-    hash_on_device(ordinal, "project_hash", (n, m), |s, f, out| {
-        let vecs = s.clone_htod(job.vectors).map_err(cuda_err)?;
-        let a = s.clone_htod(job.a).map_err(cuda_err)?;
-        let offsets = s.clone_htod(job.offsets).map_err(cuda_err)?;
-        let seeds = s.clone_htod(job.seeds).map_err(cuda_err)?;
-        let (n32, m32) = (n as u32, m as u32);
-        // SAFETY: argument types and order match `project_hash` in kernels/lsh.cu; `check`
-        // sized every array.
-        unsafe {
-            s.launch_builder(f)
-                .arg(&vecs)
-                .arg(&n32)
-                .arg(&job.dim)
-                .arg(&a)
-                .arg(&offsets)
-                .arg(&job.width)
-                .arg(&seeds)
-                .arg(&m32)
-                .arg(&job.buckets)
-                .arg(out)
-                .launch(grid(n * m))
-                .map_err(cuda_err)?;
-        }
-        Ok(())
-    })
+    // `project_hash(vecs, n, dim, a, offsets, width, seeds, m, buckets, out)`.
+    let params = [
+        Param::Floats(job.a),
+        Param::Doubles(job.offsets),
+        Param::Double(job.width),
+    ];
+    hash_job(
+        ordinal,
+        HashLaunch {
+            entry: "project_hash",
+            vectors: job.vectors,
+            dim: job.dim,
+            params: &params,
+            seeds: job.seeds,
+            buckets: job.buckets,
+        },
+    )
 }
 
 /// Hashes SRP `job` on device `ordinal`; the result is `n x m` keywords, row-major.
 pub fn sign_hash(ordinal: usize, job: &SignJob<'_>) -> Result<Vec<u32>> {
     cuda_probe().map_err(GenieError::GpuUnavailable)?;
+    // `check` also bounds `bits` to 1..=64.
     job.check()?;
-    let (n, m) = shape(job.vectors, job.dim, job.seeds);
-    hash_on_device(ordinal, "sign_hash", (n, m), |s, f, out| {
-        let vecs = s.clone_htod(job.vectors).map_err(cuda_err)?;
-        let a = s.clone_htod(job.a).map_err(cuda_err)?;
-        let seeds = s.clone_htod(job.seeds).map_err(cuda_err)?;
-        let (n32, m32) = (n as u32, m as u32);
-        // SAFETY: argument types and order match `sign_hash` in kernels/lsh.cu; `check` sized
-        // every array and bounded `bits` to 1..=64.
-        unsafe {
-            s.launch_builder(f)
-                .arg(&vecs)
-                .arg(&n32)
-                .arg(&job.dim)
-                .arg(&a)
-                .arg(&job.bits)
-                .arg(&seeds)
-                .arg(&m32)
-                .arg(&job.buckets)
-                .arg(out)
-                .launch(grid(n * m))
-                .map_err(cuda_err)?;
-        }
-        Ok(())
-    })
+    // `sign_hash(vecs, n, dim, a, bits, seeds, m, buckets, out)`.
+    let params = [Param::Floats(job.a), Param::Word(job.bits)];
+    hash_job(
+        ordinal,
+        HashLaunch {
+            entry: "sign_hash",
+            vectors: job.vectors,
+            dim: job.dim,
+            params: &params,
+            seeds: job.seeds,
+            buckets: job.buckets,
+        },
+    )
 }
 
 /// Hashes RBH `job` on device `ordinal`; the result is `n x m` keywords, row-major.
 pub fn binning_hash(ordinal: usize, job: &BinningJob<'_>) -> Result<Vec<u32>> {
     cuda_probe().map_err(GenieError::GpuUnavailable)?;
     job.check()?;
-    let (n, m) = shape(job.vectors, job.dim, job.seeds);
-    hash_on_device(ordinal, "binning_hash", (n, m), |s, f, out| {
-        let vecs = s.clone_htod(job.vectors).map_err(cuda_err)?;
-        let inv_width = s.clone_htod(job.inv_width).map_err(cuda_err)?;
-        let shift = s.clone_htod(job.shift).map_err(cuda_err)?;
-        let seeds = s.clone_htod(job.seeds).map_err(cuda_err)?;
-        let (n32, m32) = (n as u32, m as u32);
-        // SAFETY: argument types and order match `binning_hash` in kernels/lsh.cu; `check` sized
-        // every array.
-        unsafe {
-            s.launch_builder(f)
-                .arg(&vecs)
-                .arg(&n32)
-                .arg(&job.dim)
-                .arg(&inv_width)
-                .arg(&shift)
-                .arg(&seeds)
-                .arg(&m32)
-                .arg(&job.buckets)
-                .arg(out)
-                .launch(grid(n * m))
-                .map_err(cuda_err)?;
-        }
-        Ok(())
-    })
+    // `binning_hash(vecs, n, dim, inv_width, shift, seeds, m, buckets, out)`.
+    let params = [Param::Doubles(job.inv_width), Param::Doubles(job.shift)];
+    hash_job(
+        ordinal,
+        HashLaunch {
+            entry: "binning_hash",
+            vectors: job.vectors,
+            dim: job.dim,
+            params: &params,
+            seeds: job.seeds,
+            buckets: job.buckets,
+        },
+    )
 }

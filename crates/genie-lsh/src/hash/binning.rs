@@ -7,7 +7,7 @@
 //! code (so equal byte strings mean equal cells) that is one byte for the small cell numbers a
 //! grid wider than the data gives, which makes the re-hash about four times shorter.
 
-use super::{function_rng, rehash_seed, GpuParams, VectorHash};
+use super::{draw_functions, GpuParams, VectorHash};
 use crate::family::LshParams;
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
@@ -29,20 +29,17 @@ impl RandomBinning {
         let dim = params.dim as usize;
         let m = params.functions as usize;
         let (mut inv_width, mut shift) = (Vec::with_capacity(m * dim), Vec::with_capacity(m * dim));
-        let mut seeds = Vec::with_capacity(m);
         let gamma = Gamma::new(2.0, params.width).ok();
-        for i in 0..params.functions {
-            let mut rng = function_rng(params.seed, i);
-            seeds.push(rehash_seed(&mut rng));
+        let seeds = draw_functions(params, |rng| {
             for _ in 0..dim {
                 let g: f64 = gamma
                     .as_ref()
-                    .map_or(params.width, |d| d.sample(&mut rng))
+                    .map_or(params.width, |d| d.sample(rng))
                     .max(f64::MIN_POSITIVE);
                 inv_width.push(1.0 / g);
                 shift.push(rng.random_range(0.0..1.0) * g);
             }
-        }
+        });
         Self {
             dim,
             inv_width,
@@ -88,16 +85,16 @@ pub struct BinningParams<'a> {
 }
 
 impl VectorHash for RandomBinning {
+    fn seeds(&self) -> &[u32] {
+        &self.seeds
+    }
+
     fn gpu_params(&self) -> Option<GpuParams<'_>> {
         Some(GpuParams::Binning(BinningParams {
             inv_width: &self.inv_width,
             shift: &self.shift,
             seeds: &self.seeds,
         }))
-    }
-
-    fn functions(&self) -> u32 {
-        self.seeds.len() as u32
     }
 
     fn signature(&self, i: usize, v: &[f32], out: &mut Vec<u8>) {
@@ -117,10 +114,6 @@ impl VectorHash for RandomBinning {
                 push_varint(out, c);
             }
         }
-    }
-
-    fn rehash_seed(&self, i: usize) -> u32 {
-        self.seeds[i]
     }
 }
 

@@ -25,14 +25,34 @@ pub fn rehash_seed(rng: &mut ChaCha8Rng) -> u32 {
     rng.random()
 }
 
+/// Draws the `params.functions` functions of `params`: each from its own stream, which gives
+/// first its re-hash seed and then, through `draw`, the function's own parameters. Returns the
+/// re-hash seeds in function order.
+pub fn draw_functions(params: &LshParams, mut draw: impl FnMut(&mut ChaCha8Rng)) -> Vec<u32> {
+    (0..params.functions)
+        .map(|i| {
+            let mut rng = function_rng(params.seed, i);
+            let seed = rehash_seed(&mut rng);
+            draw(&mut rng);
+            seed
+        })
+        .collect()
+}
+
 /// A set of `m` hash functions over vectors of one dimension.
 pub trait VectorHash: Send + Sync {
+    /// The re-hash seeds, one per function.
+    fn seeds(&self) -> &[u32];
     /// Number of functions `m`.
-    fn functions(&self) -> u32;
+    fn functions(&self) -> u32 {
+        self.seeds().len() as u32
+    }
     /// Appends the signature of function `i` for `v` (of the family's dimension) to `out`.
     fn signature(&self, i: usize, v: &[f32], out: &mut Vec<u8>);
     /// The re-hash seed of function `i`.
-    fn rehash_seed(&self, i: usize) -> u32;
+    fn rehash_seed(&self, i: usize) -> u32 {
+        self.seeds()[i]
+    }
     /// The parameters a GPU hashes this family with, borrowed; `None` for a family without a
     /// GPU kernel (every family of [`build`] has one).
     fn gpu_params(&self) -> Option<GpuParams<'_>> {

@@ -2,7 +2,7 @@
 //! a p-stable distribution, N(0, 1) for L2 (E2LSH) or Cauchy(0, 1) for L1, and `b ~ U[0, w)`. The
 //! collision probability of two vectors at distance `Delta` is Eqn. 11.
 
-use super::{function_rng, rehash_seed, GpuParams, VectorHash};
+use super::{draw_functions, GpuParams, VectorHash};
 use crate::family::{Family, LshParams};
 use crate::metric::dot;
 use rand::Rng;
@@ -24,21 +24,18 @@ impl ProjectionHash {
     pub fn new(params: &LshParams) -> Self {
         let dim = params.dim as usize;
         let m = params.functions as usize;
-        let mut a = Vec::with_capacity(m * dim);
-        let (mut offsets, mut seeds) = (Vec::with_capacity(m), Vec::with_capacity(m));
+        let (mut a, mut offsets) = (Vec::with_capacity(m * dim), Vec::with_capacity(m));
         let cauchy = Cauchy::new(0.0f64, 1.0).ok();
-        for i in 0..params.functions {
-            let mut rng = function_rng(params.seed, i);
-            seeds.push(rehash_seed(&mut rng));
+        let seeds = draw_functions(params, |rng| {
             for _ in 0..dim {
                 let x: f64 = match (params.family, &cauchy) {
-                    (Family::L1, Some(c)) => c.sample(&mut rng),
-                    _ => StandardNormal.sample(&mut rng),
+                    (Family::L1, Some(c)) => c.sample(rng),
+                    _ => StandardNormal.sample(rng),
                 };
                 a.push(x as f32);
             }
             offsets.push(rng.random_range(0.0..params.width));
-        }
+        });
         Self {
             dim,
             width: params.width,
@@ -69,6 +66,10 @@ pub struct Projection<'a> {
 }
 
 impl VectorHash for ProjectionHash {
+    fn seeds(&self) -> &[u32] {
+        &self.seeds
+    }
+
     fn gpu_params(&self) -> Option<GpuParams<'_>> {
         Some(GpuParams::Projection(Projection {
             a: &self.a,
@@ -78,15 +79,7 @@ impl VectorHash for ProjectionHash {
         }))
     }
 
-    fn functions(&self) -> u32 {
-        self.seeds.len() as u32
-    }
-
     fn signature(&self, i: usize, v: &[f32], out: &mut Vec<u8>) {
         out.extend_from_slice(&self.value(i, v).to_le_bytes());
-    }
-
-    fn rehash_seed(&self, i: usize) -> u32 {
-        self.seeds[i]
     }
 }

@@ -3,7 +3,7 @@
 //! `1 - theta / pi`. A function concatenates `bits` such signs (collision `(1 - theta/pi)^bits`),
 //! which shortens the posting lists of each function's `2^bits` buckets.
 
-use super::{function_rng, rehash_seed, GpuParams, VectorHash};
+use super::{draw_functions, GpuParams, VectorHash};
 use crate::family::LshParams;
 use crate::metric::dot;
 use rand_distr::{Distribution, StandardNormal};
@@ -24,15 +24,12 @@ impl SignProjection {
         let (dim, bits) = (params.dim as usize, params.bits.clamp(1, 64) as usize);
         let m = params.functions as usize;
         let mut a = Vec::with_capacity(m * bits * dim);
-        let mut seeds = Vec::with_capacity(m);
-        for i in 0..params.functions {
-            let mut rng = function_rng(params.seed, i);
-            seeds.push(rehash_seed(&mut rng));
+        let seeds = draw_functions(params, |rng| {
             for _ in 0..bits * dim {
-                let x: f64 = StandardNormal.sample(&mut rng);
+                let x: f64 = StandardNormal.sample(rng);
                 a.push(x as f32);
             }
-        }
+        });
         Self {
             dim,
             bits,
@@ -66,6 +63,10 @@ pub struct SignParams<'a> {
 }
 
 impl VectorHash for SignProjection {
+    fn seeds(&self) -> &[u32] {
+        &self.seeds
+    }
+
     fn gpu_params(&self) -> Option<GpuParams<'_>> {
         Some(GpuParams::Sign(SignParams {
             bits: self.bits as u32,
@@ -74,15 +75,7 @@ impl VectorHash for SignProjection {
         }))
     }
 
-    fn functions(&self) -> u32 {
-        self.seeds.len() as u32
-    }
-
     fn signature(&self, i: usize, v: &[f32], out: &mut Vec<u8>) {
         out.extend_from_slice(&self.value(i, v).to_le_bytes());
-    }
-
-    fn rehash_seed(&self, i: usize) -> u32 {
-        self.seeds[i]
     }
 }

@@ -8,6 +8,7 @@
 //! buffers (bitmaps, tables, ZipperArrays) are used by `compute` alone and reused by every batch.
 //! Queries flagged by the kernels (full table, lost race) are rerun with a larger table.
 
+use super::args::{push_cpq_counting, push_select_tail, MatchWork};
 use super::buffers::{Grow, Slot};
 use super::cuda_err;
 use super::dense::Dense;
@@ -392,6 +393,15 @@ impl GpuResident {
         };
         let grid_tasks = p.ntasks.clamp(1, 1 << 22);
         let sublist = params.sublist_len.max(1);
+        let work = MatchWork {
+            postings: &self.postings,
+            items: &items,
+            task_start: &task_start,
+            nitems: &p.nitems,
+            ntasks: &p.ntasks,
+            sublist: &sublist,
+        };
+        let sizes = [nq32, n, k, kp32];
         let mut batch_bytes = (cap * 4 + nq * (kp * 8 + 8)) as u64 + p.zipper * 4;
         let (e2, e3);
         // SAFETY (all launches): argument types and order match kernels/cpq.cu; every buffer is at
@@ -443,66 +453,33 @@ impl GpuResident {
                             (_, false) => &gpu.tile_match16,
                             (_, true) => &gpu.tile_match16_wide,
                         };
-                        compute
-                            .launch_builder(kernel)
-                            .arg(&self.postings)
+                        let mut args = compute.launch_builder(kernel);
+                        args.arg(&self.postings)
                             .arg(&self.offsets)
                             .arg(&items)
                             .arg(&task_start)
                             .arg(&nq32)
                             .arg(&n)
-                            .arg(&tiles_per_block)
-                            .arg(&meta)
-                            .arg(&mut *bm)
-                            .arg(&mut *za)
-                            .arg(&mut *at)
-                            .arg(&mut *tab)
-                            .arg(&mut *d_flags)
-                            .arg(&k)
-                            .arg(&dense.bits)
+                            .arg(&tiles_per_block);
+                        push_cpq_counting(&mut args, &meta, [bm, za, at], tab, d_flags, &k);
+                        args.arg(&dense.bits)
                             .arg(&dense.words)
                             .arg(&dense_recs)
                             .arg(&dense_start)
                             .launch(tcfg)
                             .map_err(cuda_err)?;
                     } else if p.ntasks > 0 {
-                        compute
-                            .launch_builder(&gpu.cpq_match)
-                            .arg(&self.postings)
-                            .arg(&items)
-                            .arg(&task_start)
-                            .arg(&p.nitems)
-                            .arg(&p.ntasks)
-                            .arg(&sublist)
-                            .arg(&meta)
-                            .arg(&mut *bm)
-                            .arg(&mut *za)
-                            .arg(&mut *at)
-                            .arg(&mut *tab)
-                            .arg(&mut *d_flags)
-                            .arg(&k)
-                            .launch(cfg(grid_tasks))
-                            .map_err(cuda_err)?;
+                        let mut args = compute.launch_builder(&gpu.cpq_match);
+                        work.push(&mut args);
+                        push_cpq_counting(&mut args, &meta, [bm, za, at], tab, d_flags, &k);
+                        args.launch(cfg(grid_tasks)).map_err(cuda_err)?;
                     }
                 }
                 e2 = timing_event(compute)?;
-                unsafe {
-                    compute
-                        .launch_builder(&gpu.cpq_select)
-                        .arg(&meta)
-                        .arg(&mut *bm)
-                        .arg(&*at)
-                        .arg(&*tab)
-                        .arg(&nq32)
-                        .arg(&n)
-                        .arg(&k)
-                        .arg(&kp32)
-                        .arg(&mut *d_keys)
-                        .arg(&mut *d_counts)
-                        .arg(&mut *d_flags)
-                        .launch(cfg(nq32))
-                        .map_err(cuda_err)?;
-                }
+                let mut args = compute.launch_builder(&gpu.cpq_select);
+                args.arg(&meta).arg(&mut *bm).arg(&*at).arg(&*tab);
+                push_select_tail(&mut args, &sizes, d_keys, d_counts, d_flags);
+                unsafe { args.launch(cfg(nq32)) }.map_err(cuda_err)?;
                 e3 = timing_event(compute)?;
             }
             Method::CountTable => {
@@ -514,37 +491,19 @@ impl GpuResident {
                 batch_bytes += len as u64 * 4;
                 unsafe {
                     if p.ntasks > 0 {
-                        compute
-                            .launch_builder(&gpu.ct_match)
-                            .arg(&self.postings)
-                            .arg(&items)
-                            .arg(&task_start)
-                            .arg(&p.nitems)
-                            .arg(&p.ntasks)
-                            .arg(&sublist)
-                            .arg(&mut *c)
+                        let mut args = compute.launch_builder(&gpu.ct_match);
+                        work.push(&mut args);
+                        args.arg(&mut *c)
                             .arg(&n)
                             .launch(cfg(grid_tasks))
                             .map_err(cuda_err)?;
                     }
                 }
                 e2 = timing_event(compute)?;
-                unsafe {
-                    compute
-                        .launch_builder(&gpu.ct_select)
-                        .arg(&meta)
-                        .arg(&*c)
-                        .arg(&mut *za)
-                        .arg(&nq32)
-                        .arg(&n)
-                        .arg(&k)
-                        .arg(&kp32)
-                        .arg(&mut *d_keys)
-                        .arg(&mut *d_counts)
-                        .arg(&mut *d_flags)
-                        .launch(cfg(nq32))
-                        .map_err(cuda_err)?;
-                }
+                let mut args = compute.launch_builder(&gpu.ct_select);
+                args.arg(&meta).arg(&*c).arg(&mut *za);
+                push_select_tail(&mut args, &sizes, d_keys, d_counts, d_flags);
+                unsafe { args.launch(cfg(nq32)) }.map_err(cuda_err)?;
                 e3 = timing_event(compute)?;
             }
         }
@@ -678,21 +637,8 @@ impl GpuResident {
 }
 
 impl ResidentIndex for GpuResident {
-    fn index(&self) -> &InvertedIndex {
+    fn host_index(&self) -> &Arc<InvertedIndex> {
         &self.index
-    }
-
-    fn shared_index(&self) -> Arc<InvertedIndex> {
-        self.index.clone()
-    }
-
-    fn search_batch(
-        &self,
-        batch: &[PreparedQuery],
-        params: &SearchParams,
-    ) -> Result<Vec<Vec<Hit>>> {
-        let whole = std::iter::once(0..batch.len()).collect::<Vec<_>>();
-        self.search_planned(batch, &whole, params, &mut |_| {})
     }
 
     fn search_planned(

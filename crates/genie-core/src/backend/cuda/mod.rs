@@ -21,6 +21,8 @@ pub fn cuda_err(e: impl std::fmt::Debug) -> GenieError {
 pub use cudarc;
 
 #[cfg(feature = "cuda")]
+mod args;
+#[cfg(feature = "cuda")]
 mod buffers;
 #[cfg(feature = "cuda")]
 mod ceilings;

@@ -207,12 +207,7 @@ impl GpuVectors {
             .map_err(cuda_err)?;
         if entries > 0 {
             let (nq32, p32, e32) = (nq as u32, probes as u32, entries as u32);
-            let warps = nq * m;
-            let cfg = LaunchConfig {
-                grid_dim: (warps.div_ceil(8).clamp(1, 1 << 20) as u32, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
+            let cfg = super::warp_per_item(nq * m);
             // SAFETY: argument types and order match kernels/lsh.cu `codebook_picks`; `picks`
             // holds `nq x probes x subspaces x entries` bytes and entries are at most 256.
             unsafe {

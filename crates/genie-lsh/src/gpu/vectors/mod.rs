@@ -39,6 +39,16 @@ const MAX_SHARED_BYTES: usize = 200 << 10;
 /// Most scores of one `nearest_scores` launch (rows x centres).
 const NEAREST_SCRATCH: usize = 1 << 28;
 
+/// One warp per item over `items` items: blocks of 256 threads (8 warps), at least one block and
+/// at most 2^20.
+fn warp_per_item(items: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (items.div_ceil(8).clamp(1, 1 << 20) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// Whether `nearest_scores` holds its rows of `dim` floats in shared memory.
 fn nearest_fits(dim: usize) -> bool {
     NEAREST_ROWS * dim * 4 <= MAX_SHARED_BYTES
@@ -89,19 +99,8 @@ impl GpuVectors {
         })?;
         let dim32 = u32::try_from(dim)
             .map_err(|_| GenieError::InvalidParameter(format!("dimension {dim} too large")))?;
-        let (ctx, funcs, stream) = super::hashing::open_all(
-            ordinal,
-            &[
-                "rerank_distance",
-                "codebook_scan",
-                "rank_top_k",
-                "nearest_scores",
-                "smallest_rows",
-                "codebook_picks",
-                "codeword_products",
-                "object_terms",
-            ],
-        )?;
+        let (ctx, funcs, stream) =
+            super::hashing::open_all(ordinal, crate::kernels::VECTOR_ENTRIES)?;
         let [func, scan, top_k, nearest, smallest, plan_picks, products, terms]: [CudaFunction; 8] =
             funcs
                 .try_into()

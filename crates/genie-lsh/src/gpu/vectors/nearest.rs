@@ -72,11 +72,7 @@ impl GpuVectors {
             }
             let mut out_i = idx.slice_mut(lo * top..(lo + n) * top);
             let mut out_s = best.slice_mut(lo * top..(lo + n) * top);
-            let cfg = LaunchConfig {
-                grid_dim: (n.div_ceil(8).clamp(1, 1 << 20) as u32, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
+            let cfg = super::warp_per_item(n);
             // SAFETY: argument types and order match kernels/lsh.cu `smallest_rows`; the outputs
             // hold `n x top` entries.
             unsafe {
