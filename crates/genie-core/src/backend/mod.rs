@@ -100,9 +100,8 @@ pub trait Backend: Send + Sync {
     fn upload(&self, index: Arc<InvertedIndex>) -> Result<Box<dyn ResidentIndex>>;
 }
 
-/// An index made ready by a backend. An implementation provides [`Self::host_index`] and at
-/// least one of [`Self::search_batch`] and [`Self::search_planned`] (each runs through the other
-/// by default).
+/// An index made ready by a backend: it provides [`Self::host_index`] and
+/// [`Self::search_batch`] (and may run consecutive batches better in [`Self::search_planned`]).
 pub trait ResidentIndex: Send + Sync {
     /// The index on the host, as the implementation holds it.
     fn host_index(&self) -> &Arc<InvertedIndex>;
@@ -114,16 +113,9 @@ pub trait ResidentIndex: Send + Sync {
     fn shared_index(&self) -> Arc<InvertedIndex> {
         self.host_index().clone()
     }
-    /// Runs one batch; the result has one entry per query, in order. By default the batch is
-    /// run by [`Self::search_planned`] as a single batch.
-    fn search_batch(
-        &self,
-        batch: &[PreparedQuery],
-        params: &SearchParams,
-    ) -> Result<Vec<Vec<Hit>>> {
-        let whole = std::iter::once(0..batch.len()).collect::<Vec<_>>();
-        self.search_planned(batch, &whole, params, &mut |_| {})
-    }
+    /// Runs one batch; the result has one entry per query, in order.
+    fn search_batch(&self, batch: &[PreparedQuery], params: &SearchParams)
+        -> Result<Vec<Vec<Hit>>>;
     /// Runs consecutive batches (`batches` are ranges of `prepared`) and returns the hits of all
     /// queries in order, calling `progress(queries_done)` as batches finish. By default each
     /// batch runs by [`Self::search_batch`]; a GPU backend overrides this to overlap one batch's

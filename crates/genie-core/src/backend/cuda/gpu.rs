@@ -641,6 +641,16 @@ impl ResidentIndex for GpuResident {
         &self.index
     }
 
+    /// One batch: [`Self::search_planned`] with the batch as its only batch.
+    fn search_batch(
+        &self,
+        batch: &[PreparedQuery],
+        params: &SearchParams,
+    ) -> Result<Vec<Vec<Hit>>> {
+        let whole = std::iter::once(0..batch.len()).collect::<Vec<_>>();
+        self.search_planned(batch, &whole, params, &mut |_| {})
+    }
+
     fn search_planned(
         &self,
         prepared: &[PreparedQuery],
