@@ -1,6 +1,6 @@
 //! Where the nearest-centre searches of training and encoding run: every row's nearest coarse
 //! cell and every residual slice's nearest codeword, on the GPU when one is chosen
-//! (`kernels/lsh.cu` `nearest_scores` and `smallest_rows`, the CPU's arithmetic and ties), else on
+//! (`kernels/vectors.cu` `nearest_scores` and `smallest_rows`, the CPU's arithmetic and ties), else on
 //! all cores. Either way the same centre for every row, so a codebook trained and encoded on the
 //! GPU is the one the CPU would build, bit for bit.
 

@@ -10,7 +10,7 @@
 //! is `levels - floor((u - lo_s) x scale)`, 0 past the range and at most `2 levels` (cells beyond
 //! the nearest may hold nearer codewords). An object's match count, the sum of its slices'
 //! weights, falls as its quantized distance grows: Juno's hit count weighted by closeness, with
-//! integer weights of the model. The GPU (kernels/lsh.cu `closeness_*`) does the same operations
+//! integer weights of the model. The GPU (kernels/vectors.cu `closeness_*`) does the same operations
 //! in the same order, so both give the same weights bit for bit.
 
 use super::{Codebook, CODES};

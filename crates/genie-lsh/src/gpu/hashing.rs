@@ -16,20 +16,11 @@ pub(super) fn open(
     ordinal: usize,
     entry: &str,
 ) -> Result<(Arc<CudaContext>, CudaFunction, Arc<CudaStream>)> {
-    let (ctx, mut f, s) = open_all(ordinal, &[entry])?;
+    let (ctx, mut f, s) = open_module(ordinal, &LSH, &[entry])?;
     let f = f
         .pop()
         .ok_or_else(|| GenieError::Cuda(format!("no entry {entry}")))?;
     Ok((ctx, f, s))
-}
-
-/// A context on device `ordinal`, entries `entries` of `kernels/lsh.cu` (one module) and a
-/// stream.
-pub(super) fn open_all(
-    ordinal: usize,
-    entries: &[&str],
-) -> Result<(Arc<CudaContext>, Vec<CudaFunction>, Arc<CudaStream>)> {
-    open_module(ordinal, &LSH, entries)
 }
 
 /// A grid-stride launch over `total` threads' worth of work.

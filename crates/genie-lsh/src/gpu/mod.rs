@@ -1,8 +1,8 @@
-//! Vectors and LSH hashing on a GPU, launched from this crate (kernels: [`crate::kernels::LSH`],
-//! `kernels/lsh.cu`): the hashing of many vectors at once ([`project_hash`], [`sign_hash`],
-//! [`binning_hash`], in `hashing`), and vectors resident on a device ([`GpuVectors`], in
-//! `vectors`): re-rank distances, a codebook index's closeness scan and its planning, the nearest
-//! centres of rows. Every result is the CPU's, bit for bit.
+//! Vectors and LSH hashing on a GPU, launched from this crate: the hashing of many vectors at
+//! once ([`project_hash`], [`sign_hash`], [`binning_hash`], in `hashing`; kernels
+//! [`crate::kernels::LSH`]), and vectors resident on a device ([`GpuVectors`], in
+//! `vectors`; kernels [`crate::kernels::VECTORS`]): re-rank distances, a codebook index's
+//! closeness scan and its planning, the nearest centres of rows. Every result is the CPU's, bit for bit.
 //!
 //! Without the `cuda` feature of this crate (or without a usable GPU) [`GpuVectors::new`] and the
 //! hashing return [`GenieError::GpuUnavailable`] with the reason, so callers need no `#[cfg]`.

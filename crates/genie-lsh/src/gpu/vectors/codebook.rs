@@ -1,4 +1,4 @@
-//! A codebook index's closeness scan on the GPU (kernels/lsh.cu `codebook_scan`, `scan_top_k`):
+//! A codebook index's closeness scan on the GPU (kernels/vectors.cu `codebook_scan`, `scan_top_k`):
 //! its cells and codebook resident beside the vectors, each batch's probes and codewords chosen
 //! there, the candidates counted and re-ranked there.
 
@@ -12,7 +12,7 @@ pub(super) struct Cells {
     codes: CudaSlice<u8>,
     subspaces: u32,
     max_cell: usize,
-    /// Per object in cell order, its slices' cross products with its codewords (kernels/lsh.cu
+    /// Per object in cell order, its slices' cross products with its codewords (kernels/vectors.cu
     /// `object_terms`), once a codebook is attached too; none where they did not fit.
     terms: Option<CudaSlice<f32>>,
 }
@@ -101,7 +101,7 @@ impl GpuVectors {
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: argument types and order match kernels/lsh.cu `object_terms`; `terms` holds an
+        // SAFETY: argument types and order match kernels/vectors.cu `object_terms`; `terms` holds an
         // entry per object and slice, `cross` `ncells x m x 256` and `starts` `ncells + 1`.
         unsafe {
             s.launch_builder(&self.terms)
@@ -208,7 +208,7 @@ impl GpuVectors {
         if entries > 0 {
             let (nq32, p32, e32) = (nq as u32, probes as u32, entries as u32);
             let cfg = super::warp_per_item(nq * m);
-            // SAFETY: argument types and order match kernels/lsh.cu `codebook_picks`; `picks`
+            // SAFETY: argument types and order match kernels/vectors.cu `codebook_picks`; `picks`
             // holds `nq x probes x subspaces x entries` bytes and entries are at most 256.
             unsafe {
                 s.launch_builder(&self.plan_picks)
@@ -264,7 +264,7 @@ impl GpuVectors {
         Ok((c, sc, p))
     }
     /// The products of each of `nq` queries (resident) with the codewords of each slice, `nq x
-    /// subspaces x 256` into `out` (kernels/lsh.cu `codeword_products`).
+    /// subspaces x 256` into `out` (kernels/vectors.cu `codeword_products`).
     fn codeword_products(
         &self,
         queries: &cudarc::driver::CudaView<'_, f32>,
@@ -291,7 +291,7 @@ impl GpuVectors {
             shared_mem_bytes: shared as u32,
         };
         let nq32 = nq as u32;
-        // SAFETY: argument types and order match kernels/lsh.cu `codeword_products`; `out` holds
+        // SAFETY: argument types and order match kernels/vectors.cu `codeword_products`; `out` holds
         // `nq x subspaces x 256` floats and the shared memory PRODUCT_ROWS of the widest slice
         // (and its 256 codewords when staged).
         unsafe {
@@ -463,7 +463,7 @@ impl GpuVectors {
             let mut ids_v = ids.slice_mut(lo * c..(lo + len) * c);
             let mut counts_v = counts.slice_mut(lo * c..(lo + len) * c);
             let mut n_v = n.slice_mut(lo..lo + len);
-            // SAFETY: argument types and order match kernels/lsh.cu `codebook_scan`; the sizes
+            // SAFETY: argument types and order match kernels/vectors.cu `codebook_scan`; the sizes
             // were checked above, the views hold this slice's queries and the scratch `blocks x
             // width` entries.
             unsafe {
@@ -569,7 +569,7 @@ impl GpuVectors {
             block_dim: (128, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: argument types and order match kernels/lsh.cu `rank_top_k`; every buffer holds
+        // SAFETY: argument types and order match kernels/vectors.cu `rank_top_k`; every buffer holds
         // `nq x c` or `nq x k` entries.
         unsafe {
             s.launch_builder(&self.top_k)

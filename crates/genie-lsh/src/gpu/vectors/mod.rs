@@ -1,4 +1,4 @@
-//! Vectors resident on a GPU (kernels/lsh.cu): here, exact distances to candidates for
+//! Vectors resident on a GPU (kernels/vectors.cu): here, exact distances to candidates for
 //! re-ranking (`rerank_distance`), identical to the CPU's bit for bit; a codebook index's
 //! closeness scan and its planning in [`codebook`]; the nearest centres of rows (k-means, cell
 //! assignment) in [`nearest`].
@@ -12,7 +12,7 @@ use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
     PushKernelArg,
 };
-use genie_core::backend::cuda::{cuda_err, cuda_probe};
+use genie_core::backend::cuda::{cuda_err, cuda_probe, open_module};
 use genie_core::{GenieError, Hit, Result, VerifiedHit};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -29,9 +29,9 @@ const QW_FLOATS: usize = 1 << 26;
 /// Batches of at least this many floats go up through page-locked memory (filled by all cores).
 const PINNED_FLOATS: usize = 1 << 20;
 
-/// Rows per block of `nearest_scores` (kernels/lsh.cu `NEAREST_ROWS`).
+/// Rows per block of `nearest_scores` (kernels/vectors.cu `NEAREST_ROWS`).
 const NEAREST_ROWS: usize = 16;
-/// Queries per block of `codeword_products` (kernels/lsh.cu `PRODUCT_ROWS`).
+/// Queries per block of `codeword_products` (kernels/vectors.cu `PRODUCT_ROWS`).
 const PRODUCT_ROWS: usize = 32;
 /// Most dynamic shared memory of a block (the rows of `nearest_scores`, the tables of
 /// `codebook_scan`).
@@ -99,8 +99,8 @@ impl GpuVectors {
         })?;
         let dim32 = u32::try_from(dim)
             .map_err(|_| GenieError::InvalidParameter(format!("dimension {dim} too large")))?;
-        let (ctx, funcs, stream) =
-            super::hashing::open_all(ordinal, crate::kernels::VECTOR_ENTRIES)?;
+        let module = &crate::kernels::VECTORS;
+        let (ctx, funcs, stream) = open_module(ordinal, module, module.entry_points)?;
         let [func, scan, top_k, nearest, smallest, plan_picks, products, terms]: [CudaFunction; 8] =
             funcs
                 .try_into()
@@ -195,7 +195,7 @@ impl GpuVectors {
             block_dim: (128, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: argument types and order match kernels/lsh.cu `rerank_distance`; the callers
+        // SAFETY: argument types and order match kernels/vectors.cu `rerank_distance`; the callers
         // hold `nq x per_query` candidates and outputs and `nq` queries of `dim` floats.
         unsafe {
             self.stream

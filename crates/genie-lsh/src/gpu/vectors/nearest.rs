@@ -1,4 +1,4 @@
-//! The nearest centres of rows on the GPU (kernels/lsh.cu `nearest_scores`, `smallest`): k-means
+//! The nearest centres of rows on the GPU (kernels/vectors.cu `nearest_scores`, `smallest`): k-means
 //! training and the assignment of vectors and queries to cells, bit for bit the CPU's.
 
 use super::*;
@@ -55,7 +55,7 @@ impl GpuVectors {
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: shared as u32,
             };
-            // SAFETY: argument types and order match kernels/lsh.cu `nearest_scores`; `scores`
+            // SAFETY: argument types and order match kernels/vectors.cu `nearest_scores`; `scores`
             // holds `n x ncells` floats and the shared memory NEAREST_ROWS rows.
             unsafe {
                 s.launch_builder(&self.nearest)
@@ -73,7 +73,7 @@ impl GpuVectors {
             let mut out_i = idx.slice_mut(lo * top..(lo + n) * top);
             let mut out_s = best.slice_mut(lo * top..(lo + n) * top);
             let cfg = super::warp_per_item(n);
-            // SAFETY: argument types and order match kernels/lsh.cu `smallest_rows`; the outputs
+            // SAFETY: argument types and order match kernels/vectors.cu `smallest_rows`; the outputs
             // hold `n x top` entries.
             unsafe {
                 s.launch_builder(&self.smallest)
