@@ -69,6 +69,7 @@ import numpy as np
 
 from . import _index
 from . import _queries as q
+from ._merge import _local_to_global, _merge, _stack
 
 MANIFEST = "manifest.json"
 #: rows appended to each table shard (the global minimum and maximum of each numeric column)
@@ -197,15 +198,6 @@ def _open_shard(i: int, path: str, device: Optional[str]) -> int:
     return index.num_objects
 
 
-def _local_to_global(ids: np.ndarray, runs: np.ndarray) -> np.ndarray:
-    """Local ids (``-1`` none) as global ids by the shard's runs ``(local, global, length)``."""
-    if len(runs) == 1:
-        return np.where(ids >= 0, ids + (runs[0, 1] - runs[0, 0]), -1)
-    r = np.searchsorted(runs[:, 0], ids, side="right") - 1
-    r = np.clip(r, 0, len(runs) - 1)
-    return np.where(ids >= 0, ids - runs[r, 0] + runs[r, 1], -1)
-
-
 def _search_shard(i: int, path: str, kind: str, objects: int, runs: Any, queries: Any, k: int,
                   device: Optional[str], min_count: Optional[int], options: Dict[str, Any],
                   pause: float) -> Tuple[Any, ...]:
@@ -221,75 +213,6 @@ def _search_shard(i: int, path: str, kind: str, objects: int, runs: Any, queries
     if kind == "table":
         ids = np.where(ids >= objects, -1, ids)  # the range rows
     return counts, _local_to_global(ids, np.asarray(runs, dtype=np.int64)), dist, exact, seconds
-
-
-# ---------------------------------------------------------------------------------------------
-# the merge
-
-
-def _merge(parts: Sequence[Tuple[Any, ...]], k: int, by_distance: bool) -> Tuple[Any, Any, Any]:
-    """The exact top-``k`` of the shards' answers: ``(counts, ids, distances or None)``; hits by
-    count descending then id ascending, or by distance ascending, count descending, id
-    ascending."""
-    if not by_distance and all(p[2] is None for p in parts):
-        return _merge_counts(parts, k)
-    return _merge_sorted(parts, k, by_distance)
-
-
-def _merge_sorted(parts: Sequence[Tuple[Any, ...]], k: int,
-                  by_distance: bool) -> Tuple[Any, Any, Any]:
-    """:func:`_merge` by a lexicographic sort of each query's hits."""
-    counts = np.concatenate([np.asarray(p[0], dtype=np.int64) for p in parts], axis=1)
-    ids = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts], axis=1)
-    dist = None
-    if any(p[2] is not None for p in parts):
-        dist = np.concatenate(
-            [np.full(np.shape(p[1]), np.inf) if p[2] is None else np.asarray(p[2], np.float64)
-             for p in parts], axis=1)
-    none = ids < 0
-    counts = np.where(none, 0, counts)
-    id_key = np.where(none, np.iinfo(np.int64).max, ids)
-    keys = [id_key, -counts]
-    if by_distance:
-        keys.append(np.where(none, np.inf, dist))
-    order = np.lexsort(keys, axis=1)[:, :k]
-    take = lambda a: np.take_along_axis(a, order, axis=1)  # noqa: E731
-    counts, ids = take(counts), np.where(take(none), -1, take(ids))
-    dist = None if dist is None else np.where(ids < 0, np.inf, take(dist))
-    return _pad(counts, ids, dist, k)
-
-
-def _merge_counts(parts: Sequence[Tuple[Any, ...]], k: int) -> Tuple[Any, Any, None]:
-    """:func:`_merge` by count descending then id ascending, as one sort of 64-bit keys: the
-    count's complement above, the id below (no hit: the largest key)."""
-    if len(parts) == 1:  # one shard: its answer is in order already, unless hits dropped out
-        ids = np.asarray(parts[0][1], dtype=np.int64)
-        if not (ids < 0).any():
-            return _pad(np.asarray(parts[0][0], dtype=np.int64)[:, :k], ids[:, :k], None, k)
-    ids = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts], axis=1)
-    if ids.size and ids.max() >= 1 << 32:  # ids too wide to pack
-        return _merge_sorted(parts, k, False)
-    counts = np.concatenate([np.asarray(p[0], dtype=np.uint64) for p in parts], axis=1)
-    key = ((np.uint64(0xFFFFFFFF) - counts) << np.uint64(32)) | ids.astype(np.uint64)
-    key[ids < 0] = np.iinfo(np.uint64).max
-    key.sort(axis=1)  # (one shard comes here only with hits dropped out: a table's range rows)
-    key = key[:, :k]
-    none = key == np.iinfo(np.uint64).max
-    ids = np.where(none, -1, (key & np.uint64(0xFFFFFFFF)).astype(np.int64))
-    counts = np.where(none, 0, np.uint64(0xFFFFFFFF) - (key >> np.uint64(32))).astype(np.int64)
-    return _pad(counts, ids, None, k)
-
-
-def _pad(counts: Any, ids: Any, dist: Any, k: int) -> Tuple[Any, Any, Any]:
-    """The answers widened to ``k`` hits (fewer hits than ``k`` in all the shards together)."""
-    width = counts.shape[1]
-    if width < k:
-        pad = k - width
-        counts = np.pad(counts, ((0, 0), (0, pad)))
-        ids = np.pad(ids, ((0, 0), (0, pad)), constant_values=-1)
-        if dist is not None:
-            dist = np.pad(dist, ((0, 0), (0, pad)), constant_values=np.inf)
-    return counts, ids, dist
 
 
 def _vector_candidates(meta: Dict[str, Any], k: int) -> int:
@@ -374,14 +297,6 @@ def _slice(queries: Any, a: int, b: int) -> Any:
 
 def _count(queries: Any) -> int:
     return len(queries[0]) - 1 if isinstance(queries, tuple) else len(queries)
-
-
-def _stack(answers: Sequence[Tuple[Any, Any, Any]]) -> Tuple[Any, Any, Any]:
-    """The merged answers of consecutive query chunks as one."""
-    counts = np.concatenate([a[0] for a in answers])
-    ids = np.concatenate([a[1] for a in answers])
-    dist = None if answers[0][2] is None else np.concatenate([a[2] for a in answers])
-    return counts, ids, dist
 
 
 def _partition_range(part: Any) -> Dict[str, Tuple[Any, Any]]:
