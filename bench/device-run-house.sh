@@ -29,6 +29,9 @@ if [ -z "${NO_TESTS:-}" ]; then
   grep -E "test result|FAILED|panicked|skipped" "$res/tests.log" | sort | uniq -c | tee -a "$sum"
 fi
 
+echo "== a plugin's own kernel module (crates/genie-core/examples/own_kernel)" | tee -a "$sum"
+$D/bin/own_kernel 2>&1 | tail -3 | tee -a "$sum"
+
 echo "== ceilings" | tee -a "$sum"
 timeout 60 $D/bin/genie-bench --mode ceilings 2>&1 | tail -6 | tee -a "$sum"
 
@@ -56,9 +59,9 @@ def edit(s):
 open(f"{w}/seq-q.txt", "w").write("\n".join(edit(r.choice(seqs)) for _ in range(2000)) + "\n")
 # documents: 300,000 of 8-20 words from a 50,000-word vocabulary (Zipf-like); 5,000 queries of 3-6
 vocab = [f"w{i}" for i in range(50000)]
-weights = [1.0 / (i + 1) for i in range(50000)]
+cum = list(__import__("itertools").accumulate(1.0 / (i + 1) for i in range(50000)))
 def doc(lo, hi):
-    return " ".join(r.choices(vocab, weights, k=r.randint(lo, hi)))
+    return " ".join(r.choices(vocab, cum_weights=cum, k=r.randint(lo, hi)))
 open(f"{w}/docs.txt", "w").write("\n".join(doc(8, 20) for _ in range(300000)) + "\n")
 open(f"{w}/doc-q.txt", "w").write("\n".join(doc(3, 6) for _ in range(5000)) + "\n")
 # table: 500,000 rows of 4 numeric and 2 categorical columns; 5,000 rows as queries
@@ -105,6 +108,15 @@ while read -r name index queries k; do
   same_c=$(cmp -s "$w/$name.new.cpu.jsonl" "$w/$name.new.gpu.jsonl" && echo identical || echo DIFFER)
   echo "$name: before vs new on the GPU $same_b; new GPU vs new CPU $same_c ($(wc -l < "$w/$name.new.gpu.jsonl") answers)" | tee -a "$sum"
 done <<< "$cells"
+
+echo "== the shipped kernel builds alone (GENIE_NVRTC=off), vectors of both families and sequences" | tee -a "$sum"
+for cell in "vectors-lsh lsh.genie vec-query.npy" "vectors-codebook cb.genie vec-query.npy" "sequences seq.genie seq-q.txt"; do
+  set -- $cell
+  GENIE_NVRTC=off $D/bin/genie --quiet search --index "$w/$2" --queries "$w/$3" --k 10 --device gpu --output "$w/$1.nvrtc-off.jsonl" 2> "$w/$1.nvrtc-off.err"
+  rc=$?
+  same=$(cmp -s "$w/$1.nvrtc-off.jsonl" "$w/$1.new.gpu.jsonl" && echo identical || echo DIFFER)
+  echo "$1 with NVRTC off: exit $rc, answers $same to the GPU run's $(tail -1 "$w/$1.nvrtc-off.err")" | tee -a "$sum"
+done
 
 echo "== Python (keyword workload, k 100, best and median of 5)" | tee -a "$sum"
 for b in before after; do
