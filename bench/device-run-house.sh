@@ -10,7 +10,8 @@
 #   D/wheels/after/*.whl and D/wheels/before/*.whl   the two genie_rs wheels
 # with D = .gpu-sub (carried), and D/run, D/BUILD_ROOT as scripts/gpu/stage makes them.
 # Indexes are built by the program before (its files must open in the new one unchanged).
-# Writes $OUT/house.csv, $OUT/house-summary.txt and the logs. REPEATS (default 5) runs per cell.
+# Writes $OUT/house.csv, $OUT/house-summary.txt and the logs. REPEATS (default 5) runs per cell;
+# WORKLOADS (names from the table below) limits the cells; NO_TESTS=1 skips the tests.
 set -uo pipefail
 D=${D:-.gpu-sub}
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
@@ -91,6 +92,7 @@ table tab.genie table-q.txt 10"
 echo "workload,build,device,run,seconds" > "$csv"
 echo "== the whole command, $reps runs each, alternated" | tee -a "$sum"
 while read -r name index queries k; do
+  case " ${WORKLOADS:-$name} " in *" $name "*) ;; *) continue;; esac
   for dev in gpu; do
     for i in $(seq 1 "$reps"); do
       for b in before new; do
@@ -119,14 +121,16 @@ for cell in "vectors-lsh lsh.genie vec-query.npy" "vectors-codebook cb.genie vec
 done
 
 echo "== Python (keyword workload, k 100, best and median of 5)" | tee -a "$sum"
+# each wheel unpacked into its own folder (a wheel is a zip) and put first on PYTHONPATH
 for b in before after; do
-  python3 -m venv --system-site-packages "$w/venv-$b"
-  "$w/venv-$b/bin/python" -m pip install -q --no-index --no-deps $D/wheels/$b/genie_rs-*.whl 2>&1 | tail -2
+  python3 -m zipfile -e $D/wheels/$b/genie_rs-*.whl "$w/py-$b"
+  PYTHONPATH="$w/py-$b" python3 -c "import genie, numpy; print('$b: genie from', genie.__file__)" 2>&1 | tail -1 | tee -a "$sum"
 done
 for i in 1 2; do
   for b in before after; do
-    echo -n "$b: " | tee -a "$sum"
-    "$w/venv-$b/bin/python" bench/python_search.py --index "$w/kw.genie" --queries "$w/kw/queries.txt" --k 100 --device gpu --repeats 5 2>&1 | grep "^python_search" | tee -a "$sum"
+    PYTHONPATH="$w/py-$b" python3 bench/python_search.py --index "$w/kw.genie" --queries "$w/kw/queries.txt" --k 100 --device gpu --repeats 5 > "$w/py-$b.log" 2>&1
+    line=$(grep "^python_search" "$w/py-$b.log") || line="FAILED: $(tail -3 "$w/py-$b.log" | tr '\n' ' ')"
+    echo "$b: $line" | tee -a "$sum"
   done
 done
 
