@@ -107,20 +107,25 @@ impl Handle {
     /// Parses queries `0..n` with `parse` and hands them to the service `CHUNK` at a time, as
     /// requests for `k` hits, each chunk searched whole by `search` on a replica while the next
     /// is parsed; the chunks' results in order, with parse and search timed for
-    /// `last_timings`.
-    fn in_chunks<F, T, S>(
+    /// `last_timings`. A chunk's output buffers are made by `buffers` (given its number of
+    /// queries) here, on the caller's thread, whose allocator keeps the pages of the last
+    /// search's buffers for the next: made on a runner they would be fresh pages each time.
+    #[allow(clippy::too_many_arguments)]
+    fn in_chunks<F, B, T, S>(
         &self,
         service: &Service,
         n: usize,
         parse: &F,
         k: u32,
         min_count: Option<u32>,
+        buffers: impl Fn(usize) -> B,
         search: S,
     ) -> Result<Vec<T>, DataError>
     where
         F: Fn(&dyn KindIndex, usize) -> Result<Prepared, DataError> + Send + Sync,
+        B: Send + 'static,
         T: Send + 'static,
-        S: Fn(&dyn KindIndex, &[Request<'_>]) -> Result<T, DataError> + Send + Sync + 'static,
+        S: Fn(&dyn KindIndex, &[Request<'_>], B) -> Result<T, DataError> + Send + Sync + 'static,
     {
         let index = service.index(NAME).map_err(from_service)?;
         index.take_stage_times(); // (counted from here)
@@ -140,6 +145,7 @@ impl Handle {
                 .collect::<Result<Vec<_>, _>>()?;
             parse_ms += ms(t.elapsed());
             let search = Arc::clone(&search);
+            let out = buffers(end - start);
             let work = move |replica: &dyn KindIndex| {
                 let batch: Vec<Request<'_>> = queries
                     .iter()
@@ -149,7 +155,7 @@ impl Handle {
                         min_count,
                     })
                     .collect();
-                search(replica, &batch)
+                search(replica, &batch, out)
             };
             let ticket = service.run_whole(NAME, end - start, work);
             tickets.push(ticket.map_err(from_service)?);
@@ -179,9 +185,8 @@ impl Handle {
     {
         py.detach(|| {
             let service = self.placed(device)?;
-            let chunks = self.in_chunks(&service, n, &parse, k, min_count, |replica, batch| {
-                replica.search(batch)
-            })?;
+            let search = |replica: &dyn KindIndex, batch: &[Request<'_>], ()| replica.search(batch);
+            let chunks = self.in_chunks(&service, n, &parse, k, min_count, |_| (), search)?;
             Ok(chunks.into_iter().flatten().collect())
         })
         .map_err(to_py)
@@ -258,13 +263,13 @@ impl Handle {
                 name: "k".into(),
                 message: format!("{n} queries x k {k} hits do not fit in memory"),
             })?;
-            let chunks =
-                self.in_chunks(&service, n, parse, k as u32, None, move |replica, batch| {
-                    let size = batch.len() * k;
-                    let (mut counts, mut ids) = (vec![0u32; size], vec![-1i64; size]);
-                    let done = replica.search_columns(batch, k, &mut counts, &mut ids)?;
-                    Ok(done.then_some((counts, ids)))
-                })?;
+            let buffers = |rows: usize| (vec![0u32; rows * k], vec![-1i64; rows * k]);
+            let search = move |replica: &dyn KindIndex, batch: &[Request<'_>], out| {
+                let (mut counts, mut ids): (Vec<u32>, Vec<i64>) = out;
+                let done = replica.search_columns(batch, k, &mut counts, &mut ids)?;
+                Ok(done.then_some((counts, ids)))
+            };
+            let chunks = self.in_chunks(&service, n, parse, k as u32, None, buffers, search)?;
             // one chunk's columns are the whole answer; more are joined in order
             let mut joined: Option<(Vec<u32>, Vec<i64>)> = None;
             for chunk in chunks {
