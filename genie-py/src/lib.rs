@@ -7,6 +7,10 @@ mod arrays;
 mod errors;
 mod handle;
 
+/// The extension's allocator (see the note in Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use errors::to_py;
 use genie::core::Query;
 use genie::data_error::DataError;
