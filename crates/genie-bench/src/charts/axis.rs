@@ -1,7 +1,7 @@
 //! The charts' axes: data values mapped to chart coordinates (log10 of the value on a logarithmic
 //! axis) with chosen ticks ([`Axis`]), and the range plotters draws them on ([`Ticked`]).
 
-use super::line::Series;
+use super::series::Series;
 use anyhow::{bail, Result};
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use std::ops::Range;

@@ -20,6 +20,7 @@ pub mod csv_table;
 pub mod format;
 pub mod line;
 pub mod queries;
+pub mod series;
 pub mod suite;
 
 use anyhow::{Context, Result};
