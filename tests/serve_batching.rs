@@ -276,15 +276,27 @@ mod letters {
     use super::*;
     use genie::core::{IndexBuilder, Query};
     use genie::kind::{
-        BuildJob, BuildReport, IndexSource, Kind, KindInfo, LineQueries, OpenOptions, Placement,
-        QueryReader,
+        BuildJob, BuildReport, IndexSource, Kind, KindInfo, LineQueries, OpenOptions, OptionSpec,
+        OptionType, Placement, QueryReader,
     };
 
     pub struct Letters;
 
     pub struct LetterIndex(genie::core::Engine);
 
-    const LETTERS: KindInfo = KindInfo::new("letters", "words, by the letters they share");
+    /// Declared once: `genie search` gets `--case`, a request's `options` and Python's keywords
+    /// take `case`, and every front end refuses other words or names with no code of its own.
+    const SEARCH_OPTIONS: &[OptionSpec] = &[OptionSpec::new(
+        "case",
+        OptionType::Choice(&["keep", "fold"]),
+        "CASE",
+        "Letter case of the queries: keep, or fold to lower case.",
+    )];
+
+    const LETTERS: KindInfo = KindInfo {
+        search_options: SEARCH_OPTIONS,
+        ..KindInfo::new("letters", "words, by the letters they share")
+    };
 
     impl Kind for Letters {
         fn info(&self) -> &KindInfo {
@@ -341,8 +353,12 @@ mod letters {
         fn backend_name(&self) -> String {
             self.0.backend_name().into()
         }
-        fn parse(&self, raw: &Value, _: &Options) -> Result<Prepared, DataError> {
-            let w = genie::kind::text_query(raw)?;
+        fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
+            options.check("letters", SEARCH_OPTIONS)?;
+            let mut w = genie::kind::text_query(raw)?.to_string();
+            if options.str("case")? == Some("fold") {
+                w = w.to_lowercase();
+            }
             let kws: Vec<u32> = w.bytes().map(u32::from).collect();
             Ok(Box::new(Query::from_keywords(&kws)))
         }
@@ -382,6 +398,20 @@ fn a_kind_of_ones_own() {
         a.hits.iter().map(|h| (h.id, h.count)).collect::<Vec<_>>(),
         [(2, 3), (0, 2)]
     );
+    // its declared option, through a request's options, with no change to the server
+    let folded = json!({"queries": ["ABD"], "k": 2, "options": {"case": "fold"}});
+    let (status, folded) = post(&server, "w", &folded);
+    assert_eq!(status, 200, "{folded}");
+    assert_eq!(folded["results"][0], body["results"][0]);
+    for (options, says) in [
+        (json!({"case": "upper"}), "keep or fold"),
+        (json!({"radius": 1}), "radius"),
+    ] {
+        let bad = json!({"queries": ["abd"], "k": 2, "options": options});
+        let (status, e) = post(&server, "w", &bad);
+        assert_eq!(status, 400, "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
     // the default registry does not know it
     let e = genie::open::load(&Registry::default(), &index)
         .err()
