@@ -47,6 +47,14 @@ pub enum GenieError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A write-ahead log is corrupted, of another format, or refuses a record or an append.
+    #[error("{}: {reason}", path.display())]
+    Log {
+        /// The log file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// The GPU backend was asked for but cannot run here; the reason says why.
     #[error("GPU unavailable: {0}")]
     GpuUnavailable(String),

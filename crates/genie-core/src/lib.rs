@@ -9,7 +9,8 @@
 //! Modules: [`model`] (Definition 2.1), [`index`] (List Array, Position Map, sublists, build,
 //! persistence), [`cpq`] (Count Priority Queue), [`baseline`] (count table), [`backend`] (CPU and
 //! CUDA, device selection), [`engine`] (batching), [`parts`] (multi-loading), [`oracle`] (brute force for tests), [`plugin`] (transform and verifier traits),
-//! [`npy`] (the NumPy `.npy` header that the vector and keyword readers share).
+//! [`npy`] (the NumPy `.npy` header that the vector and keyword readers share), [`live`] (the
+//! write-ahead log that live indexes are to be built on).
 #![deny(missing_docs)]
 
 pub mod atomic;
@@ -20,6 +21,7 @@ pub mod engine;
 pub mod error;
 pub mod huge;
 pub mod index;
+pub mod live;
 pub mod model;
 pub mod npy;
 pub mod oracle;
