@@ -5,6 +5,8 @@
 //! log's path, the test appends from several threads and prints `ACK seq id` once each append has
 //! returned.
 
+#![allow(clippy::unwrap_used)]
+
 use std::time::Duration;
 
 /// The environment variable that makes this test the appending child; its value is the log.

@@ -1,5 +1,7 @@
 //! Tests of the write-ahead log: round trips, torn tails, corruption, group commit.
 
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 
 use proptest::prelude::*;
