@@ -312,3 +312,19 @@ proptest! {
         prop_assert_eq!(again, numbered(1, &expect));
     }
 }
+
+#[test]
+fn a_log_open_elsewhere_is_refused_until_it_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("held.wal");
+    let (wal, _) = Wal::open(&path).unwrap();
+    wal.append(&records(3)).unwrap();
+    let Err(e) = Wal::open(&path) else {
+        panic!("a second open of a held log succeeded");
+    };
+    assert!(e.to_string().contains("open elsewhere"), "{e}");
+    assert!(e.to_string().contains("held.wal"), "{e}");
+    drop(wal);
+    let (_, replayed) = Wal::open(&path).unwrap();
+    assert_eq!(replayed, numbered(1, &records(3)));
+}

@@ -216,6 +216,12 @@ impl Wal {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
+        // one writer at a time: the lock is held as long as this handle is open
+        if !lock_exclusive(&file).map_err(io)? {
+            return Err(bad(
+                "the log is open elsewhere (another process or handle holds its lock)".into(),
+            ));
+        }
         let bytes = std::fs::read(&path).map_err(io)?;
         let header = header();
         if bytes.len() < header.len() {
@@ -455,6 +461,29 @@ impl Wal {
             ),
         }
     }
+}
+
+/// Takes `file`'s exclusive lock without waiting (`flock`): `Ok(false)` when another open
+/// handle holds it. Released when the file is closed (by the kernel, also when a process dies).
+#[cfg(target_os = "linux")]
+fn lock_exclusive(file: &File) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor this handle owns, open for its whole lifetime.
+    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        return Ok(false);
+    }
+    Err(e)
+}
+
+/// Elsewhere the log is not locked (one process at a time is the caller's to ensure).
+#[cfg(not(target_os = "linux"))]
+fn lock_exclusive(_file: &File) -> std::io::Result<bool> {
+    Ok(true)
 }
 
 /// Syncs the directory of `path`, so that a file just created there stays after a crash.
