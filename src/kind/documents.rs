@@ -204,7 +204,7 @@ impl Kind for Documents {
         Ok(BuildReport {
             summary: super::summary(&index),
             objects: u64::from(index.num_objects()),
-            side_files: vec![side_path(job.output, SIDE_EXT)],
+            side_files: self.side_files(job.output),
         })
     }
 
