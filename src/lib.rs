@@ -31,6 +31,7 @@ pub mod data_error;
 pub mod info;
 pub mod input;
 pub mod kind;
+pub mod live;
 pub mod npy;
 pub mod objects;
 pub mod open;

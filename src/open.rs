@@ -177,9 +177,10 @@ mod tests {
             query: query.as_ref(),
             k: 5,
             min_count: None,
+            filter: None,
         };
         let answers = placed[0].search(&[request]).expect("search");
-        let hits: Vec<(u32, u32)> = answers[0].hits.iter().map(|h| (h.id, h.count)).collect();
+        let hits: Vec<(u64, u32)> = answers[0].hits.iter().map(|h| (h.id, h.count)).collect();
         assert_eq!(hits, [(2, 2), (0, 1)]);
     }
 
@@ -206,6 +207,7 @@ mod tests {
                 query: q.as_ref(),
                 k: k as u32,
                 min_count: None,
+                filter: None,
             })
             .collect();
         let (mut counts, mut ids) = (vec![0u32; raw.len() * k], vec![-1i64; raw.len() * k]);
@@ -216,7 +218,7 @@ mod tests {
             let mut want_ids = vec![-1i64; k];
             let mut want_counts = vec![0u32; k];
             for (j, h) in answer.hits.iter().enumerate() {
-                want_ids[j] = i64::from(h.id);
+                want_ids[j] = h.id as i64;
                 want_counts[j] = h.count;
             }
             assert_eq!(&ids[q * k..(q + 1) * k], &want_ids[..], "query {q}");
@@ -227,6 +229,7 @@ mod tests {
         // a min_count is not a columns batch: nothing written
         let with_min = [Request {
             min_count: Some(2),
+            filter: None,
             ..batch[0]
         }];
         let (mut c, mut i) = (vec![7u32; k], vec![7i64; k]);

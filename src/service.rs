@@ -39,7 +39,7 @@
 //! ```
 
 use crate::data_error::DataError;
-use crate::kind::{Answer, KindIndex, Options, Prepared, Registry, Request};
+use crate::kind::{Answer, Filter, KindIndex, Options, Prepared, Registry, Request};
 use crate::open::{load, place, OpenSpec};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -103,6 +103,7 @@ struct Pending {
     query: Prepared,
     k: u32,
     min_count: Option<u32>,
+    filter: Option<Arc<Filter>>,
     enqueued: Instant,
     reply: oneshot::Sender<Result<Answer, SearchError>>,
 }
@@ -365,6 +366,17 @@ impl Service {
         index: &str,
         queries: Vec<(Prepared, u32, Option<u32>)>,
     ) -> Result<Vec<Ticket>, SearchError> {
+        self.submit_filtered(index, queries, None)
+    }
+
+    /// [`Service::submit`] of queries that share a filter (the objects they may return): they
+    /// are searched together, apart from queries of other filters.
+    pub fn submit_filtered(
+        &self,
+        index: &str,
+        queries: Vec<(Prepared, u32, Option<u32>)>,
+        filter: Option<Arc<Filter>>,
+    ) -> Result<Vec<Ticket>, SearchError> {
         let served = self.served(index)?;
         let now = Instant::now();
         let mut tickets = Vec::with_capacity(queries.len());
@@ -382,6 +394,7 @@ impl Service {
                     query,
                     k,
                     min_count,
+                    filter: filter.clone(),
                     enqueued: now,
                     reply,
                 }));
@@ -596,6 +609,7 @@ fn search_batch(index: &dyn KindIndex, batch: &[Pending]) -> Vec<Result<Answer, 
                 query: p.query.as_ref(),
                 k: p.k,
                 min_count: p.min_count,
+                filter: p.filter.as_deref(),
             })
             .collect();
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| index.search(&requests))) {
@@ -672,6 +686,7 @@ mod tests {
                                 query: q.as_ref(),
                                 k: 3,
                                 min_count: None,
+                                filter: None,
                             })
                             .collect();
                         replica.search(&requests)

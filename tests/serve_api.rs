@@ -138,6 +138,7 @@ fn tokens_limits_and_bad_requests() {
             max_queries: 3,
             max_items: 4,
             max_k: 50,
+            max_objects: 4,
         },
         ..ServerConfig::default()
     };

@@ -138,7 +138,7 @@ pub fn answer_arrays<'py>(
             .for_each(|((c, i), a)| {
                 for (j, h) in a.hits.iter().take(k).enumerate() {
                     c[j] = h.count;
-                    i[j] = i64::from(h.id);
+                    i[j] = h.id as i64;
                 }
             });
         if has_distance {

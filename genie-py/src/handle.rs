@@ -153,6 +153,7 @@ impl Handle {
                         query: q.as_ref(),
                         k,
                         min_count,
+                        filter: None,
                     })
                     .collect();
                 search(replica, &batch, out)

@@ -13,6 +13,7 @@
 
 pub mod build;
 pub mod flags;
+pub mod live;
 pub mod pipeline;
 pub mod progress;
 pub mod search;

@@ -15,7 +15,8 @@ use super::pipeline::{read_chunk, search_chunks, Chunk, Output};
 use super::progress::bytes_bar;
 use super::{explain_placement, part_files, Devices};
 use crate::data_error::DataError;
-use crate::kind::{write_answers, Kind, Registry};
+use crate::kind::{write_answers, Filter, Kind, Registry};
+use crate::live::{place_live_on, LiveConfig, LiveIndex};
 use crate::open::{load, open_backends};
 use crate::safety::{refuse_overwrite, Read};
 use crate::server::client::Client;
@@ -46,6 +47,8 @@ pub struct SearchJob<'a> {
     pub batch_queries: usize,
     /// No progress bar and no summary.
     pub quiet: bool,
+    /// The objects the hits may be (`--filter-ids`, `--exclude-ids`).
+    pub filter: Option<Arc<Filter>>,
 }
 
 impl SearchJob<'_> {
@@ -88,9 +91,23 @@ pub fn search(
     let (spec, asked_by) = devices.spec()?;
     // the devices open while the index is mapped and checked
     let opening = open_backends(&spec);
-    // the error names the file
-    let loaded = load(registry, job.index).context("cannot open the index")?;
-    let kind = Arc::clone(&loaded.kind);
+    // a live index folder, or an index file (the error names it)
+    let (loaded, live) = if LiveIndex::is_live(job.index) {
+        let config = LiveConfig {
+            background: false,
+            ..LiveConfig::default()
+        };
+        let live = LiveIndex::open(job.index, config).context("cannot open the live index")?;
+        (None, Some(live))
+    } else {
+        let loaded = load(registry, job.index).context("cannot open the index")?;
+        (Some(loaded), None)
+    };
+    let kind = match (&loaded, &live) {
+        (Some(l), _) => Arc::clone(&l.kind),
+        (None, Some(live)) => Arc::clone(registry.get(live.kind())?),
+        (None, None) => bail!("nothing opened"),
+    };
     job.check_kind(&job.index.display().to_string(), kind.name())?;
     let options = kind_options(registry, kind.as_ref(), matches, Phase::Search)?;
     job.refuse_overwrite(kind.as_ref())?;
@@ -98,7 +115,11 @@ pub fn search(
     let t = Instant::now();
     let backends = opening.join().map_err(DataError::from);
     let replicas = explain_placement(
-        backends.and_then(|b| crate::open::place_on(&loaded, &spec, b)),
+        backends.and_then(|b| match (&loaded, &live) {
+            (Some(loaded), _) => crate::open::place_on(loaded, &spec, b),
+            (None, Some(live)) => Ok(place_live_on(live, b, spec.method)),
+            (None, None) => Err(DataError::Unsupported("nothing opened".into())),
+        }),
         &asked_by,
     )?;
     drop(loaded);
@@ -138,7 +159,7 @@ pub fn search(
                     .map_err(|e| anyhow!("{place}: {e}"))
             })
             .collect::<Result<Vec<_>>>()?;
-        let tickets = service.submit(LOCAL, chunk)?;
+        let tickets = service.submit_filtered(LOCAL, chunk, job.filter.clone())?;
         let read_bytes = reader.progress().0;
         Ok(Some(Chunk {
             tickets,
@@ -219,7 +240,14 @@ pub fn search_remote(
             break;
         }
         let answers = client
-            .search(&name, &raws, job.k, job.min_count, &options)
+            .search_filtered(
+                &name,
+                &raws,
+                job.k,
+                job.min_count,
+                &options,
+                job.filter.as_deref(),
+            )
             .map_err(|e| anyhow!("{} to {}: {e}", places[0], places[places.len() - 1]))?;
         write_answers(&mut out, first, &answers)
             .with_context(|| format!("cannot write to {out_name}"))?;

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::{explain_placement, Devices};
 use crate::kind::Registry;
+use crate::live::{place_live, LiveConfig, LiveIndex};
 use crate::open::{load, place};
 use crate::server::{serve_on, shutdown_signal, ServerConfig};
 use crate::service::{BatchPolicy, Service};
@@ -25,6 +26,29 @@ pub fn serve(
     let mut opened = Vec::new();
     for (name, path) in indexes {
         let t = Instant::now();
+        if config.writable || LiveIndex::is_live(path) {
+            let live = if LiveIndex::is_live(path) {
+                LiveIndex::open(path, LiveConfig::default())
+            } else {
+                LiveIndex::open_file(registry, path, LiveConfig::default())
+            }
+            .with_context(|| format!("cannot serve {name}"))?;
+            let replicas = explain_placement(place_live(&live, &spec), &asked_by)?;
+            log::info!(
+                "live index {name}: {} objects of {} in {} on {} in {:.2} s",
+                live.live_objects(),
+                live.kind(),
+                live.dir().display(),
+                replicas
+                    .iter()
+                    .map(|r| r.backend_name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                t.elapsed().as_secs_f64()
+            );
+            opened.push((name.clone(), replicas));
+            continue;
+        }
         let loaded = load(registry, path).with_context(|| format!("cannot serve {name}"))?;
         let replicas = explain_placement(place(&loaded, &spec), &asked_by)?;
         let devices: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();

@@ -7,8 +7,8 @@ use std::io::{self, Write};
 /// One hit of an answer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AnswerHit {
-    /// The object id.
-    pub id: u32,
+    /// The object id (the user's id in a live index).
+    pub id: u64,
     /// Its match count.
     pub count: u32,
     /// The verified measure, for kinds that verify (edit distance, vector distance).
@@ -33,7 +33,7 @@ impl Answer {
             hits: hits
                 .iter()
                 .map(|v| AnswerHit {
-                    id: v.id,
+                    id: u64::from(v.id),
                     count: v.count,
                     distance: Some(v.distance),
                 })
@@ -50,7 +50,7 @@ impl Answer {
             hits: hits
                 .iter()
                 .map(|h| AnswerHit {
-                    id: h.id,
+                    id: u64::from(h.id),
                     count: h.count,
                     distance: None,
                 })
@@ -186,7 +186,7 @@ mod tests {
             .map(|q| Answer {
                 hits: (0..q % 4)
                     .map(|i| AnswerHit {
-                        id: q * 10 + i,
+                        id: u64::from(q * 10 + i) << 20,
                         count: u32::MAX - i,
                         distance: (q % 3 == 0).then_some(f64::from(i) / 3.0),
                     })

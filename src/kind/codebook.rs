@@ -266,6 +266,7 @@ impl KindIndex for OpenCodebook {
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        super::no_filters(batch, "vectors")?;
         let queries = batch
             .iter()
             .map(|r| prepared::<CodebookQuery>(r.query))

@@ -2,10 +2,10 @@
 //! how a raw query becomes a core query ([`CountParser`]); the opened index and its search are
 //! one ([`CountIndex`]).
 
-use super::{prepared, Answer, KindIndex, Options, Prepared, Request};
+use super::{prepared, Answer, Filter, IdSpace, KindIndex, Options, Prepared, Request};
 use crate::data_error::DataError;
 use crate::searcher::Searcher;
-use genie_core::{Method, Query, SearchParams, StageTimes};
+use genie_core::{Method, ObjectMask, Query, SearchParams, StageTimes};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::any::Any;
@@ -59,8 +59,13 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let queries = core_queries(batch)?;
-        search_counts(&self.searcher, &queries, batch, self.method)
+        let n = u32::try_from(self.searcher.num_objects())
+            .map_err(|_| DataError::Unsupported("more than 2^32 objects".into()))?;
+        by_filter(batch, |part, filter| {
+            let queries = core_queries(part)?;
+            let mask = filter.map(|f| f.mask(IdSpace::Rows(n), None)).transpose()?;
+            search_counts(&self.searcher, &queries, part, self.method, mask)
+        })
     }
 
     fn has_columns(&self) -> bool {
@@ -76,7 +81,7 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
     ) -> Result<bool, DataError> {
         if batch
             .iter()
-            .any(|r| r.min_count.is_some() || r.k as usize > k)
+            .any(|r| r.min_count.is_some() || r.filter.is_some() || r.k as usize > k)
             || counts.len() != batch.len() * k
             || ids.len() != batch.len() * k
         {
@@ -114,27 +119,64 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
 }
 
 /// The core queries behind a batch's requests.
-fn core_queries<'a>(batch: &'a [Request<'_>]) -> Result<Vec<&'a Query>, DataError> {
+pub fn core_queries<'a>(batch: &'a [Request<'_>]) -> Result<Vec<&'a Query>, DataError> {
     batch.iter().map(|r| prepared::<Query>(r.query)).collect()
+}
+
+/// Answers a batch whose requests may carry filters: `search` runs once per distinct filter (by
+/// address: the requests of one body share theirs) on the requests that carry it, and the
+/// answers come back in the batch's order.
+pub fn by_filter(
+    batch: &[Request<'_>],
+    mut search: impl FnMut(&[Request<'_>], Option<&Filter>) -> Result<Vec<Answer>, DataError>,
+) -> Result<Vec<Answer>, DataError> {
+    if batch.iter().all(|r| r.filter.is_none()) {
+        return search(batch, None);
+    }
+    let mut groups: Vec<(Option<&Filter>, Vec<usize>)> = Vec::new();
+    for (i, r) in batch.iter().enumerate() {
+        let same = |g: &(Option<&Filter>, Vec<usize>)| match (g.0, r.filter) {
+            (None, None) => true,
+            (Some(a), Some(b)) => std::ptr::eq(a, b),
+            _ => false,
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(g) => g.1.push(i),
+            None => groups.push((r.filter, vec![i])),
+        }
+    }
+    let mut answers = vec![Answer::default(); batch.len()];
+    for (filter, members) in groups {
+        let part: Vec<Request<'_>> = members.iter().map(|&i| batch[i]).collect();
+        for (i, a) in members.into_iter().zip(search(&part, filter)?) {
+            answers[i] = a;
+        }
+    }
+    Ok(answers)
 }
 
 /// The search of count hits: one run of the engine at the batch's largest `k`, each request cut
 /// to its own (a prefix of the contract order is the smaller top-k). A request with `min_count`
 /// and a large `k` starts at [`MIN_COUNT_FIRST_K`] and doubles only while its last hit still
 /// reaches `min_count`.
-fn search_counts(
+pub fn search_counts(
     searcher: &Searcher,
     queries: &[&Query],
     batch: &[Request<'_>],
     method: Method,
+    mask: Option<ObjectMask>,
 ) -> Result<Vec<Answer>, DataError> {
+    let params = |k: u32| SearchParams {
+        mask: mask.clone(),
+        ..SearchParams::top_k(k).with_method(method)
+    };
     let first_k = |r: &Request<'_>| match r.min_count {
         Some(_) => r.k.min(MIN_COUNT_FIRST_K),
         None => r.k,
     };
     let mut k_run = batch.iter().map(first_k).max().unwrap_or(0);
     // read in place (a large batch's items are millions)
-    let mut hits = searcher.search(queries, &SearchParams::top_k(k_run).with_method(method))?;
+    let mut hits = searcher.search(queries, &params(k_run))?;
     loop {
         // requests whose range output may go on past what was fetched
         let more: Vec<usize> = (0..batch.len())
@@ -154,7 +196,7 @@ fn search_counts(
         let cap = more.iter().map(|&i| batch[i].k).max().unwrap_or(k_run);
         k_run = k_run.saturating_mul(2).min(cap);
         let again: Vec<&Query> = more.iter().map(|&i| queries[i]).collect();
-        let found = searcher.search(&again, &SearchParams::top_k(k_run).with_method(method))?;
+        let found = searcher.search(&again, &params(k_run))?;
         for (i, h) in more.into_iter().zip(found) {
             hits[i] = h;
         }

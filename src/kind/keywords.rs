@@ -14,7 +14,7 @@ use crate::input::{display_path, parse_query_line};
 use crate::objects::{Batch, Source};
 use crate::searcher::Searcher;
 use genie_core::parts::PartWriter;
-use genie_core::{IndexBuilder, InvertedIndex, Item, Query};
+use genie_core::{IndexBuilder, InvertedIndex, Item, Keyword, Query};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -123,6 +123,37 @@ impl CountParser for KeywordParser {
             .prepare(&query)
             .map_err(|e| DataError::BadQuery(e.to_string()))?;
         Ok(query)
+    }
+}
+
+/// Parses a keyword object given to a live index: a text line of keywords (`"3 17 40"`) or an
+/// array of them; the error says which keyword was wrong.
+pub fn keyword_object(raw: &Value) -> Result<Vec<Keyword>, String> {
+    match raw {
+        Value::String(line) => line
+            .split_ascii_whitespace()
+            .enumerate()
+            .map(|(i, t)| {
+                t.parse::<Keyword>().map_err(|_| {
+                    format!("keyword {i}: expected an unsigned 32-bit integer, found {t:?}")
+                })
+            })
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.as_u64()
+                    .and_then(|n| Keyword::try_from(n).ok())
+                    .ok_or_else(|| {
+                        format!("keyword {i}: expected an unsigned 32-bit integer, found {v}")
+                    })
+            })
+            .collect(),
+        other => Err(format!(
+            "expected a line of keywords or an array of keywords, found {}",
+            super::kind_of(other)
+        )),
     }
 }
 

@@ -17,6 +17,7 @@ mod answer;
 pub mod codebook;
 mod count;
 pub mod documents;
+mod filter;
 pub mod keywords;
 mod options;
 pub mod sequences;
@@ -24,7 +25,10 @@ pub mod table;
 pub mod vectors;
 
 pub use answer::{write_answers, Answer, AnswerHit};
-pub use count::{CountIndex, CountParser, MIN_COUNT_FIRST_K};
+pub use count::{
+    by_filter, core_queries, search_counts, CountIndex, CountParser, MIN_COUNT_FIRST_K,
+};
+pub use filter::{ids_field, Filter, IdSpace};
 pub use options::{OptionSpec, OptionType, Options};
 
 use crate::data_error::DataError;
@@ -49,6 +53,8 @@ pub struct Request<'a> {
     /// Only hits whose match count is at least this (the range output of the LSC paper); with
     /// `k` as the cap, every object of count `>= min_count` up to `k` of them.
     pub min_count: Option<u32>,
+    /// The objects it may return (`None`: all); kinds that cannot filter refuse a filter.
+    pub filter: Option<&'a Filter>,
 }
 
 /// What a build is asked to do.
@@ -334,6 +340,21 @@ pub trait KindIndex: Send + Sync {
     fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// The live index behind it, which takes writes ([`crate::live`]); `None` for an index
+    /// file opened read-only.
+    fn live(&self) -> Option<&Arc<crate::live::LiveIndex>> {
+        None
+    }
+}
+
+/// The error of a request with a filter on an index of a kind that cannot filter.
+pub fn no_filters(batch: &[Request<'_>], kind: &str) -> Result<(), DataError> {
+    if batch.iter().any(|r| r.filter.is_some()) {
+        return Err(DataError::Unsupported(format!(
+            "filters are not supported by indexes of {kind} yet"
+        )));
+    }
+    Ok(())
 }
 
 /// The parsed query of type `T` behind a request; a wrong type is an internal error.

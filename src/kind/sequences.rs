@@ -350,6 +350,7 @@ impl KindIndex for SequenceIndex {
     /// Requests of the same settings are searched together (the rounds of repeated search
     /// depend on them).
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        super::no_filters(batch, "sequences")?;
         let searcher = SequenceSearcher::new(&self.engine, &self.side.0, &self.side.1)?;
         let searcher = searcher
             .with_device(self.device.as_ref())
@@ -393,7 +394,7 @@ impl KindIndex for SequenceIndex {
                         .hits
                         .iter()
                         .map(|h| AnswerHit {
-                            id: h.id,
+                            id: u64::from(h.id),
                             count: h.count,
                             distance: Some(f64::from(h.distance)),
                         })

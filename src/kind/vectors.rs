@@ -480,6 +480,7 @@ impl KindIndex for OpenVectors {
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        super::no_filters(batch, "vectors")?;
         let queries = batch
             .iter()
             .map(|r| prepared::<VectorQuery>(r.query))

@@ -2,7 +2,7 @@
 //! lists the indexes, sends queries in the kind's JSON form and reads the answers back as
 //! [`Answer`]s, which print as the same JSON lines as a local search.
 
-use crate::kind::{Answer, AnswerHit, Options};
+use crate::kind::{Answer, AnswerHit, Filter, Options};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -196,10 +196,31 @@ impl Client {
         min_count: Option<u32>,
         options: &Options,
     ) -> Result<Vec<Answer>, ClientError> {
+        self.search_filtered(name, queries, k, min_count, options, None)
+    }
+
+    /// [`Client::search`] of queries whose hits may only be objects that pass `filter`.
+    pub fn search_filtered(
+        &self,
+        name: &str,
+        queries: &[Value],
+        k: u32,
+        min_count: Option<u32>,
+        options: &Options,
+        filter: Option<&Filter>,
+    ) -> Result<Vec<Answer>, ClientError> {
         let path = format!("/v1/indexes/{name}/search");
         let mut body = json!({ "queries": queries, "k": k, "options": options.to_json() });
         if let Some(t) = min_count {
             body["min_count"] = t.into();
+        }
+        if let Some(f) = filter {
+            if let Some(allow) = f.allowed() {
+                body["filter"] = json!({ "ids": allow });
+            }
+            if !f.denied().is_empty() {
+                body["exclude"] = json!({ "ids": f.denied() });
+            }
         }
         let v = self.call(&path, Some(body.to_string().into_bytes()))?;
         let bad = |message: String| ClientError::Answer {
@@ -237,7 +258,10 @@ pub fn answer_of(v: &Value) -> Result<Answer, String> {
         .iter()
         .map(|h| {
             Ok(AnswerHit {
-                id: num(h, "id")?,
+                id: h
+                    .get("id")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| format!("a hit without a valid \"id\": {h}"))?,
                 count: num(h, "count")?,
                 distance: match h.get("distance") {
                     None => None,

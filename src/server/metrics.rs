@@ -184,6 +184,7 @@ fn render_service(o: &mut String, service: &Service) {
         );
         let _ = writeln!(o, "genie_batch_size_count{{index=\"{}\"}} {cum}", s.name);
     }
+    render_live(o, service);
     let mut gpus: Vec<usize> = stats.iter().flat_map(|s| s.gpus.iter().copied()).collect();
     gpus.sort_unstable();
     gpus.dedup();
@@ -211,4 +212,66 @@ pub fn resident_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
     Some(pages * 4096)
+}
+
+/// The counters of the live indexes served.
+fn render_live(o: &mut String, service: &Service) {
+    let live: Vec<(String, crate::live::LiveStats)> = service
+        .names()
+        .filter_map(|n| {
+            let index = service.index(n).ok()?;
+            Some((n.to_string(), index.live()?.stats()))
+        })
+        .collect();
+    if live.is_empty() {
+        return;
+    }
+    type Get = fn(&crate::live::LiveStats) -> u64;
+    let series: [(&str, &str, &str, Get); 7] = [
+        (
+            "genie_live_written_total",
+            "counter",
+            "Objects added or replaced.",
+            |s| s.written,
+        ),
+        (
+            "genie_live_deleted_total",
+            "counter",
+            "Objects deleted.",
+            |s| s.deleted,
+        ),
+        (
+            "genie_live_segments",
+            "gauge",
+            "Segments of the live index.",
+            |s| s.segments,
+        ),
+        ("genie_live_objects", "gauge", "Live objects.", |s| {
+            s.live_objects
+        }),
+        (
+            "genie_live_flushes_total",
+            "counter",
+            "Flushes to disk.",
+            |s| s.flushes,
+        ),
+        (
+            "genie_live_merges_total",
+            "counter",
+            "Segment merges.",
+            |s| s.merges,
+        ),
+        (
+            "genie_live_log_syncs_total",
+            "counter",
+            "Disk syncs of the write-ahead log.",
+            |s| s.log_syncs,
+        ),
+    ];
+    for (name, kind, text, get) in series {
+        help(o, name, kind, text);
+        for (index, s) in &live {
+            let _ = writeln!(o, "{name}{{index=\"{index}\"}} {}", get(s));
+        }
+    }
 }

@@ -9,6 +9,14 @@
 //!   of at least that count; `options` are the kind's search options (`candidates`, `radius`,
 //!   ...). Answer: `{"results": [{"query": 0, "hits": [{"id": 12, "count": 3}]}, ...]}`, each
 //!   result the JSON line `genie search` writes for that query.
+//!   A search may carry `"filter": {"ids": [...]}` (only those objects) and `"exclude": {"ids":
+//!   [...]}` (never those), applied on the device before the top-k.
+//! - Live indexes (`genie serve --writable`): `POST /v1/indexes/{name}/objects` with
+//!   `{"objects": [{"id": 17, "object": ...}, ...]}` (the object in the kind's query form) adds or
+//!   replaces objects, answered `{"written": n}` once they are in the log on disk;
+//!   `POST /v1/indexes/{name}/delete` with `{"ids": [...]}`, answered `{"deleted": n}` (the ids
+//!   that had an object); `POST /v1/indexes/{name}/flush` writes the segments and deletes to
+//!   disk.
 //! - `GET /v1/indexes`: name, kind, objects and devices of each index.
 //! - `GET /healthz`: `ok`. `GET /metrics`: Prometheus text.
 //!
@@ -19,8 +27,9 @@
 #[cfg(feature = "client")]
 pub mod client;
 pub mod metrics;
+mod write;
 
-use crate::kind::{kind_of, Answer, Options};
+use crate::kind::{kind_of, Answer, Filter, Options};
 use crate::service::{SearchError, Service};
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -48,6 +57,8 @@ pub struct Limits {
     pub max_items: usize,
     /// Hits per query.
     pub max_k: u32,
+    /// Objects (or ids) in one write request.
+    pub max_objects: usize,
 }
 
 impl Default for Limits {
@@ -57,6 +68,7 @@ impl Default for Limits {
             max_queries: 16_384,
             max_items: 1 << 16,
             max_k: 10_000,
+            max_objects: 1 << 16,
         }
     }
 }
@@ -70,6 +82,8 @@ pub struct ServerConfig {
     pub token: Option<String>,
     /// Request limits.
     pub limits: Limits,
+    /// Whether live indexes take writes (`--writable`).
+    pub writable: bool,
 }
 
 impl Default for ServerConfig {
@@ -78,6 +92,7 @@ impl Default for ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 7700)),
             token: None,
             limits: Limits::default(),
+            writable: false,
         }
     }
 }
@@ -88,6 +103,7 @@ struct AppState {
     token: Option<String>,
     limits: Limits,
     metrics: Metrics,
+    writable: bool,
 }
 
 /// An error answer: a status and a message.
@@ -127,6 +143,19 @@ struct SearchBody {
     min_count: Option<u32>,
     #[serde(default)]
     options: Value,
+    #[serde(default)]
+    filter: Option<Value>,
+    #[serde(default)]
+    exclude: Option<Value>,
+}
+
+/// A decoded search request: the parsed queries, each with its `k` and `min_count`, and the
+/// filter they share.
+pub struct DecodedSearch {
+    /// The queries.
+    pub queries: Vec<(crate::kind::Prepared, u32, Option<u32>)>,
+    /// The objects they may return.
+    pub filter: Option<Filter>,
 }
 
 /// The default `k` of a request that gives none.
@@ -139,9 +168,13 @@ pub fn router(service: Service, config: &ServerConfig) -> Router {
         token: config.token.clone().filter(|t| !t.is_empty()),
         limits: config.limits.clone(),
         metrics: Metrics::default(),
+        writable: config.writable,
     });
     Router::new()
         .route("/v1/indexes/{name}/search", post(search))
+        .route("/v1/indexes/{name}/objects", post(write::add))
+        .route("/v1/indexes/{name}/delete", post(write::delete))
+        .route("/v1/indexes/{name}/flush", post(write::flush))
         .route("/v1/indexes", get(list))
         .route("/metrics", get(metrics_text))
         .route("/healthz", get(|| async { "ok\n" }))
@@ -149,15 +182,16 @@ pub fn router(service: Service, config: &ServerConfig) -> Router {
             ApiError(
                 StatusCode::NOT_FOUND,
                 format!(
-                    "no route {} (routes: POST /v1/indexes/NAME/search, GET /v1/indexes, \
-                     GET /metrics, GET /healthz)",
+                    "no route {} (routes: POST /v1/indexes/NAME/search, \
+                     POST /v1/indexes/NAME/objects, POST /v1/indexes/NAME/delete, \
+                     POST /v1/indexes/NAME/flush, GET /v1/indexes, GET /metrics, GET /healthz)",
                     uri.path()
                 ),
             )
         })
         .method_not_allowed_fallback(
             |method: axum::http::Method, uri: axum::http::Uri| async move {
-                let allowed = if uri.path().ends_with("/search") {
+                let allowed = if uri.path().starts_with("/v1/indexes/") {
                     "POST"
                 } else {
                     "GET"
@@ -263,7 +297,7 @@ async fn search(
     let service = &state.service;
     let index = service.index(&name)?;
     let parsed = decode_search(&bytes, index.as_ref(), limits).map_err(bad)?;
-    let tickets = service.submit(&name, parsed)?;
+    let tickets = service.submit_filtered(&name, parsed.queries, parsed.filter.map(Arc::new))?;
     let mut out = Vec::with_capacity(64 * tickets.len() + 16);
     out.extend_from_slice(b"{\"results\":[");
     for (i, t) in tickets.into_iter().enumerate() {
@@ -286,7 +320,7 @@ pub fn decode_search(
     bytes: &[u8],
     index: &dyn crate::kind::KindIndex,
     limits: &Limits,
-) -> Result<Vec<(crate::kind::Prepared, u32, Option<u32>)>, String> {
+) -> Result<DecodedSearch, String> {
     let body: SearchBody =
         serde_json::from_slice(bytes).map_err(|e| format!("request body: {e}"))?;
     let k = body.k.unwrap_or(DEFAULT_K);
@@ -304,6 +338,8 @@ pub fn decode_search(
         ));
     }
     let options = Options::from_json(&body.options).map_err(|e| e.to_string())?;
+    let filter = Filter::from_json(body.filter.as_ref(), body.exclude.as_ref())
+        .map_err(|e| e.to_string())?;
     let mut parsed = Vec::with_capacity(body.queries.len());
     for (i, raw) in body.queries.iter().enumerate() {
         let q = index
@@ -319,7 +355,10 @@ pub fn decode_search(
         }
         parsed.push((q, k, body.min_count));
     }
-    Ok(parsed)
+    Ok(DecodedSearch {
+        queries: parsed,
+        filter,
+    })
 }
 
 /// Serves the API on `config.listen` until `shutdown` completes, then finishes the requests in

@@ -113,6 +113,7 @@ pub fn run(args: &KindArgs) -> Result<String> {
             query: p.as_ref(),
             k: args.k,
             min_count: None,
+            filter: None,
         })
         .collect();
     let n = requests.len();

@@ -284,6 +284,7 @@ fn offline(index: &dyn KindIndex, queries: &[Query], k: u32) -> Result<(Level, V
             query: q,
             k,
             min_count: None,
+            filter: None,
         })
         .collect();
     let expected = index.search(&requests)?;

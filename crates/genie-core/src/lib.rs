@@ -22,6 +22,7 @@ pub mod error;
 pub mod huge;
 pub mod index;
 pub mod live;
+pub mod mask;
 pub mod model;
 pub mod npy;
 pub mod oracle;
@@ -36,6 +37,7 @@ pub use backend::{
 pub use engine::Engine;
 pub use error::{GenieError, Result};
 pub use index::{IndexBuilder, InvertedIndex, PreparedQuery};
+pub use mask::ObjectMask;
 pub use model::{contract_order, Hit, Item, Keyword, ObjectId, Query};
 pub use parts::{IndexPart, PartSource, PartStat, PartedEngine};
 pub use plugin::{rank_verified, rerank, Transform, VerifiedHit, Verifier};

@@ -311,13 +311,21 @@ pub fn server_request(data: &[u8]) {
         max_queries: 64,
         max_items: 4096,
         max_k: 1000,
+        max_objects: 64,
     };
     match decode_search(body, index.as_ref(), &limits) {
-        Ok(parsed) => assert!(parsed.len() <= limits.max_queries),
+        Ok(parsed) => assert!(parsed.queries.len() <= limits.max_queries),
         Err(message) => {
-            let named = ["request body:", "k:", "queries", "option"]
-                .iter()
-                .any(|f| message.starts_with(f));
+            let named = [
+                "request body:",
+                "k:",
+                "queries",
+                "option",
+                "\"filter\"",
+                "\"exclude\"",
+            ]
+            .iter()
+            .any(|f| message.starts_with(f));
             assert!(named, "an error that names no field: {message}");
         }
     }

@@ -107,6 +107,51 @@ pub enum Command {
     /// table row or conditions as a string, a vector as an array of numbers); GET /v1/indexes,
     /// GET /healthz, GET /metrics (Prometheus). README.md has examples with curl.
     Serve(ServeArgs),
+    /// Add objects to a live index, or replace those of ids it holds.
+    ///
+    /// INDEX is a live index folder, or an index file from `genie build`: its live index is the
+    /// folder INDEX.live beside it, made on first use with the file as its first segment (the
+    /// file is never changed). OBJECTS has one keyword object per line; with --ids, line i of
+    /// IDS is the id of object i, else ids follow the largest id in the index. The objects are
+    /// in the index's log on disk when the command ends, and flushed into a segment.
+    Add(AddArgs),
+    /// Delete the objects of the ids in a file (one per line) from a live index.
+    Delete(DeleteArgs),
+    /// Merge every segment of a live index into one, dropping deleted objects.
+    Compact(CompactArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The live index folder, or an index file (its live index is INDEX.live).
+    #[arg(long, value_name = "INDEX")]
+    pub index: PathBuf,
+
+    /// The objects, one keyword line each.
+    #[arg(short, long, value_name = "OBJECTS")]
+    pub input: PathBuf,
+
+    /// The objects' ids, one unsigned 64-bit integer per line.
+    #[arg(long, value_name = "IDS")]
+    pub ids: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The live index folder, or an index file (its live index is INDEX.live).
+    #[arg(long, value_name = "INDEX")]
+    pub index: PathBuf,
+
+    /// The ids to delete, one per line.
+    #[arg(long, value_name = "IDS")]
+    pub ids: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// The live index folder, or an index file (its live index is INDEX.live).
+    #[arg(long, value_name = "INDEX")]
+    pub index: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -183,6 +228,15 @@ pub struct SearchArgs {
     /// >= T, up to K of them).
     #[arg(long, value_name = "T")]
     pub min_count: Option<u32>,
+
+    /// Only objects of the ids in FILE (one per line) may be hits; applied before the top-k,
+    /// so K hits come back whenever K such objects match.
+    #[arg(long, value_name = "FILE")]
+    pub filter_ids: Option<PathBuf>,
+
+    /// Objects of the ids in FILE (one per line) are never hits.
+    #[arg(long, value_name = "FILE")]
+    pub exclude_ids: Option<PathBuf>,
 
     /// Send the queries to a `genie serve` server at URL (e.g. http://127.0.0.1:7700) instead of
     /// searching here; --index is then the name the server gives the index. The output is the
@@ -296,6 +350,16 @@ pub struct ServeArgs {
     /// Largest k of a request.
     #[arg(long, value_name = "K", default_value_t = genie::server::Limits::default().max_k)]
     pub max_k: u32,
+
+    /// Most objects (or ids) in one write request.
+    #[arg(long, value_name = "N", default_value_t = genie::server::Limits::default().max_objects)]
+    pub max_objects: usize,
+
+    /// Take writes: each INDEX file becomes the first segment of a live index in the folder
+    /// INDEX.live beside it (made on first use; the file is never changed), and objects can be
+    /// added, replaced and deleted through the API. A live index folder is served too.
+    #[arg(long)]
+    pub writable: bool,
 
     /// Most queries in one batch on a device.
     #[arg(long, value_name = "N", default_value_t = genie::service::BatchPolicy::default().max_batch)]

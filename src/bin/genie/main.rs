@@ -36,6 +36,28 @@ fn main() -> ExitCode {
         Command::Search(args) => search(&registry, args, &sub, cli.quiet),
         Command::Info(args) => info(args),
         Command::Serve(args) => serve(&registry, args, cli.quiet),
+        Command::Add(a) => genie::cli::live::add(&registry, &a.index, &a.input, a.ids.as_deref())
+            .map(|n| {
+                summary(
+                    cli.quiet,
+                    format!("wrote {n} objects to {}", a.index.display()),
+                )
+            }),
+        Command::Delete(a) => genie::cli::live::delete(&registry, &a.index, &a.ids).map(|n| {
+            summary(
+                cli.quiet,
+                format!("deleted {n} objects from {}", a.index.display()),
+            )
+        }),
+        Command::Compact(a) => genie::cli::live::compact(&registry, &a.index).map(|n| {
+            summary(
+                cli.quiet,
+                format!(
+                    "compacted {} into one segment of {n} live objects",
+                    a.index.display()
+                ),
+            )
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -44,6 +66,13 @@ fn main() -> ExitCode {
             eprintln!("genie: error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A command's one-line summary on stderr (not with --quiet).
+fn summary(quiet: bool, line: String) {
+    if !quiet {
+        eprintln!("genie: {line}");
     }
 }
 
@@ -88,6 +117,24 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
 }
 
+/// The filter of `--filter-ids` and `--exclude-ids`.
+fn filter_of(args: &SearchArgs) -> Result<Option<std::sync::Arc<genie::kind::Filter>>> {
+    use genie::cli::live::read_ids;
+    if args.filter_ids.is_none() && args.exclude_ids.is_none() {
+        return Ok(None);
+    }
+    let allow = args.filter_ids.as_deref().map(read_ids).transpose()?;
+    let deny = args
+        .exclude_ids
+        .as_deref()
+        .map(read_ids)
+        .transpose()?
+        .unwrap_or_default();
+    Ok(Some(std::sync::Arc::new(genie::kind::Filter::new(
+        allow, deny,
+    ))))
+}
+
 /// `genie search`, here or (with --server) on a server, which refuses the flags of where to
 /// search here.
 fn search(registry: &Registry, args: &SearchArgs, matches: &ArgMatches, quiet: bool) -> Result<()> {
@@ -100,6 +147,7 @@ fn search(registry: &Registry, args: &SearchArgs, matches: &ArgMatches, quiet: b
         output: args.output.as_deref(),
         batch_queries: args.batch_queries,
         quiet,
+        filter: filter_of(args)?,
     };
     let Some(url) = &args.server else {
         let devices = Devices {
@@ -140,7 +188,9 @@ fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
             max_queries: args.max_queries,
             max_items: args.max_items,
             max_k: args.max_k,
+            max_objects: args.max_objects,
         },
+        writable: args.writable,
     };
     genie::cli::serve::serve(registry, &args.indexes, &devices, policy, &config, quiet)
 }

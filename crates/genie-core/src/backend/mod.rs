@@ -57,6 +57,8 @@ pub struct SearchParams {
     /// [`cpu_tiles::TILE_BYTES`]): the tile's objects are those whose counters fit. Results are
     /// identical whatever the size.
     pub cpu_tile_bytes: usize,
+    /// mask
+    pub mask: Option<crate::mask::ObjectMask>,
 }
 
 /// Default of [`SearchParams::gpu_dense`]: lists holding at least 1/32 of the objects, where a
@@ -76,6 +78,7 @@ impl SearchParams {
             gpu_wide_tiles: true,
             cpu_tiles: true,
             cpu_tile_bytes: cpu_tiles::TILE_BYTES,
+            mask: None,
         }
     }
 

@@ -1,0 +1,210 @@
+//! A search's filter: the objects it may return, by the user's ids. An allow-list (only these),
+//! a deny-list (never these), or both. It becomes an [`ObjectMask`] per index or segment and is
+//! applied by the backends before the top-k selection, so a filtered search still returns `k`
+//! hits whenever `k` allowed objects match.
+
+use crate::data_error::DataError;
+use genie_core::ObjectMask;
+
+/// The objects a search may return, by id (sorted and de-duplicated on construction).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    allow: Option<Vec<u64>>,
+    deny: Vec<u64>,
+}
+
+/// How the objects of an index (or a segment of a live index) are numbered for the user.
+#[derive(Clone, Copy, Debug)]
+pub enum IdSpace<'a> {
+    /// Object `i` has id `i` (an index from `genie build`): `n` objects.
+    Rows(u32),
+    /// Object `i` has id `ids[i]`; `ids` is ascending.
+    Sorted(&'a [u64]),
+}
+
+impl IdSpace<'_> {
+    /// The number of objects.
+    pub fn len(&self) -> u32 {
+        match self {
+            Self::Rows(n) => *n,
+            Self::Sorted(ids) => u32::try_from(ids.len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// Whether there is no object.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The object whose id is `id`, if any.
+    pub fn position(&self, id: u64) -> Option<u32> {
+        match self {
+            Self::Rows(n) => u32::try_from(id).ok().filter(|&i| i < *n),
+            Self::Sorted(ids) => ids
+                .binary_search(&id)
+                .ok()
+                .and_then(|i| u32::try_from(i).ok()),
+        }
+    }
+}
+
+fn sorted(mut ids: Vec<u64>) -> Vec<u64> {
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+impl Filter {
+    /// Only the objects of these ids (ids of no object are allowed and match nothing).
+    pub fn allow(ids: Vec<u64>) -> Self {
+        Self {
+            allow: Some(sorted(ids)),
+            deny: Vec::new(),
+        }
+    }
+
+    /// Every object but those of these ids.
+    pub fn deny(ids: Vec<u64>) -> Self {
+        Self {
+            allow: None,
+            deny: sorted(ids),
+        }
+    }
+
+    /// An allow-list (if any) and a deny-list together: the allowed objects not denied.
+    pub fn new(allow: Option<Vec<u64>>, deny: Vec<u64>) -> Self {
+        Self {
+            allow: allow.map(sorted),
+            deny: sorted(deny),
+        }
+    }
+
+    /// Whether it lets every object through.
+    pub fn is_everything(&self) -> bool {
+        self.allow.is_none() && self.deny.is_empty()
+    }
+
+    /// The allow-list, sorted (`None`: every object).
+    pub fn allowed(&self) -> Option<&[u64]> {
+        self.allow.as_deref()
+    }
+
+    /// The deny-list, sorted.
+    pub fn denied(&self) -> &[u64] {
+        &self.deny
+    }
+
+    /// Whether the object of `id` passes.
+    pub fn passes(&self, id: u64) -> bool {
+        self.allow
+            .as_ref()
+            .is_none_or(|a| a.binary_search(&id).is_ok())
+            && self.deny.binary_search(&id).is_err()
+    }
+
+    /// The mask of the objects of `space` that pass, `base` (the live objects) included when
+    /// given.
+    pub fn mask(
+        &self,
+        space: IdSpace<'_>,
+        base: Option<&ObjectMask>,
+    ) -> Result<ObjectMask, DataError> {
+        let n = space.len();
+        let allowed = match &self.allow {
+            Some(ids) => {
+                ObjectMask::from_allowed(n, ids.iter().filter_map(|&id| space.position(id)))?
+            }
+            None => match base {
+                Some(b) => b.clone(),
+                None => ObjectMask::all(n),
+            },
+        };
+        let allowed = match (&self.allow, base) {
+            (Some(_), Some(b)) => allowed.and(b)?,
+            _ => allowed,
+        };
+        if self.deny.is_empty() {
+            return Ok(allowed);
+        }
+        let denied =
+            ObjectMask::from_allowed(n, self.deny.iter().filter_map(|&id| space.position(id)))?;
+        Ok(allowed.and_not(&denied)?)
+    }
+
+    /// The filter of a request body's `"filter": {"ids": [...]}` and `"exclude": {"ids": [...]}`
+    /// (either may be absent); `None` when neither is given.
+    pub fn from_json(
+        filter: Option<&serde_json::Value>,
+        exclude: Option<&serde_json::Value>,
+    ) -> Result<Option<Self>, DataError> {
+        if filter.is_none() && exclude.is_none() {
+            return Ok(None);
+        }
+        let allow = filter.map(|f| ids_field(f, "filter")).transpose()?;
+        let deny = exclude.map(|e| ids_field(e, "exclude")).transpose()?;
+        Ok(Some(Self::new(allow, deny.unwrap_or_default())))
+    }
+}
+
+/// The `"ids"` array of unsigned 64-bit integers of the object `field`.
+pub fn ids_field(value: &serde_json::Value, field: &str) -> Result<Vec<u64>, DataError> {
+    let ids = value
+        .as_object()
+        .and_then(|o| o.get("ids"))
+        .and_then(|v| v.as_array())
+        .ok_or_else(|| {
+            DataError::BadQuery(format!(
+                "\"{field}\": expected an object {{\"ids\": [...]}} with an array of ids"
+            ))
+        })?;
+    ids.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_u64().ok_or_else(|| {
+                DataError::BadQuery(format!(
+                    "\"{field}\".ids[{i}]: expected an unsigned 64-bit integer, found {v}"
+                ))
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_follow_the_lists() {
+        let ids = [3u64, 10, 11, 40];
+        let space = IdSpace::Sorted(&ids);
+        let f = Filter::new(Some(vec![40, 3, 3, 99]), vec![40]);
+        let m = f.mask(space, None).expect("mask");
+        assert_eq!(
+            (0..4).map(|i| m.contains(i)).collect::<Vec<_>>(),
+            [true, false, false, false]
+        );
+        let live = ObjectMask::from_allowed(4, [1, 2, 3]).expect("live");
+        let m = Filter::deny(vec![11])
+            .mask(space, Some(&live))
+            .expect("mask");
+        assert_eq!(
+            (0..4).map(|i| m.contains(i)).collect::<Vec<_>>(),
+            [false, true, false, true]
+        );
+        let rows = Filter::allow(vec![0, 5, 1 << 40])
+            .mask(IdSpace::Rows(6), None)
+            .expect("rows");
+        assert_eq!(rows.count(), 2);
+        assert!(f.passes(3) && !f.passes(40) && !f.passes(10));
+    }
+
+    #[test]
+    fn json_filters_name_the_bad_field() {
+        let bad = serde_json::json!({"ids": [1, -2]});
+        let e = Filter::from_json(Some(&bad), None).expect_err("negative id");
+        assert!(e.to_string().contains("\"filter\".ids[1]"), "{e}");
+        let e = Filter::from_json(None, Some(&serde_json::json!([1]))).expect_err("no object");
+        assert!(e.to_string().contains("\"exclude\""), "{e}");
+        assert_eq!(Filter::from_json(None, None).expect("none"), None);
+    }
+}

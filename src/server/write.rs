@@ -1,0 +1,148 @@
+//! The write routes of a live index: objects added or replaced, deleted, flushed. Each answers
+//! once the change is in the log on disk; the disk work runs off the async threads.
+
+use super::{bad, ApiError, AppState, Limits};
+use crate::live::LiveIndex;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// The live index of `name`, or why it takes no writes.
+fn live_of(state: &AppState, name: &str) -> Result<Arc<LiveIndex>, ApiError> {
+    let index = state.service.index(name)?;
+    match index.live() {
+        Some(live) if state.writable => Ok(Arc::clone(live)),
+        _ => Err(ApiError(
+            StatusCode::FORBIDDEN,
+            format!(
+                "index {name} takes no writes: serve it with `genie serve --writable` (an index \
+                 file or a live index folder)"
+            ),
+        )),
+    }
+}
+
+async fn body_bytes(body: Body, limits: &Limits) -> Result<axum::body::Bytes, ApiError> {
+    axum::body::to_bytes(body, limits.max_body_bytes)
+        .await
+        .map_err(|_| {
+            ApiError(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "request body larger than {} bytes (the server's --max-body-bytes)",
+                    limits.max_body_bytes
+                ),
+            )
+        })
+}
+
+/// Decodes `{"objects": [{"id": 17, "object": ...}, ...]}` within `limits`: the ids and the
+/// objects. The error names the field.
+pub fn decode_objects(bytes: &[u8], limits: &Limits) -> Result<(Vec<u64>, Vec<Value>), String> {
+    let body: Value = serde_json::from_slice(bytes).map_err(|e| format!("request body: {e}"))?;
+    let Some(map) = body.as_object() else {
+        return Err("request body: expected an object {\"objects\": [...]}".into());
+    };
+    if let Some(other) = map.keys().find(|k| k.as_str() != "objects") {
+        return Err(format!(
+            "request body: unknown field {other:?}, expected \"objects\""
+        ));
+    }
+    let objects = map
+        .get("objects")
+        .and_then(Value::as_array)
+        .ok_or("objects: expected an array of {\"id\": ..., \"object\": ...}")?;
+    if objects.len() > limits.max_objects {
+        return Err(format!(
+            "objects: {} objects, at most {} per request (--max-objects)",
+            objects.len(),
+            limits.max_objects
+        ));
+    }
+    let mut ids = Vec::with_capacity(objects.len());
+    let mut out = Vec::with_capacity(objects.len());
+    for (i, o) in objects.iter().enumerate() {
+        let id = o
+            .get("id")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("objects[{i}].id: expected an unsigned 64-bit integer"))?;
+        let object = o
+            .get("object")
+            .ok_or_else(|| format!("objects[{i}].object: missing"))?;
+        if let Some(other) = o
+            .as_object()
+            .and_then(|m| m.keys().find(|k| *k != "id" && *k != "object"))
+        {
+            return Err(format!("objects[{i}]: unknown field {other:?}"));
+        }
+        ids.push(id);
+        out.push(object.clone());
+    }
+    Ok((ids, out))
+}
+
+/// Decodes `{"ids": [...]}` within `limits`.
+pub fn decode_ids(bytes: &[u8], limits: &Limits) -> Result<Vec<u64>, String> {
+    let body: Value = serde_json::from_slice(bytes).map_err(|e| format!("request body: {e}"))?;
+    let ids = crate::kind::ids_field(&body, "request body").map_err(|e| e.to_string())?;
+    if ids.len() > limits.max_objects {
+        return Err(format!(
+            "ids: {} ids, at most {} per request (--max-objects)",
+            ids.len(),
+            limits.max_objects
+        ));
+    }
+    Ok(ids)
+}
+
+/// Runs a blocking write; its error is a 400 when the request was at fault, else a 500.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, crate::data_error::DataError> + Send + 'static,
+) -> Result<T, ApiError> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e @ crate::data_error::DataError::BadQuery(_))) => Err(bad(e.to_string())),
+        Ok(Err(e)) => Err(ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
+        Err(_) => Err(ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the write panicked".into(),
+        )),
+    }
+}
+
+pub(super) async fn add(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let live = live_of(&state, &name)?;
+    let bytes = body_bytes(body, &state.limits).await?;
+    let (ids, objects) = decode_objects(&bytes, &state.limits).map_err(bad)?;
+    let written = blocking(move || live.add(&ids, &objects)).await?;
+    Ok(axum::Json(json!({ "written": written })).into_response())
+}
+
+pub(super) async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let live = live_of(&state, &name)?;
+    let bytes = body_bytes(body, &state.limits).await?;
+    let ids = decode_ids(&bytes, &state.limits).map_err(bad)?;
+    let deleted = blocking(move || live.delete(&ids)).await?;
+    Ok(axum::Json(json!({ "deleted": deleted })).into_response())
+}
+
+pub(super) async fn flush(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let live = live_of(&state, &name)?;
+    blocking(move || live.flush()).await?;
+    let stats = live_of(&state, &name)?.stats();
+    Ok(axum::Json(json!({ "flushed": true, "segments": stats.segments })).into_response())
+}
