@@ -24,6 +24,7 @@ pub mod cpu_suite;
 pub mod csv_rows;
 pub mod dump;
 pub mod kind_bench;
+pub mod live_bench;
 pub mod multigpu;
 pub mod multiload;
 pub mod npy;

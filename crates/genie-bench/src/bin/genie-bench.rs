@@ -62,6 +62,11 @@ fn main() -> Result<()> {
         let args = genie_bench::check_speed::CheckArgs::parse();
         return genie_bench::check_speed::run(&args);
     }
+    if mode_is("live", std::env::args()) {
+        // live indexes: ingest, segments against merged, filters, reads under writes
+        let args = genie_bench::live_bench::LiveArgs::parse();
+        return genie_bench::live_bench::run(&args);
+    }
     if mode_is("kind", std::env::args()) {
         // any kind's index and text queries, with the kind's stages (genie_bench::kind_bench)
         let args = genie_bench::kind_bench::KindArgs::parse();
