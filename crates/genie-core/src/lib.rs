@@ -10,7 +10,8 @@
 //! persistence), [`cpq`] (Count Priority Queue), [`baseline`] (count table), [`backend`] (CPU and
 //! CUDA, device selection), [`engine`] (batching), [`parts`] (multi-loading), [`oracle`] (brute force for tests), [`plugin`] (transform and verifier traits),
 //! [`npy`] (the NumPy `.npy` header that the vector and keyword readers share), [`live`] (the
-//! write-ahead log that live indexes are to be built on).
+//! write-ahead log that live indexes are to be built on), [`mask`] (the objects a search may
+//! return: deletes and filters, applied before the top-k selection).
 #![deny(missing_docs)]
 
 pub mod atomic;
@@ -22,6 +23,7 @@ pub mod error;
 pub mod huge;
 pub mod index;
 pub mod live;
+pub mod mask;
 pub mod model;
 pub mod npy;
 pub mod oracle;
@@ -36,6 +38,7 @@ pub use backend::{
 pub use engine::Engine;
 pub use error::{GenieError, Result};
 pub use index::{IndexBuilder, InvertedIndex, PreparedQuery};
+pub use mask::ObjectMask;
 pub use model::{contract_order, Hit, Item, Keyword, ObjectId, Query};
 pub use parts::{IndexPart, PartSource, PartStat, PartedEngine};
 pub use plugin::{rank_verified, rerank, Transform, VerifiedHit, Verifier};
