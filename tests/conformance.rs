@@ -59,6 +59,9 @@ macro_rules! all_cases {
             wide_count_bounds,
             many_lists_per_query,
             many_short_lists_over_tiles,
+            masked_random_seeds,
+            masked_tiles_and_dense_lists,
+            masked_parts,
         );
     };
 }

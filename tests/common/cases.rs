@@ -5,8 +5,8 @@
 #![allow(clippy::unwrap_used)]
 
 use genie_core::{
-    oracle, Backend, CpuBackend, Engine, IndexBuilder, InvertedIndex, Item, Method, Query,
-    SearchParams,
+    oracle, Backend, CpuBackend, Engine, IndexBuilder, InvertedIndex, Item, Method, ObjectMask,
+    Query, SearchParams,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -41,6 +41,21 @@ fn check(
     want: &[Vec<genie_core::Hit>],
     what: &str,
 ) {
+    check_masked(e, queries, k, sublist_len, table_factor, None, want, what);
+}
+
+/// Checks both methods, every counting path, with the object mask `mask` against `want`.
+#[allow(clippy::too_many_arguments)]
+fn check_masked(
+    e: &Engine,
+    queries: &[Query],
+    k: u32,
+    sublist_len: u32,
+    table_factor: f64,
+    mask: Option<&ObjectMask>,
+    want: &[Vec<genie_core::Hit>],
+    what: &str,
+) {
     // on a GPU the c-PQ has two counting kernels (tiled byte counters, with dense lists as
     // bitmaps or not, and the global bitmap counter); on the CPU the tiled count or the c-PQ
     let default_dense = genie_core::backend::DEFAULT_GPU_DENSE;
@@ -58,6 +73,7 @@ fn check(
         p.cpu_tiles = tiles;
         p.gpu_dense = dense;
         p.gpu_wide_tiles = wide;
+        p.mask = mask.cloned();
         let got = e.search(queries, &p).expect("search");
         let how = format!("{what} {method:?} tiles {tiles} dense 1/{dense} wide {wide}");
         assert_eq!(got.len(), want.len(), "{how}");
@@ -457,4 +473,96 @@ pub fn many_lists_per_query(backend: &dyn Backend) {
 pub fn many_short_lists_over_tiles(backend: &dyn Backend) {
     let (index, queries) = dims_case(11, 300_000, 48, 512, 64);
     check_against_cpu(backend, index, &queries, 50, "many short lists over tiles");
+}
+
+/// Masks of `n` objects for the masked cases: none allowed, all, about 1 in 100, about half, all
+/// but about 1 in 10 (deletes), one object; by a hash of the id, so they scatter over words and
+/// tiles.
+fn masks(n: u32, seed: u32) -> Vec<(&'static str, ObjectMask)> {
+    let h = |o: u32| genie_core::cpq::hash_id(o ^ seed.wrapping_mul(0x9E37_79B9));
+    let some = |keep: &dyn Fn(u32) -> bool| {
+        ObjectMask::from_allowed(n, (0..n).filter(|&o| keep(o))).expect("mask")
+    };
+    let deleted = some(&|o| h(o) % 10 == 0);
+    vec![
+        ("none", ObjectMask::none(n)),
+        ("all", ObjectMask::all(n)),
+        ("1%", some(&|o| h(o) % 100 == 0)),
+        ("half", some(&|o| h(o) % 2 == 0)),
+        (
+            "deletes",
+            ObjectMask::all(n).and_not(&deleted).expect("and_not"),
+        ),
+        (
+            "one",
+            ObjectMask::from_allowed(n, [seed % n.max(1)]).expect("mask"),
+        ),
+    ]
+}
+
+/// Random cases with masks: every path's answers are brute force over the allowed objects.
+pub fn masked_random_seeds(backend: &dyn Backend) {
+    for seed in 0..8u64 {
+        let mut rng = StdRng::seed_from_u64(2000 + seed);
+        let n = rng.random_range(1..3000);
+        let space = rng.random_range(4..400);
+        let (objects, queries) = random_case(300 + seed, n, space, 24, 24);
+        let e = engine(backend, build(&objects));
+        for (name, mask) in masks(n as u32, seed as u32) {
+            for k in [1u32, 7, 100] {
+                let sublist = [4u32, 64, 4096][(seed % 3) as usize];
+                let want = oracle::top_k_masked(&objects, &queries, k as usize, &mask);
+                let what = format!("seed {seed} mask {name} k {k}");
+                check_masked(&e, &queries, k, sublist, 1.5, Some(&mask), &want, &what);
+            }
+        }
+    }
+}
+
+/// Masks over many tiles and dense lists (100,000 objects of 16 dimensions of 16 values: every
+/// list holds 1/16 of the objects), and with 16-bit counters (weights past a byte): each path
+/// against the CPU's count table with the same mask; the same mask twice, then others.
+pub fn masked_tiles_and_dense_lists(backend: &dyn Backend) {
+    let (index, queries) = dims_case(31, 100_000, 16, 16, 24);
+    let n = index.num_objects();
+    let cpu = engine(&CpuBackend::new(), index.clone());
+    let e = engine(backend, index);
+    let mut heavy = queries.clone();
+    for q in &mut heavy {
+        q.items.iter_mut().for_each(|it| it.weight = 20);
+    }
+    for (name, mask) in masks(n, 5) {
+        for (qs, weights) in [(&queries, "weight 1"), (&heavy, "weight 20")] {
+            let reference = SearchParams::top_k(40)
+                .with_method(Method::CountTable)
+                .with_mask(mask.clone());
+            let want = cpu.search(qs, &reference).expect("cpu");
+            let what = format!("mask {name} {weights}");
+            for _ in 0..2 {
+                check_masked(&e, qs, 40, 4096, 1.5, Some(&mask), &want, &what);
+            }
+        }
+    }
+}
+
+/// Parts with a mask: each part searched with its slice gives the whole index's masked search.
+pub fn masked_parts(backend: &dyn Backend) {
+    use genie_core::parts::PartSource;
+    use genie_core::PartedEngine;
+    let (index, queries) = dims_case(13, 30_000, 24, 12, 100);
+    let n = index.num_objects();
+    let whole = engine(backend, index.clone());
+    for (name, mask) in masks(n, 9) {
+        let p = SearchParams::top_k(30).with_mask(mask.clone());
+        let want = whole.search(&queries, &p).expect("whole");
+        for parts in [2usize, 3, 7] {
+            let sources = index.split(parts).into_iter().map(PartSource::Memory);
+            let pe = PartedEngine::new(sources.collect(), vec![backend]).expect("engine");
+            assert_eq!(
+                pe.search(&queries, &p).expect("parted"),
+                want,
+                "mask {name}, {parts} parts"
+            );
+        }
+    }
 }

@@ -157,7 +157,7 @@ fn bench_tiles_only(
     g.sample_size(10);
     let mut scratch = TileScratch::default();
     g.bench_function(label, |b| {
-        b.iter(|| tiled_query(&index, &dense, &prepared, k, 0..n, &mut scratch))
+        b.iter(|| tiled_query(&index, &dense, &prepared, k, 0..n, None, &mut scratch))
     });
     g.finish();
 }

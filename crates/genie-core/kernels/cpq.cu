@@ -20,6 +20,12 @@
 // DESIGN.md section 2, derived on the device instead of copied.
 // Flags per query: 1 = hash table full, 2 = too many candidates, 4 = tie fill short; the host
 // reruns flagged queries (never a wrong answer).
+//
+// The search's object mask (SearchParams::mask): `live`, bit o % 32 of word o / 32 set = object o
+// may be returned, or null = every object. The match kernels never count a denied object:
+// cpq_match and ct_match skip its postings; the tiled kernels clear its counter when its tile's
+// counts are final, before they are written out, histogrammed or offered to the Gate and the hash
+// table (whether id lists or dense bitmaps counted it). The select kernels then never see it.
 
 
 #define EMPTY_ENTRY 0xFFFFFFFFFFFFFFFFull
@@ -55,6 +61,12 @@ __device__ __forceinline__ u64 ld_volatile64(const u64* p) { return *(const vola
 
 // MurmurHash3's 32-bit finalizer (common.cuh); the CPU table uses the same.
 __device__ __forceinline__ u32 hash_id(u32 h) { return fmix32(h); }
+
+// Whether object `id` may be returned: its bit of the mask `live`, or every object when `live` is
+// null.
+__device__ __forceinline__ bool is_live(const u32* __restrict__ live, u32 id) {
+    return live == nullptr || ((__ldg(&live[id >> 5]) >> (id & 31)) & 1u) != 0;
+}
 
 // ---- bitmap counter ---------------------------------------------------------------------------
 
@@ -186,7 +198,8 @@ extern "C" __global__ void cpq_init(u64* tables, u64 total_slots, u32* audit, u3
     for (u64 q = i; q < nq; q += stride) audit[q] = 1;
 }
 
-extern "C" __global__ void cpq_match(const u32* __restrict__ postings, const u32* __restrict__ items,
+extern "C" __global__ void cpq_match(const u32* __restrict__ postings, const u32* __restrict__ live,
+                                     const u32* __restrict__ items,
                                      const u32* __restrict__ task_start, u32 nitems, u32 ntasks, u32 sublist,
                                      const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit, u64* tables,
                                      u32* flags, u32 k) {
@@ -207,6 +220,12 @@ extern "C" __global__ void cpq_match(const u32* __restrict__ postings, const u32
             for (u32 j = 0; j < UNROLL; ++j) {
                 const u32 i = i0 + j * blockDim.x;
                 ids[j] = i < len ? __ldg(&postings[start + i]) : EMPTY_ID;
+            }
+            // a denied object's postings are not counted
+            if (live != nullptr) {
+#pragma unroll
+                for (u32 j = 0; j < UNROLL; ++j)
+                    if (ids[j] != EMPTY_ID && !is_live(live, ids[j])) ids[j] = EMPTY_ID;
             }
 #pragma unroll
             for (u32 j = 0; j < UNROLL; ++j) olds[j] = ids[j] != EMPTY_ID ? bm.add(ids[j], w) : 0;
@@ -385,14 +404,16 @@ extern "C" __global__ void cpq_select(const u32* __restrict__ meta, u32* bitmaps
 
 // ---- kernels: count-table baseline ----------------------------------------------------------------
 
-extern "C" __global__ void ct_match(const u32* __restrict__ postings, const u32* __restrict__ items,
-                                    const u32* __restrict__ task_start, u32 nitems, u32 ntasks, u32 sublist,
-                                    u32* counts, u32 n) {
+extern "C" __global__ void ct_match(const u32* __restrict__ postings, const u32* __restrict__ live,
+                                    const u32* __restrict__ items, const u32* __restrict__ task_start, u32 nitems,
+                                    u32 ntasks, u32 sublist, u32* counts, u32 n) {
     for (u32 t = blockIdx.x; t < ntasks; t += gridDim.x) {
         const Task task = load_task(items, task_start, nitems, sublist, t);
         u32* qc = counts + (u64)task.query * n;
-        for (u32 i = threadIdx.x; i < task.len; i += blockDim.x)
-            atomicAdd(&qc[__ldg(&postings[task.start + i])], task.weight);
+        for (u32 i = threadIdx.x; i < task.len; i += blockDim.x) {
+            const u32 id = __ldg(&postings[task.start + i]);
+            if (is_live(live, id)) atomicAdd(&qc[id], task.weight);
+        }
     }
 }
 
@@ -496,9 +517,19 @@ __device__ __forceinline__ void list_at(const u32* __restrict__ qr, u32 nr, u32 
     w = qr[4 * lo + 2];
 }
 
+// The field mask of the counter word of objects o..o + 32 / BITS (in one word of `live`, as o is a
+// multiple of 32 / BITS): all ones in each allowed object's field, zeros in a denied one's.
+template <u32 BITS>
+__device__ __forceinline__ u32 live_fields(const u32* __restrict__ live, u32 o) {
+    const u32 bits = __ldg(&live[o >> 5]) >> (o & 31);
+    if (BITS == 8) return (((bits & 0xFu) * 0x00204081u) & 0x01010101u) * 0xFFu;
+    const u32 pair = bits & 0x3u;
+    return ((pair | (pair << 15)) & 0x00010001u) * 0xFFFFu;
+}
+
 template <u32 BITS, u32 TILE_WORDS>
 __device__ __forceinline__ void tile_body(
-    const u32* __restrict__ postings, const u64* __restrict__ offsets, const u32* __restrict__ lists,
+    const u32* __restrict__ postings, const u32* __restrict__ live, const u64* __restrict__ offsets, const u32* __restrict__ lists,
     const u32* __restrict__ list_start, u32 nq, u32 n, u32 tiles_per_block, const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit,
     u64* tables, u32* flags, u32 k, const u32* __restrict__ dense_bits, u64 dense_words,
     const u32* __restrict__ dense_recs, const u32* __restrict__ dense_start) {
@@ -653,11 +684,16 @@ __device__ __forceinline__ void tile_body(
                 }
             }
             __syncthreads();
-            // the tile's counts are final: write them out and histogram them
+            // the tile's counts are final: clear the denied objects', write them out and
+            // histogram them
             const u32 words = (end_id - base + PER - 1) / PER;
             u32* out = qcounts + base / PER;
             for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
-                const u32 c4 = counts[i];
+                u32 c4 = counts[i];
+                if (live != nullptr && c4 != 0) {
+                    c4 &= live_fields<BITS>(live, base + PER * i);
+                    counts[i] = c4;
+                }
                 out[i] = c4;
                 if (c4 != 0) {
 #pragma unroll
@@ -716,13 +752,14 @@ __device__ __forceinline__ void tile_body(
 }
 
 #define TILE_ARGS                                                                                         \
-    const u32 *__restrict__ postings, const u64 *__restrict__ offsets, const u32 *__restrict__ lists,    \
+    const u32 *__restrict__ postings, const u32 *__restrict__ live, const u64 *__restrict__ offsets,      \
+        const u32 *__restrict__ lists,                                                                 \
         const u32 *__restrict__ list_start,                                                            \
         u32 nq, u32 n, u32 tiles_per_block, const u32 *__restrict__ meta, u32 *bitmaps, u32 *za,          \
         u32 *audit, u64 *tables, u32 *flags, u32 k, const u32 *__restrict__ dense_bits, u64 dense_words,   \
         const u32 *__restrict__ dense_recs, const u32 *__restrict__ dense_start
 #define TILE_CALL                                                                                     \
-    postings, offsets, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k, \
+    postings, live, offsets, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k, \
         dense_bits, dense_words, dense_recs, dense_start
 
 extern "C" __global__ void __launch_bounds__(512) tile_match(TILE_ARGS) { tile_body<8, TILE_WORDS_NARROW>(TILE_CALL); }

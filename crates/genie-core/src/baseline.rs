@@ -5,12 +5,19 @@
 use crate::cpq::PARALLEL_POSTINGS;
 use crate::error::Result;
 use crate::index::{InvertedIndex, Task};
+use crate::mask::{allowed, ObjectMask};
 use crate::model::{sort_and_cut, Hit};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Counts every object of one query in a full table, then selects the top-k.
-pub fn run_query_count_table(index: &InvertedIndex, tasks: &[Task], k: u32) -> Result<Vec<Hit>> {
+/// Counts every object of one query in a full table, then selects the top-k. With a `mask` (of
+/// the index's length), only the objects it allows are counted.
+pub fn run_query_count_table(
+    index: &InvertedIndex,
+    tasks: &[Task],
+    k: u32,
+    mask: Option<&ObjectMask>,
+) -> Result<Vec<Hit>> {
     if k == 0 || tasks.is_empty() {
         return Ok(Vec::new());
     }
@@ -18,8 +25,16 @@ pub fn run_query_count_table(index: &InvertedIndex, tasks: &[Task], k: u32) -> R
         .map(|_| AtomicU32::new(0))
         .collect();
     let scan = |t: &Task| {
-        for &id in &index.postings[t.start as usize..][..t.len as usize] {
+        let postings = &index.postings[t.start as usize..][..t.len as usize];
+        let add = |&id: &u32| {
             counts[id as usize].fetch_add(t.weight, Ordering::Relaxed);
+        };
+        match mask {
+            None => postings.iter().for_each(add),
+            Some(m) => postings
+                .iter()
+                .filter(|&&id| allowed(m.words(), id))
+                .for_each(add),
         }
     };
     let total: u64 = tasks.iter().map(|t| u64::from(t.len)).sum();

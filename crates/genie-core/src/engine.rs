@@ -174,8 +174,10 @@ impl Engine {
         batches
     }
 
-    /// Per query, the top-k hits in the contract order (count desc, id asc). The queries are
-    /// owned or borrowed (`&[Query]` or `&[&Query]`: a caller holding references copies nothing).
+    /// Per query, the top-k hits in the contract order (count desc, id asc), among the objects
+    /// of `params.mask` when it is set (a mask of another length than the index's object count
+    /// is an error). The queries are owned or borrowed (`&[Query]` or `&[&Query]`: a caller
+    /// holding references copies nothing).
     pub fn search<Q: Borrow<Query> + Sync>(
         &self,
         queries: &[Q],
@@ -191,12 +193,14 @@ impl Engine {
         params: &SearchParams,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<Vec<Hit>>> {
-        // no more hits than objects: a larger k would only size the tables larger
+        // no more hits than objects (than allowed objects, with a mask): a larger k would only
+        // size the tables larger
         let objects = self.index().num_objects();
+        let most = params.mask_for(objects)?.map_or(objects, |m| m.count());
         let clamped;
-        let params = if params.k > objects {
+        let params = if params.k > most {
             clamped = SearchParams {
-                k: objects,
+                k: most,
                 ..params.clone()
             };
             &clamped

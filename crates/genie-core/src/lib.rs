@@ -10,7 +10,8 @@
 //! persistence), [`cpq`] (Count Priority Queue), [`baseline`] (count table), [`backend`] (CPU and
 //! CUDA, device selection), [`engine`] (batching), [`parts`] (multi-loading), [`oracle`] (brute force for tests), [`plugin`] (transform and verifier traits),
 //! [`npy`] (the NumPy `.npy` header that the vector and keyword readers share), [`live`] (the
-//! write-ahead log that live indexes are to be built on).
+//! write-ahead log that live indexes are to be built on), [`mask`] (the objects a search may
+//! return: deletes and filters, applied before the top-k selection).
 #![deny(missing_docs)]
 
 pub mod atomic;

@@ -455,7 +455,7 @@ mod tests {
             }
             clean(&with);
             prop_assert_eq!(model(&with), want_with.clone());
-            prop_assert_eq!(&with == &ma, want_with == want_a);
+            prop_assert_eq!(with == ma, want_with == want_a);
         }
     }
 }

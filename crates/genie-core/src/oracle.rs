@@ -1,6 +1,7 @@
 //! A brute-force reference, straight from Definition 2.1 (with weights): for tests and benchmarks.
 //! It reads the objects, not the index, so it checks the index too.
 
+use crate::mask::ObjectMask;
 use crate::model::{sort_and_cut, Hit, Query};
 
 /// The match count of `query` with one object (a set of keywords, duplicates ignored).
@@ -38,4 +39,26 @@ pub fn top_k(objects: &[Vec<u32>], queries: &[Query], k: usize) -> Vec<Vec<Hit>>
             hits
         })
         .collect()
+}
+
+/// Per query, the top-k of the objects `mask` allows, by match count in the contract order: the
+/// answers of a search with that mask.
+pub fn top_k_masked(
+    objects: &[Vec<u32>],
+    queries: &[Query],
+    k: usize,
+    mask: &ObjectMask,
+) -> Vec<Vec<Hit>> {
+    let allowed: Vec<Vec<u32>> = objects
+        .iter()
+        .enumerate()
+        .map(|(id, o)| {
+            if mask.contains(id as u32) {
+                o.clone()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    top_k(&allowed, queries, k)
 }

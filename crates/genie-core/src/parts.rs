@@ -15,6 +15,7 @@ use crate::error::{GenieError, Result};
 use crate::index::{IndexBuilder, InvertedIndex};
 use crate::model::{sort_and_cut, Hit, Query};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -94,6 +95,14 @@ impl PartSource {
         match self {
             PartSource::Memory(p) => p.base,
             PartSource::File { base, .. } => *base,
+        }
+    }
+
+    /// Objects in the part (for a file part, as its manifest says; the load checks it).
+    pub fn objects(&self) -> u32 {
+        match self {
+            PartSource::Memory(p) => p.index.num_objects(),
+            PartSource::File { objects, .. } => *objects,
         }
     }
 
@@ -387,12 +396,32 @@ impl<'b> PartedEngine<'b> {
         self.parts.len()
     }
 
-    /// Per query, the top-k hits over all parts in the contract order.
+    /// The objects of all parts: one past the last part's last global id.
+    pub fn num_objects(&self) -> u64 {
+        self.parts
+            .iter()
+            .map(|p| u64::from(p.base()) + u64::from(p.objects()))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Per query, the top-k hits over all parts in the contract order; with `params.mask` (of
+    /// [`Self::num_objects`] objects, else an error), among the objects it allows, each part
+    /// searched with its slice of the mask.
     pub fn search<Q: std::borrow::Borrow<Query> + Sync>(
         &self,
         queries: &[Q],
         params: &SearchParams,
     ) -> Result<Vec<Vec<Hit>>> {
+        if let Some(m) = &params.mask {
+            if u64::from(m.len()) != self.num_objects() {
+                return Err(GenieError::InvalidParameter(format!(
+                    "the object mask covers {} objects, the parts hold {}",
+                    m.len(),
+                    self.num_objects()
+                )));
+            }
+        }
         if let Ok(mut s) = self.stats.lock() {
             s.clear();
         }
@@ -446,7 +475,7 @@ impl<'b> PartedEngine<'b> {
                 let (engine, load_s) = join(next.take())?;
                 next = parts.get(i + 1).map(|&p| s.spawn(move || prepare(p)));
                 let t = std::time::Instant::now();
-                let hits = engine.search(queries, params)?;
+                let hits = engine.search(queries, &part_params(params, part))?;
                 let stat = PartStat {
                     base: part.base(),
                     device,
@@ -466,6 +495,21 @@ impl<'b> PartedEngine<'b> {
             Ok(())
         })?;
         Ok(merged)
+    }
+}
+
+/// The parameters of one part's search: the part's slice of the mask, renumbered from 0 as its
+/// ids are.
+fn part_params<'p>(params: &'p SearchParams, part: &PartSource) -> Cow<'p, SearchParams> {
+    match &params.mask {
+        None => Cow::Borrowed(params),
+        Some(m) => {
+            let base = part.base();
+            Cow::Owned(SearchParams {
+                mask: Some(m.slice(base..base.saturating_add(part.objects()))),
+                ..params.clone()
+            })
+        }
     }
 }
 

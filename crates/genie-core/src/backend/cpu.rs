@@ -1,7 +1,9 @@
 //! The CPU backend (rayon): parallel over queries, and over the sublists of a query whose lists
 //! are long. It runs the same c-PQ as the GPU kernels and is the reference for them; a query whose
 //! postings are many for the objects is counted over tiles of objects instead
-//! ([`super::cpu_tiles`]), with the same answers.
+//! ([`super::cpu_tiles`]), with the same answers. A search's mask ([`SearchParams::mask`]) goes
+//! to every path: the c-PQ and the count table skip the postings of denied objects, the tiled
+//! count clears their counters before a tile is offered to the top-k.
 
 use super::cpu_tiles::{merge_top_k, tiled_query, DenseBits, TileScratch};
 use super::{Backend, Method, ResidentIndex, SearchParams};
@@ -125,6 +127,7 @@ impl ResidentIndex for CpuResident {
     ) -> Result<Vec<Vec<Hit>>> {
         let index = &*self.index;
         let n = index.num_objects();
+        let mask = params.mask_for(n)?;
         let costs = CpuCosts::default();
         let tiled: Vec<bool> = batch
             .iter()
@@ -163,6 +166,7 @@ impl ResidentIndex for CpuResident {
                         &batch[*q],
                         params.k,
                         objects.clone(),
+                        mask,
                         scratch,
                     )
                 },
@@ -183,8 +187,9 @@ impl ResidentIndex for CpuResident {
                         params.k,
                         rest_batch[r].bound,
                         params.table_factor,
+                        mask,
                     ),
-                    Method::CountTable => run_query_count_table(index, tasks, params.k),
+                    Method::CountTable => run_query_count_table(index, tasks, params.k, mask),
                 }
             })
             .collect::<Result<_>>()?;

@@ -7,8 +7,13 @@
 //! bitmap of the objects instead: 8 objects' 8-bit counters (4 of 16 bits) take one table lookup
 //! and one 64-bit add (a vector of lanes in a word), where their postings would take a random
 //! increment each.
+//!
+//! A search's [`ObjectMask`] applies to each tile's counters once they are final, before the
+//! tile is offered to the top-k: a denied object's counter is cleared, whichever lists (by id or
+//! by bitmap) counted it, so the top-k is that of the allowed objects.
 
 use crate::index::{InvertedIndex, PreparedQuery};
+use crate::mask::ObjectMask;
 use crate::model::{contract_order, sort_and_cut, Hit};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -131,18 +136,24 @@ impl TileScratch {
 type Best = BinaryHeap<Reverse<(u32, Reverse<u32>)>>;
 
 /// The top-`k` hits of `query` among the objects of `objects` (a range of ids) in the contract
-/// order. Disjoint ranges' answers merge into the whole index's with [`merge_top_k`].
+/// order, counting only the objects `mask` allows (of the index's length; `None`: all).
+/// Disjoint ranges' answers merge into the whole index's with [`merge_top_k`].
 pub fn tiled_query(
     index: &InvertedIndex,
     dense: &DenseBits,
     query: &PreparedQuery,
     k: u32,
     objects: Range<u32>,
+    mask: Option<&ObjectMask>,
     scratch: &mut TileScratch,
 ) -> Vec<Hit> {
     let n = index.num_objects();
     let objects = objects.start..objects.end.min(n);
-    if k == 0 || objects.is_empty() || query.items.is_empty() {
+    if k == 0
+        || objects.is_empty()
+        || query.items.is_empty()
+        || mask.is_some_and(|m| m.count() == 0)
+    {
         return Vec::new();
     }
     let offsets = index.offsets();
@@ -189,6 +200,7 @@ pub fn tiled_query(
         sparse: &mut scratch.lists,
         dense: &scratch.dense,
         bits: dense,
+        live: mask.map(ObjectMask::words),
     };
     let bytes = if scratch.tile_bytes == 0 {
         TILE_BYTES
@@ -316,12 +328,14 @@ counter!(u32, &[]);
 const SCAN: usize = 128;
 
 /// A query's lists for the tiled count: the sparse ones by their postings (each its next
-/// posting, end and weight), the dense ones by their bitmaps.
+/// posting, end and weight), the dense ones by their bitmaps; and the words of the search's
+/// mask, if any.
 struct Lists<'a> {
     postings: &'a [u32],
     sparse: &'a mut [(usize, usize, u32)],
     dense: &'a [(usize, u32)],
     bits: &'a DenseBits,
+    live: Option<&'a [u32]>,
 }
 
 /// Counts `lists` over `objects` in tiles of `tile_bytes` of counters and offers each tile's
@@ -339,6 +353,7 @@ fn count_tiles<C: Counter>(
         sparse,
         dense,
         bits,
+        live,
     } = lists;
     // at least a run of the scan's counters
     let tile = (tile_bytes / std::mem::size_of::<C>()).max(SCAN) as u32;
@@ -366,8 +381,35 @@ fn count_tiles<C: Counter>(
                 counts,
             );
         }
+        if let Some(live) = live {
+            clear_denied(counts, tile_start, live);
+        }
         offer_tile(counts, tile_start, k, best);
         tile_start = tile_end;
+    }
+}
+
+/// Clears the counter `counts[i]` of each object `tile_start + i` that the mask's words `live`
+/// deny: a word of 32 objects at a time, none touched where all are allowed.
+fn clear_denied<C: Counter>(counts: &mut [C], tile_start: u32, live: &[u32]) {
+    let (mut i, mut o) = (0usize, tile_start as usize);
+    while i < counts.len() {
+        let shift = o % 32;
+        let take = (32 - shift).min(counts.len() - i);
+        let run = u32::MAX >> (32 - take);
+        // the objects' bits, from bit 0; past the mask's words none is allowed
+        let denied = !(live.get(o / 32).copied().unwrap_or(0) >> shift) & run;
+        if denied == run {
+            counts[i..i + take].fill(C::default());
+        } else {
+            let mut d = denied;
+            while d != 0 {
+                counts[i + d.trailing_zeros() as usize] = C::default();
+                d &= d - 1;
+            }
+        }
+        i += take;
+        o += take;
     }
 }
 
@@ -505,6 +547,7 @@ mod tests {
             cuts in prop::collection::vec(0u32..200_000, 0..4),
             tile_size in 0usize..3,
             dense_min in 0usize..3,
+            mask_kind in 0usize..5,
         ) {
             // weights that lift the count bound past 8 and 16 bits: each counter width's path
             let scale = [1, 300, 30_000][width];
@@ -550,8 +593,26 @@ mod tests {
                 1 => DenseBits::build(&index, 1),
                 _ => DenseBits::of_index(&index),
             };
-            let got = tiled_query(&index, &dense, &prepared, k, 0..n, &mut scratch);
-            let want = crate::oracle::top_k(&all, std::slice::from_ref(&query), k as usize);
+            // no mask, every object, about half, about 1 in 100, none: by a hash of the id
+            let keep = |o: u32| {
+                let h = crate::cpq::hash_id(o ^ seed as u32);
+                match mask_kind {
+                    2 => h % 2 == 0,
+                    3 => h % 100 == 0,
+                    4 => false,
+                    _ => true,
+                }
+            };
+            let mask = (mask_kind > 0).then(|| {
+                ObjectMask::from_allowed(n, (0..n).filter(|&o| keep(o))).expect("mask")
+            });
+            let mask = mask.as_ref();
+            let got = tiled_query(&index, &dense, &prepared, k, 0..n, mask, &mut scratch);
+            let one = std::slice::from_ref(&query);
+            let want = match mask {
+                Some(m) => crate::oracle::top_k_masked(&all, one, k as usize, m),
+                None => crate::oracle::top_k(&all, one, k as usize),
+            };
             prop_assert_eq!(&got, &want[0]);
             // the objects cut into parts, each counted alone, then merged
             let mut bounds: Vec<u32> = cuts.iter().map(|c| c % (n + 1)).collect();
@@ -559,7 +620,9 @@ mod tests {
             bounds.sort_unstable();
             let parts = bounds
                 .windows(2)
-                .map(|w| tiled_query(&index, &dense, &prepared, k, w[0]..w[1], &mut scratch));
+                .map(|w| {
+                    tiled_query(&index, &dense, &prepared, k, w[0]..w[1], mask, &mut scratch)
+                });
             prop_assert_eq!(merge_top_k(parts, k), want[0].clone());
         }
     }

@@ -11,8 +11,9 @@ pub use cpu::{CpuBackend, CpuCosts};
 pub use cuda::{cuda_probe, kernels, CudaBackend};
 pub use device::{each_on_a_thread, select_backend, select_backends, DeviceChoice};
 
-use crate::error::Result;
+use crate::error::{GenieError, Result};
 use crate::index::{InvertedIndex, PreparedQuery};
+use crate::mask::ObjectMask;
 use crate::model::Hit;
 use std::sync::Arc;
 
@@ -57,8 +58,11 @@ pub struct SearchParams {
     /// [`cpu_tiles::TILE_BYTES`]): the tile's objects are those whose counters fit. Results are
     /// identical whatever the size.
     pub cpu_tile_bytes: usize,
-    /// mask
-    pub mask: Option<crate::mask::ObjectMask>,
+    /// The objects the search may return (`None`, the default: every object). The others are
+    /// never counted: the top-k is that of the allowed objects, k of them whenever k allowed
+    /// objects match. Its length must be the index's object count; a parted search gives each
+    /// part its slice.
+    pub mask: Option<ObjectMask>,
 }
 
 /// Default of [`SearchParams::gpu_dense`]: lists holding at least 1/32 of the objects, where a
@@ -79,6 +83,26 @@ impl SearchParams {
             cpu_tiles: true,
             cpu_tile_bytes: cpu_tiles::TILE_BYTES,
             mask: None,
+        }
+    }
+
+    /// The same with a mask of the objects the search may return.
+    pub fn with_mask(mut self, mask: ObjectMask) -> Self {
+        self.mask = Some(mask);
+        self
+    }
+
+    /// The mask a search of an index of `objects` objects applies: `None` when there is none or
+    /// it allows every object (nothing to filter); an error when its length is not `objects`.
+    pub fn mask_for(&self, objects: u32) -> Result<Option<&ObjectMask>> {
+        match &self.mask {
+            None => Ok(None),
+            Some(m) if m.len() != objects => Err(GenieError::InvalidParameter(format!(
+                "the object mask covers {} objects, the index has {objects}",
+                m.len()
+            ))),
+            Some(m) if m.is_all() => Ok(None),
+            Some(m) => Ok(Some(m)),
         }
     }
 

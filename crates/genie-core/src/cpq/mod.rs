@@ -14,6 +14,7 @@ pub use robin_hood::{hash_id, table_slots, RobinHoodTable, TableFull};
 
 use crate::error::Result;
 use crate::index::{InvertedIndex, Task};
+use crate::mask::{allowed, ObjectMask};
 use crate::model::Hit;
 use rayon::prelude::*;
 
@@ -41,26 +42,47 @@ impl CountPq {
         }
     }
 
-    /// Algorithm 1 over one sublist.
-    pub fn scan(&self, postings: &[u32], weight: u32) -> Result<(), TableFull> {
-        for &id in postings {
-            let (old, new) = self.bitmap.add(id, weight);
-            if self.gate.update(old, new) {
-                self.table.insert(id, new, || self.gate.audit_threshold())?;
+    /// Algorithm 1 over one sublist; with a `mask`, the postings of objects it does not allow
+    /// are skipped (never counted, so the Gate and the table see only allowed objects).
+    pub fn scan(
+        &self,
+        postings: &[u32],
+        weight: u32,
+        mask: Option<&ObjectMask>,
+    ) -> Result<(), TableFull> {
+        match mask {
+            None => postings.iter().try_for_each(|&id| self.count(id, weight)),
+            Some(m) => {
+                let words = m.words();
+                postings
+                    .iter()
+                    .filter(|&&id| allowed(words, id))
+                    .try_for_each(|&id| self.count(id, weight))
             }
+        }
+    }
+
+    /// Algorithm 1 for one posting.
+    #[inline(always)]
+    fn count(&self, id: u32, weight: u32) -> Result<(), TableFull> {
+        let (old, new) = self.bitmap.add(id, weight);
+        if self.gate.update(old, new) {
+            self.table.insert(id, new, || self.gate.audit_threshold())?;
         }
         Ok(())
     }
 }
 
 /// Runs one query's tasks through a c-PQ and extracts its top-k; reruns with a table twice as
-/// large whenever the table fills (never a wrong answer).
+/// large whenever the table fills (never a wrong answer). With a `mask` (of the index's length),
+/// only the objects it allows are counted.
 pub fn run_query(
     index: &InvertedIndex,
     tasks: &[Task],
     k: u32,
     bound: u32,
     table_factor: f64,
+    mask: Option<&ObjectMask>,
 ) -> Result<Vec<Hit>> {
     if k == 0 || tasks.is_empty() {
         return Ok(Vec::new());
@@ -74,6 +96,7 @@ pub fn run_query(
             pq.scan(
                 &index.postings[t.start as usize..][..t.len as usize],
                 t.weight,
+                mask,
             )
         };
         let done = if total >= PARALLEL_POSTINGS && tasks.len() > 1 {

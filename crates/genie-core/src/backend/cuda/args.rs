@@ -2,10 +2,28 @@
 
 use cudarc::driver::{CudaSlice, CudaView, LaunchArgs, PushKernelArg};
 
-/// The arguments `cpq_match` and `ct_match` start with: the postings, the batch's items and task
-/// prefix sums, their numbers and the sublist length.
+/// The `live` argument of a search without a mask: a null pointer, every object may be returned.
+static ALL_LIVE: u64 = 0;
+
+/// Pushes `(postings, live)`, the arguments every match kernel starts with: the List Array and the
+/// search's object mask on the device (`None`: a null pointer, no mask).
+pub(super) fn push_postings<'a>(
+    args: &mut LaunchArgs<'a>,
+    postings: &'a CudaSlice<u32>,
+    live: Option<&'a CudaSlice<u32>>,
+) {
+    args.arg(postings);
+    match live {
+        Some(words) => args.arg(words),
+        None => args.arg(&ALL_LIVE),
+    };
+}
+
+/// The arguments `cpq_match` and `ct_match` start with: the postings and the mask, the batch's
+/// items and task prefix sums, their numbers and the sublist length.
 pub(super) struct MatchWork<'a> {
     pub(super) postings: &'a CudaSlice<u32>,
+    pub(super) live: Option<&'a CudaSlice<u32>>,
     pub(super) items: &'a CudaView<'a, u32>,
     pub(super) task_start: &'a CudaView<'a, u32>,
     pub(super) nitems: &'a u32,
@@ -14,10 +32,10 @@ pub(super) struct MatchWork<'a> {
 }
 
 impl<'a> MatchWork<'a> {
-    /// Pushes `(postings, items, task_start, nitems, ntasks, sublist)`.
+    /// Pushes `(postings, live, items, task_start, nitems, ntasks, sublist)`.
     pub(super) fn push(&self, args: &mut LaunchArgs<'a>) {
-        args.arg(self.postings)
-            .arg(self.items)
+        push_postings(args, self.postings, self.live);
+        args.arg(self.items)
             .arg(self.task_start)
             .arg(self.nitems)
             .arg(self.ntasks)

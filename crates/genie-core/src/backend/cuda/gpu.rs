@@ -7,11 +7,14 @@
 //! `up` copies it while `compute` runs batch i and `down` returns batch i - 1. The counting
 //! buffers (bitmaps, tables, ZipperArrays) are used by `compute` alone and reused by every batch.
 //! Queries flagged by the kernels (full table, lost race) are rerun with a larger table.
+//! A search's object mask is uploaded once ([`LiveMask`], kept until a search brings another) and
+//! handed to every match kernel as `live`.
 
-use super::args::{push_cpq_counting, push_select_tail, MatchWork};
+use super::args::{push_cpq_counting, push_postings, push_select_tail, MatchWork};
 use super::buffers::{Grow, Slot};
 use super::cuda_err;
 use super::dense::Dense;
+use super::live::LiveMask;
 use super::plan::{grown_slots, plan, Plan, TILE_WORDS, TILE_WORDS_WIDE};
 use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
@@ -155,8 +158,8 @@ struct State {
     counts: Grow<u32>,
     slots: [Slot; 2],
     times: StageTimes,
-    /// The dense lists of the search in progress.
-    dense: Option<Arc<Dense>>,
+    /// The object mask last uploaded (kept for the next search that brings the same one).
+    live: Option<Arc<LiveMask>>,
     /// The host buffer batches are planned into (kept, so its pages stay mapped).
     plan_buf: Vec<u32>,
 }
@@ -216,11 +219,20 @@ impl Drop for GpuResident {
         if let (Some(mut st), Ok(mut spare)) = (state, self.gpu.spare.lock()) {
             if spare.is_none() && st.compute.synchronize().is_ok() {
                 st.times = StageTimes::default();
-                st.dense = None;
+                st.live = None;
                 *spare = Some(st);
             }
         }
     }
+}
+
+/// One search's settings and the device arrays it reads besides the index: the dense lists'
+/// bitmaps and its object mask's words (`live`, if it has a mask).
+#[derive(Clone, Copy)]
+struct Search<'a> {
+    params: &'a SearchParams,
+    dense: &'a Dense,
+    live: Option<&'a CudaSlice<u32>>,
 }
 
 fn timing_event(stream: &CudaStream) -> Result<CudaEvent> {
@@ -247,7 +259,7 @@ impl GpuResident {
                     counts: Grow(None),
                     slots: [Slot::new(), Slot::new()],
                     times: StageTimes::default(),
-                    dense: None,
+                    live: None,
                     plan_buf: Vec::new(),
                 }
             }
@@ -312,9 +324,13 @@ impl GpuResident {
         si: usize,
         p: &Plan,
         first: usize,
-        params: &SearchParams,
-        dense: &Dense,
+        search: Search<'_>,
     ) -> Result<()> {
+        let Search {
+            params,
+            dense,
+            live,
+        } = search;
         let gpu = &self.gpu;
         let State {
             up,
@@ -395,6 +411,7 @@ impl GpuResident {
         let sublist = params.sublist_len.max(1);
         let work = MatchWork {
             postings: &self.postings,
+            live,
             items: &items,
             task_start: &task_start,
             nitems: &p.nitems,
@@ -454,8 +471,8 @@ impl GpuResident {
                             (_, true) => &gpu.tile_match16_wide,
                         };
                         let mut args = compute.launch_builder(kernel);
-                        args.arg(&self.postings)
-                            .arg(&self.offsets)
+                        push_postings(&mut args, &self.postings, live);
+                        args.arg(&self.offsets)
                             .arg(&items)
                             .arg(&task_start)
                             .arg(&nq32)
@@ -596,14 +613,9 @@ impl GpuResident {
         queries: &[PreparedQuery],
         batches: &[Range<usize>],
         slots_of: &[u64],
-        params: &SearchParams,
+        search: Search<'_>,
         progress: &mut dyn FnMut(usize),
     ) -> Result<(Vec<Vec<Hit>>, Vec<u32>)> {
-        let dense = st
-            .dense
-            .clone()
-            .ok_or_else(|| GenieError::Internal("dense lists not set".into()))?;
-        let dense = &*dense;
         let mut out = vec![Vec::new(); queries.len()];
         let mut flags = vec![0u32; queries.len()];
         for (b, range) in batches.iter().enumerate() {
@@ -613,13 +625,13 @@ impl GpuResident {
                 &self.index,
                 &queries[range.clone()],
                 &slots_of[range.clone()],
-                params,
-                &dense.keywords,
+                search.params,
+                &search.dense.keywords,
                 std::mem::take(&mut st.plan_buf),
             )?;
             st.times.host_plan_ms += t.elapsed().as_secs_f64() * 1e3;
             let t = std::time::Instant::now();
-            self.launch(st, b % 2, &p, range.start, params, dense)?;
+            self.launch(st, b % 2, &p, range.start, search)?;
             st.times.host_launch_ms += t.elapsed().as_secs_f64() * 1e3;
             st.plan_buf = p.input;
             if b > 0 {
@@ -658,20 +670,33 @@ impl ResidentIndex for GpuResident {
         params: &SearchParams,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<Vec<Hit>>> {
+        let n = self.index.num_objects();
+        let mask = params.mask_for(n)?;
         if params.k == 0 || prepared.is_empty() {
             progress(prepared.len());
             return Ok(vec![Vec::new(); prepared.len()]);
         }
         let mut st = self.lock()?;
         st.keep_buffers_of(params.method)?;
-        st.dense = Some(self.dense_for(&st, params)?);
-        let n = self.index.num_objects();
+        let dense = self.dense_for(&st, params)?;
+        let live = match mask {
+            Some(m) => {
+                let State { live, compute, .. } = &mut *st;
+                Some(LiveMask::cached(live, m, compute)?)
+            }
+            None => None,
+        };
+        let search = Search {
+            params,
+            dense: &dense,
+            live: live.as_deref().map(LiveMask::words),
+        };
         let mut slots: Vec<u64> = prepared
             .iter()
             .map(|q| table_slots(params.k, q.bound, n, params.table_factor) as u64)
             .collect();
         let (mut out, mut flags) =
-            self.run(&mut st, prepared, batches, &slots, params, progress)?;
+            self.run(&mut st, prepared, batches, &slots, search, progress)?;
         let mut pending: Vec<usize> = (0..prepared.len()).filter(|&i| flags[i] != 0).collect();
         for attempt in 0..MAX_ATTEMPTS {
             if pending.is_empty() {
@@ -695,7 +720,7 @@ impl ResidentIndex for GpuResident {
                 .map(|a| a..(a + RERUN_BATCH).min(sub.len()))
                 .collect();
             let (hits, sub_flags) =
-                self.run(&mut st, &sub, &ranges, &sub_slots, params, &mut |_| {})?;
+                self.run(&mut st, &sub, &ranges, &sub_slots, search, &mut |_| {})?;
             for ((&i, h), f) in pending.iter().zip(hits).zip(sub_flags) {
                 flags[i] = f;
                 out[i] = h;

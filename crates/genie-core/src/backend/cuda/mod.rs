@@ -32,6 +32,8 @@ mod dense;
 mod gpu;
 pub mod kernels;
 #[cfg(feature = "cuda")]
+mod live;
+#[cfg(feature = "cuda")]
 mod plan;
 #[cfg(feature = "cuda")]
 mod upload;
