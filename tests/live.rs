@@ -12,8 +12,53 @@ use serde_json::{json, Value};
 mod serve;
 use serve::*;
 
-#[path = "common/cli.rs"]
-mod cli;
+/// A temporary folder to run `genie` in (the folder is its working directory).
+mod cli {
+    use std::process::Output;
+
+    pub struct Dir(pub tempfile::TempDir);
+
+    impl Dir {
+        pub fn new() -> Self {
+            Self(tempfile::tempdir().expect("temp dir"))
+        }
+
+        pub fn write(&self, name: &str, text: &str) {
+            std::fs::write(self.0.path().join(name), text).expect("write");
+        }
+
+        fn run(&self, args: &[&str]) -> Output {
+            std::process::Command::new(super::binary())
+                .current_dir(self.0.path())
+                .env_remove("GENIE_DEVICE")
+                .env_remove("RUST_LOG")
+                .arg("--quiet")
+                .args(args)
+                .output()
+                .expect("run genie")
+        }
+
+        /// `genie --quiet ARGS` succeeds: its standard output.
+        pub fn ok(&self, args: &[&str]) -> String {
+            let out = self.run(args);
+            assert!(
+                out.status.success(),
+                "genie {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).expect("UTF-8")
+        }
+
+        /// `genie --quiet ARGS` fails with a message and no panic: the message.
+        pub fn fails(&self, args: &[&str]) -> String {
+            let out = self.run(args);
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(!out.status.success(), "genie {args:?} succeeded");
+            assert!(!err.contains("panicked"), "panic: {err}");
+            err
+        }
+    }
+}
 
 fn hits(v: &Value) -> Vec<Vec<(u64, u64)>> {
     v["results"]

@@ -176,9 +176,7 @@ pub struct LiveIndex {
     applied: Condvar,
     /// The manifest on disk; held by a flush or a merge, one at a time.
     maintenance: Mutex<Manifest>,
-    wake: Condvar,
-    wake_lock: Mutex<bool>,
-    stop: AtomicBool,
+    wake: Arc<Wake>,
     written: AtomicU64,
     deleted: AtomicU64,
     flushes: AtomicU64,
@@ -387,16 +385,14 @@ impl LiveIndex {
             state: Mutex::new(state),
             applied: Condvar::new(),
             maintenance: Mutex::new(manifest),
-            wake: Condvar::new(),
-            wake_lock: Mutex::new(false),
-            stop: AtomicBool::new(false),
+            wake: Arc::default(),
             written: AtomicU64::new(0),
             deleted: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
             merges: AtomicU64::new(0),
         });
         if live.config.background {
-            spawn_maintenance(Arc::downgrade(&live));
+            spawn_maintenance(Arc::downgrade(&live), Arc::clone(&live.wake));
         }
         Ok(live)
     }
@@ -561,8 +557,7 @@ impl LiveIndex {
     }
 
     fn wake(&self) {
-        *self.wake_lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.wake.notify_all();
+        self.wake.ring();
     }
 
     /// Writes every segment and delete to disk and starts a new log generation: after it, a
@@ -775,37 +770,68 @@ impl LiveIndex {
         if due {
             self.flush()?;
         }
-        while !self.stop.load(Ordering::Relaxed) && self.merge_once()? {}
+        while !self.wake.stopped() && self.merge_once()? {}
         Ok(())
     }
 }
 
 impl Drop for LiveIndex {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.wake();
+        self.wake.stop();
+    }
+}
+
+/// How the background thread is woken (a write made a flush due) and stopped (the index was
+/// dropped); shared with the thread, which holds the index itself only while it works on it.
+#[derive(Default)]
+struct Wake {
+    rung: Mutex<bool>,
+    bell: Condvar,
+    stopped: AtomicBool,
+}
+
+impl Wake {
+    fn ring(&self) {
+        *self.rung.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.bell.notify_all();
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+        self.ring();
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// Waits for a ring or `timeout`.
+    fn wait(&self, timeout: Duration) {
+        let guard = self.rung.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut rung, _) = self
+            .bell
+            .wait_timeout_while(guard, timeout, |r| !*r)
+            .unwrap_or_else(|e| e.into_inner());
+        *rung = false;
     }
 }
 
 /// The background thread of a live index: maintains it every second or when woken, until the
 /// index is dropped.
-fn spawn_maintenance(live: Weak<LiveIndex>) {
+fn spawn_maintenance(live: Weak<LiveIndex>, wake: Arc<Wake>) {
     let spawned = std::thread::Builder::new()
         .name("genie-live".into())
         .spawn(move || loop {
-            let Some(index) = live.upgrade() else { return };
-            if index.stop.load(Ordering::Relaxed) {
+            if wake.stopped() {
                 return;
             }
-            if let Err(e) = index.maintain() {
-                log::warn!("live index {}: {e}", index.dir.display());
+            {
+                let Some(index) = live.upgrade() else { return };
+                if let Err(e) = index.maintain() {
+                    log::warn!("live index {}: {e}", index.dir.display());
+                }
             }
-            let guard = index.wake_lock.lock().unwrap_or_else(|e| e.into_inner());
-            let (mut woken, _) = index
-                .wake
-                .wait_timeout_while(guard, Duration::from_secs(1), |w| !*w)
-                .unwrap_or_else(|e| e.into_inner());
-            *woken = false;
+            wake.wait(Duration::from_secs(1));
         });
     if let Err(e) = spawned {
         log::warn!("no maintenance thread for a live index: {e}");

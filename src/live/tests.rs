@@ -85,17 +85,34 @@ fn expected(model: &Model, query: &Query, k: u32, filter: &Filter) -> Vec<(u64, 
 }
 
 fn replica(live: &Arc<LiveIndex>) -> Arc<dyn KindIndex> {
+    on(live, DeviceChoice::Cpu).expect("placed")
+}
+
+fn on(live: &Arc<LiveIndex>, device: DeviceChoice) -> Result<Arc<dyn KindIndex>, DataError> {
     let spec = OpenSpec {
-        device: DeviceChoice::Cpu,
+        device,
+        devices: (device == DeviceChoice::Gpu).then(|| vec![0]),
         ..OpenSpec::default()
     };
-    place_live(live, &spec).expect("placed").remove(0)
+    Ok(place_live(live, &spec)?.remove(0))
+}
+
+/// The GPU replica, when there is a GPU (else why not, printed).
+fn gpu_replica(live: &Arc<LiveIndex>) -> Option<Arc<dyn KindIndex>> {
+    match on(live, DeviceChoice::Gpu) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("GPU side skipped: {e}");
+            None
+        }
+    }
 }
 
 fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let dir = temp_dir("model");
     let mut live = LiveIndex::create(&dir, "keywords", config()).expect("created");
     let mut placed = replica(&live);
+    let mut gpu = gpu_replica(&live);
     let mut model = Model::new();
     for op in ops {
         match op {
@@ -124,9 +141,11 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             Op::Compact => live.compact().expect("compacted"),
             Op::Reopen => {
                 drop(placed);
+                drop(gpu);
                 drop(live);
                 live = LiveIndex::open(&dir, config()).expect("reopened");
                 placed = replica(&live);
+                gpu = gpu_replica(&live);
             }
             Op::Search {
                 query,
@@ -152,12 +171,17 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 };
                 let answer = placed.search(&[request]).expect("searched").remove(0);
                 let got: Vec<(u64, u32)> = answer.hits.iter().map(|h| (h.id, h.count)).collect();
-                prop_assert_eq!(got, expected(&model, &query, k, &filter));
+                prop_assert_eq!(&got, &expected(&model, &query, k, &filter));
+                if let Some(g) = &gpu {
+                    let on_gpu = g.search(&[request]).expect("searched on the GPU").remove(0);
+                    prop_assert_eq!(on_gpu.hits, answer.hits, "GPU and CPU differ");
+                }
             }
         }
         prop_assert_eq!(live.live_objects(), model.len() as u64);
     }
     drop(placed);
+    drop(gpu);
     drop(live);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

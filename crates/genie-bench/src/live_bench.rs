@@ -450,6 +450,7 @@ async fn readers(
 
 /// Writers posting batches of objects until `stop`, at most `rate` objects/s in all (0: as fast
 /// as they go); returns the objects acknowledged and the errors.
+#[allow(clippy::too_many_arguments)]
 async fn writers(
     client: &reqwest::Client,
     url: &str,
