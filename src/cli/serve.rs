@@ -27,10 +27,14 @@ pub fn serve(
     for (name, path) in indexes {
         let t = Instant::now();
         if config.writable || LiveIndex::is_live(path) {
+            let live_config = LiveConfig {
+                refresh: config.refresh,
+                ..LiveConfig::default()
+            };
             let live = if LiveIndex::is_live(path) {
-                LiveIndex::open(path, LiveConfig::default())
+                LiveIndex::open(path, live_config)
             } else {
-                LiveIndex::open_file(registry, path, LiveConfig::default())
+                LiveIndex::open_file(registry, path, live_config)
             }
             .with_context(|| format!("cannot serve {name}"))?;
             let replicas = explain_placement(place_live(&live, &spec), &asked_by)?;

@@ -51,6 +51,10 @@ pub struct LiveConfig {
     pub merge_factor: usize,
     /// Flush and merge on a thread of the index's own (else only when asked).
     pub background: bool,
+    /// How stale a search's view may be: writes acknowledged within this time before a search
+    /// may not be in it yet (zero: every acknowledged write is). Writes arriving faster than
+    /// this are gathered into one new segment rather than one per search.
+    pub refresh: Duration,
 }
 
 impl Default for LiveConfig {
@@ -60,6 +64,7 @@ impl Default for LiveConfig {
             flush_age: Duration::from_secs(60),
             merge_factor: policy::DEFAULT_FACTOR,
             background: true,
+            refresh: Duration::ZERO,
         }
     }
 }
@@ -160,6 +165,7 @@ struct State {
     next_segment: u64,
     wal_gen: u64,
     snapshot: Arc<Snapshot>,
+    published_at: Option<Instant>,
     stale: bool,
     unflushed: u64,
     oldest_unflushed: Option<Instant>,
@@ -353,6 +359,7 @@ impl LiveIndex {
             next_segment: manifest.next_segment,
             wal_gen: manifest.wal,
             snapshot: Arc::default(),
+            published_at: None,
             stale: true,
             unflushed: 0,
             oldest_unflushed: None,
@@ -506,7 +513,11 @@ impl LiveIndex {
     /// segment first).
     pub fn snapshot(&self) -> Result<Arc<Snapshot>, DataError> {
         let mut st = self.lock();
-        if st.stale || !st.pending.is_empty() {
+        let due = self.config.refresh.is_zero()
+            || st
+                .published_at
+                .is_none_or(|t| t.elapsed() >= self.config.refresh);
+        if due && (st.stale || !st.pending.is_empty()) {
             st.publish(&self.metadata)?;
         }
         Ok(Arc::clone(&st.snapshot))
@@ -947,6 +958,7 @@ impl State {
             segments: views,
             live_objects: live,
         });
+        self.published_at = Some(Instant::now());
         self.stale = false;
         Ok(())
     }

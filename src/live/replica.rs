@@ -3,7 +3,7 @@
 //! time a search sees it (and let go when no snapshot holds it); a search runs every segment with
 //! its live mask and the request's filter applied on the device, and merges the answers.
 
-use super::{LiveIndex, Snapshot};
+use super::{LiveIndex, SegmentIds, Snapshot};
 use crate::data_error::DataError;
 use crate::kind::keywords::parse_keyword_query;
 use crate::kind::{
@@ -13,6 +13,7 @@ use crate::kind::{
 use crate::open::OpenSpec;
 use crate::searcher::Searcher;
 use genie_core::{select_backends, Backend, Engine, Method, Query, StageTimes};
+use rayon::prelude::*;
 use serde_json::Value;
 use std::any::Any;
 use std::collections::HashMap;
@@ -109,7 +110,8 @@ impl KindIndex for LiveCountIndex {
         let searchers = self.searchers(&snapshot)?;
         by_filter(batch, |part, filter| {
             let queries = core_queries(part)?;
-            let mut merged: Vec<Vec<AnswerHit>> = vec![Vec::new(); part.len()];
+            // per segment, per request: hits in (count desc, id asc), ids the user's
+            let mut per_segment: Vec<Vec<Answer>> = Vec::with_capacity(searchers.len());
             for (view, searcher) in snapshot.segments.iter().zip(&searchers) {
                 let mask = match filter {
                     None => view.live.clone(),
@@ -119,31 +121,43 @@ impl KindIndex for LiveCountIndex {
                     continue;
                 }
                 let mask = (!mask.is_all()).then_some(mask);
-                let answers = search_counts(searcher, &queries, part, self.method, mask)?;
-                for (m, a) in merged.iter_mut().zip(answers) {
-                    m.extend(a.hits.into_iter().map(|h| AnswerHit {
-                        id: view.segment.id(h.id as u32),
-                        ..h
-                    }));
+                let mut answers = search_counts(searcher, &queries, part, self.method, mask)?;
+                if let SegmentIds::Listed(ids) = &view.segment.ids {
+                    answers.par_iter_mut().for_each(|a| {
+                        for h in &mut a.hits {
+                            h.id = ids[h.id as usize];
+                        }
+                    });
                 }
+                per_segment.push(answers);
             }
-            Ok(merged
-                .into_iter()
-                .zip(part)
-                .map(|(mut hits, r)| {
-                    hits.sort_unstable_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
-                    hits.truncate(r.k as usize);
-                    Answer {
-                        hits,
-                        ..Answer::default()
-                    }
+            Ok((0..part.len())
+                .into_par_iter()
+                .map(|i| Answer {
+                    hits: merge_hits(per_segment.iter().map(|a| &a[i].hits[..]), part[i].k),
+                    ..Answer::default()
                 })
                 .collect())
         })
     }
 
     fn take_stage_times(&self) -> Option<StageTimes> {
-        None
+        let resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
+        let mut all: Option<StageTimes> = None;
+        for t in resident.values().filter_map(|s| s.take_stage_times()) {
+            let sum = all.get_or_insert_with(StageTimes::default);
+            sum.transfer_in_ms += t.transfer_in_ms;
+            sum.match_ms += t.match_ms;
+            sum.select_ms += t.select_ms;
+            sum.transfer_out_ms += t.transfer_out_ms;
+            sum.batches += t.batches;
+            sum.reruns += t.reruns;
+            sum.peak_batch_bytes = sum.peak_batch_bytes.max(t.peak_batch_bytes);
+            sum.host_plan_ms += t.host_plan_ms;
+            sum.host_launch_ms += t.host_launch_ms;
+            sum.host_finish_ms += t.host_finish_ms;
+        }
+        all
     }
 
     fn gpu_ordinal(&self) -> Option<usize> {
@@ -152,5 +166,45 @@ impl KindIndex for LiveCountIndex {
 
     fn live(&self) -> Option<&Arc<LiveIndex>> {
         Some(&self.live)
+    }
+}
+
+/// The first `k` hits of lists each in (count desc, id asc) order, merged in that order (a
+/// k-way merge: the lists come from segments, whose objects are distinct).
+fn merge_hits<'a>(lists: impl Iterator<Item = &'a [AnswerHit]>, k: u32) -> Vec<AnswerHit> {
+    let mut lists: Vec<&[AnswerHit]> = lists.filter(|l| !l.is_empty()).collect();
+    let mut out = Vec::with_capacity((k as usize).min(lists.iter().map(|l| l.len()).sum()));
+    while out.len() < k as usize {
+        let best = lists
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| l.first().map(|h| (i, h)))
+            .min_by(|(_, a), (_, b)| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
+        let Some((i, h)) = best else { break };
+        out.push(*h);
+        lists[i] = &lists[i][1..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: u64, count: u32) -> AnswerHit {
+        AnswerHit {
+            id,
+            count,
+            distance: None,
+        }
+    }
+
+    #[test]
+    fn merged_hits_keep_the_contract_order() {
+        let a = [hit(5, 9), hit(1, 3), hit(8, 3)];
+        let b = [hit(2, 9), hit(4, 3)];
+        let got = merge_hits([&a[..], &b[..], &[][..]].into_iter(), 4);
+        assert_eq!(got, [hit(2, 9), hit(5, 9), hit(1, 3), hit(4, 3)]);
+        assert_eq!(merge_hits([&a[..]].into_iter(), 10).len(), 3);
     }
 }

@@ -84,6 +84,9 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Whether live indexes take writes (`--writable`).
     pub writable: bool,
+    /// How stale a search of a live index may be (`--refresh-ms`; see
+    /// [`crate::live::LiveConfig::refresh`]).
+    pub refresh: std::time::Duration,
 }
 
 impl Default for ServerConfig {
@@ -93,6 +96,7 @@ impl Default for ServerConfig {
             token: None,
             limits: Limits::default(),
             writable: false,
+            refresh: std::time::Duration::from_millis(DEFAULT_REFRESH_MS),
         }
     }
 }
@@ -157,6 +161,9 @@ pub struct DecodedSearch {
     /// The objects they may return.
     pub filter: Option<Filter>,
 }
+
+/// The default of `genie serve --refresh-ms`.
+pub const DEFAULT_REFRESH_MS: u64 = 50;
 
 /// The default `k` of a request that gives none.
 pub const DEFAULT_K: u32 = 10;

@@ -125,6 +125,15 @@ fn run_in(args: &LiveArgs, root: &std::path::Path) -> Result<()> {
     let mut rows = Vec::new();
     ingest_library(args, root, &object, &mut rows)?;
     let live = segments(args, root, &keywords, &queries, &mut rows)?;
+    // the server's live index: the same folder reopened with the background thread (flushes
+    // and the tiered merges) and the server's default refresh
+    let dir = live.dir().to_path_buf();
+    drop(live);
+    let config = LiveConfig {
+        refresh: Duration::from_millis(genie::server::DEFAULT_REFRESH_MS),
+        ..LiveConfig::default()
+    };
+    let live = LiveIndex::open(&dir, config)?;
     http(args, &live, &queries, &object, &mut rows)?;
     let mut table = String::new();
     let _ = writeln!(
@@ -233,9 +242,16 @@ fn requests<'a>(queries: &'a [Query], k: u32, filter: Option<&'a Filter>) -> Vec
         .collect()
 }
 
-/// Queries per second of `runs` timed searches (median), and the answers.
-fn timed(index: &dyn KindIndex, batch: &[Request<'_>], runs: usize) -> Result<(f64, Vec<Answer>)> {
+/// Queries per second of `runs` timed searches (median), and the answers; prints the device's
+/// stage times of the timed runs.
+fn timed(
+    what: &str,
+    index: &dyn KindIndex,
+    batch: &[Request<'_>],
+    runs: usize,
+) -> Result<(f64, Vec<Answer>)> {
     let answers = index.search(batch)?;
+    let _ = index.take_stage_times();
     let mut secs = Vec::new();
     for _ in 0..runs.max(1) {
         let t = Instant::now();
@@ -243,6 +259,20 @@ fn timed(index: &dyn KindIndex, batch: &[Request<'_>], runs: usize) -> Result<(f
         secs.push(t.elapsed().as_secs_f64());
     }
     secs.sort_by(f64::total_cmp);
+    if let Some(t) = index.take_stage_times() {
+        let r = runs.max(1) as f64;
+        println!(
+            "  {what}: per search {:.1} ms; device match {:.2} ms, select {:.2} ms, copies {:.2} ms; host plan {:.2} ms, launch {:.2} ms, finish {:.2} ms; {} batches",
+            1e3 * secs[secs.len() / 2],
+            t.match_ms / r,
+            t.select_ms / r,
+            (t.transfer_in_ms + t.transfer_out_ms) / r,
+            t.host_plan_ms / r,
+            t.host_launch_ms / r,
+            t.host_finish_ms / r,
+            t.batches as f64 / r
+        );
+    }
     Ok((batch.len() as f64 / secs[secs.len() / 2], answers))
 }
 
@@ -298,13 +328,18 @@ fn segments(
     };
     let index = place_live(&live, &spec)?.remove(0);
     let batch = requests(queries, args.k, None);
-    let (seg_qps, seg_answers) = timed(index.as_ref(), &batch, args.runs)?;
+    let (raw_qps, raw_answers) = timed("unmerged", index.as_ref(), &batch, args.runs)?;
+    let raw_segs = live.stats().segments;
+    // the tiered policy's merges, as the background thread makes them (the base is in a tier
+    // of its own: nothing is merged into it)
+    while live.merge_once()? {}
+    let (seg_qps, seg_answers) = timed("after the policy", index.as_ref(), &batch, args.runs)?;
     let segs = live.stats().segments;
     let t = Instant::now();
     live.compact()?;
     let compact_s = t.elapsed().as_secs_f64();
-    let (merged_qps, merged_answers) = timed(index.as_ref(), &batch, args.runs)?;
-    let same = seg_answers == merged_answers;
+    let (merged_qps, merged_answers) = timed("merged", index.as_ref(), &batch, args.runs)?;
+    let same = seg_answers == merged_answers && raw_answers == merged_answers;
     println!(
         "search: {segs} segments {seg_qps:.0} q/s, merged {merged_qps:.0} q/s ({:.1}%), identical: {same}",
         100.0 * seg_qps / merged_qps
@@ -313,7 +348,13 @@ fn segments(
         bail!("the segmented and merged answers differ");
     }
     rows.push(Row(
-        format!("search, {segs} segments (10% unmerged, 5% deleted)"),
+        format!("search, {raw_segs} segments (10% in 10 unmerged batches, 5% deleted)"),
+        raw_qps,
+        "queries/s",
+        format!("{:.1}% of merged", 100.0 * raw_qps / merged_qps),
+    ));
+    rows.push(Row(
+        format!("search, {segs} segments (the 10% after the tiered policy, 5% deleted)"),
         seg_qps,
         "queries/s",
         format!("{} on {}", n, index.backend_name()),
@@ -334,7 +375,7 @@ fn segments(
     let allowed: Vec<u64> = (0..n as u64).filter(|_| rng.random_bool(0.01)).collect();
     let filter = Filter::allow(allowed);
     let fbatch = requests(queries, args.k, Some(&filter));
-    let (f_qps, f_answers) = timed(index.as_ref(), &fbatch, args.runs)?;
+    let (f_qps, f_answers) = timed("filter 1%", index.as_ref(), &fbatch, args.runs)?;
     let check = 16.min(queries.len());
     let cpu = place_live(
         &live,

@@ -361,6 +361,12 @@ pub struct ServeArgs {
     #[arg(long)]
     pub writable: bool,
 
+    /// How stale a search of a live index may be, in milliseconds: writes answered within this
+    /// time before a search may not be in it yet; writes arriving faster are gathered into one
+    /// new segment (0: every answered write is in every later search).
+    #[arg(long, value_name = "MS", default_value_t = genie::server::DEFAULT_REFRESH_MS)]
+    pub refresh_ms: u64,
+
     /// Most queries in one batch on a device.
     #[arg(long, value_name = "N", default_value_t = genie::service::BatchPolicy::default().max_batch)]
     pub max_batch: usize,

@@ -191,6 +191,7 @@ fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
             max_objects: args.max_objects,
         },
         writable: args.writable,
+        refresh: Duration::from_millis(args.refresh_ms),
     };
     genie::cli::serve::serve(registry, &args.indexes, &devices, policy, &config, quiet)
 }
