@@ -159,6 +159,8 @@ impl Slot {
 struct State {
     slots: Vec<Slot>,
     pending: Vec<Option<(u64, Vec<Keyword>)>>,
+    /// Objects of `pending` that are live.
+    pending_live: usize,
     ids: HashMap<u64, Loc>,
     /// The sequence number of the next log record to apply.
     next_apply: u64,
@@ -180,6 +182,8 @@ pub struct LiveIndex {
     wal: RwLock<Arc<Wal>>,
     state: Mutex<State>,
     applied: Condvar,
+    /// Held while pending objects are built into a segment outside the state's lock.
+    refreshing: Mutex<()>,
     /// The manifest on disk; held by a flush or a merge, one at a time.
     maintenance: Mutex<Manifest>,
     wake: Arc<Wake>,
@@ -354,6 +358,7 @@ impl LiveIndex {
         let mut state = State {
             slots,
             pending: Vec::new(),
+            pending_live: 0,
             ids,
             next_apply: 0,
             next_segment: manifest.next_segment,
@@ -391,6 +396,7 @@ impl LiveIndex {
             wal: RwLock::new(Arc::new(wal)),
             state: Mutex::new(state),
             applied: Condvar::new(),
+            refreshing: Mutex::new(()),
             maintenance: Mutex::new(manifest),
             wake: Arc::default(),
             written: AtomicU64::new(0),
@@ -512,14 +518,46 @@ impl LiveIndex {
     /// The view searches see: every acknowledged write included (pending objects become a
     /// segment first).
     pub fn snapshot(&self) -> Result<Arc<Snapshot>, DataError> {
-        let mut st = self.lock();
-        let due = self.config.refresh.is_zero()
-            || st
-                .published_at
-                .is_none_or(|t| t.elapsed() >= self.config.refresh);
-        if due && (st.stale || !st.pending.is_empty()) {
-            st.publish(&self.metadata)?;
+        let fresh = self.config.refresh.is_zero();
+        {
+            let st = self.lock();
+            let due = fresh
+                || st
+                    .published_at
+                    .is_none_or(|t| t.elapsed() >= self.config.refresh);
+            if !due || (!st.stale && st.pending.is_empty()) {
+                return Ok(Arc::clone(&st.snapshot));
+            }
         }
+        // one refresh at a time; with a staleness allowed, a search does not wait for one
+        let _refreshing = match self.refreshing.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::WouldBlock) if !fresh => {
+                return Ok(Arc::clone(&self.lock().snapshot));
+            }
+            Err(_) => self.refreshing.lock().unwrap_or_else(|e| e.into_inner()),
+        };
+        // the pending objects are built into a segment outside the lock: writers and searches
+        // go on meanwhile
+        let (taken, number) = {
+            let mut st = self.lock();
+            let taken: Vec<(u64, Vec<Keyword>)> = st.pending.iter().flatten().cloned().collect();
+            let number = st.next_segment;
+            if !taken.is_empty() {
+                st.next_segment += 1;
+            }
+            (taken, (st.pending.len(), number))
+        };
+        let built = if taken.is_empty() {
+            None
+        } else {
+            Some(Arc::new(Segment::build(number.1, taken, &self.metadata)?))
+        };
+        let mut st = self.lock();
+        if let Some(segment) = built {
+            st.adopt(segment, number.0)?;
+        }
+        st.publish(&self.metadata)?;
         Ok(Arc::clone(&st.snapshot))
     }
 
@@ -547,8 +585,7 @@ impl LiveIndex {
     /// The live objects now.
     pub fn live_objects(&self) -> u64 {
         let st = self.lock();
-        st.slots.iter().map(|s| u64::from(s.live())).sum::<u64>()
-            + st.pending.iter().flatten().count() as u64
+        st.slots.iter().map(|s| u64::from(s.live())).sum::<u64>() + st.pending_live as u64
     }
 
     /// The counters.
@@ -560,7 +597,7 @@ impl LiveIndex {
             deleted: self.deleted.load(Ordering::Relaxed),
             segments: st.slots.len() as u64 + u64::from(!st.pending.is_empty()),
             live_objects: st.slots.iter().map(|s| u64::from(s.live())).sum::<u64>()
-                + st.pending.iter().flatten().count() as u64,
+                + st.pending_live as u64,
             flushes: self.flushes.load(Ordering::Relaxed),
             merges: self.merges.load(Ordering::Relaxed),
             log_syncs: self.syncs_before.load(Ordering::Relaxed) + wal.syncs(),
@@ -575,6 +612,7 @@ impl LiveIndex {
     /// reopening replays nothing written before it.
     pub fn flush(&self) -> Result<(), DataError> {
         let mut manifest = self.maintenance.lock().unwrap_or_else(|e| e.into_inner());
+        let refreshing = self.refreshing.lock().unwrap_or_else(|e| e.into_inner());
         let (taken, wal_gen, next_segment) = {
             let mut wal = self.wal.write().unwrap_or_else(|e| e.into_inner());
             let mut st = self.lock();
@@ -603,6 +641,7 @@ impl LiveIndex {
                 .collect();
             (taken, gen, st.next_segment)
         };
+        drop(refreshing);
         let mut entries = Vec::with_capacity(taken.len());
         for (segment, deleted, empty) in taken {
             if empty {
@@ -671,6 +710,7 @@ impl LiveIndex {
     ) -> Result<bool, DataError> {
         let mut manifest = self.maintenance.lock().unwrap_or_else(|e| e.into_inner());
         let (chosen, number) = {
+            let _refreshing = self.refreshing.lock().unwrap_or_else(|e| e.into_inner());
             let mut st = self.lock();
             st.publish(&self.metadata)?;
             let sizes: Vec<policy::SegmentSize> = st
@@ -830,6 +870,12 @@ impl Wake {
 /// The background thread of a live index: maintains it every second or when woken, until the
 /// index is dropped.
 fn spawn_maintenance(live: Weak<LiveIndex>, wake: Arc<Wake>) {
+    // flushes and merges build on a quarter of the cores, so that searches keep the rest
+    let threads = std::thread::available_parallelism().map_or(1, |n| (n.get() / 4).max(1));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("genie-live-{i}"))
+        .build();
     let spawned = std::thread::Builder::new()
         .name("genie-live".into())
         .spawn(move || loop {
@@ -838,7 +884,12 @@ fn spawn_maintenance(live: Weak<LiveIndex>, wake: Arc<Wake>) {
             }
             {
                 let Some(index) = live.upgrade() else { return };
-                if let Err(e) = index.maintain() {
+                let work = || index.maintain();
+                let done = match &pool {
+                    Ok(pool) => pool.install(work),
+                    Err(_) => work(),
+                };
+                if let Err(e) = done {
                     log::warn!("live index {}: {e}", index.dir.display());
                 }
             }
@@ -897,6 +948,7 @@ impl State {
         self.remove(id);
         let at = self.pending.len() as u32;
         self.pending.push(Some((id, keywords)));
+        self.pending_live += 1;
         self.ids.insert(id, Loc::Pending(at));
         self.unflushed += 1;
     }
@@ -906,6 +958,7 @@ impl State {
             None => false,
             Some(Loc::Pending(at)) => {
                 self.pending[at as usize] = None;
+                self.pending_live -= 1;
                 true
             }
             Some(Loc::Seg(n, local)) => {
@@ -919,9 +972,39 @@ impl State {
         }
     }
 
+    /// Puts in place `segment`, built from the first `frozen` pending objects: those deleted or
+    /// replaced meanwhile are dead in it, and the pending objects after them move up.
+    fn adopt(&mut self, segment: Arc<Segment>, frozen: usize) -> Result<(), DataError> {
+        let number = segment.number;
+        let mut slot = Slot::new(Arc::clone(&segment))?;
+        for local in 0..segment.len() {
+            let id = segment.id(local);
+            let alive =
+                matches!(self.ids.get(&id), Some(Loc::Pending(at)) if (*at as usize) < frozen);
+            if alive {
+                self.ids.insert(id, Loc::Seg(number, local));
+            } else {
+                slot.kill(local);
+            }
+        }
+        let gone = self.pending.drain(..frozen).flatten().count();
+        // the frozen objects still live were adopted; those left pending are renumbered
+        self.pending_live -= gone;
+        for (at, o) in self.pending.iter().enumerate() {
+            if let Some((id, _)) = o {
+                self.ids.insert(*id, Loc::Pending(at as u32));
+            }
+        }
+        slot.changed = true;
+        self.slots.push(slot);
+        self.stale = true;
+        Ok(())
+    }
+
     /// Makes the pending objects a segment and publishes a new snapshot.
     fn publish(&mut self, metadata: &str) -> Result<(), DataError> {
         if !self.pending.is_empty() {
+            self.pending_live = 0;
             let objects: Vec<(u64, Vec<Keyword>)> = std::mem::take(&mut self.pending)
                 .into_iter()
                 .flatten()

@@ -26,6 +26,9 @@ pub struct LiveCountIndex {
     method: Method,
     /// The segments resident on the device, by number.
     resident: Mutex<HashMap<u64, Arc<Searcher>>>,
+    /// Host milliseconds since the last [`KindIndex::take_search_stages`]: snapshot, masks,
+    /// segment searches, merge.
+    stages: Mutex<[f64; 4]>,
 }
 
 /// The live index placed on the devices of `spec`: one replica per device, sharing its state.
@@ -51,6 +54,7 @@ pub fn place_live_on(
                 backend,
                 method,
                 resident: Mutex::new(HashMap::new()),
+                stages: Mutex::new([0.0; 4]),
             }) as Arc<dyn KindIndex>
         })
         .collect()
@@ -106,17 +110,22 @@ impl KindIndex for LiveCountIndex {
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        let t = std::time::Instant::now();
         let snapshot = self.live.snapshot()?;
         let searchers = self.searchers(&snapshot)?;
-        by_filter(batch, |part, filter| {
+        let mut times = [t.elapsed().as_secs_f64() * 1e3, 0.0, 0.0, 0.0];
+        let answers = by_filter(batch, |part, filter| {
             let queries = core_queries(part)?;
             // per segment, per request: hits in (count desc, id asc), ids the user's
             let mut per_segment: Vec<Vec<Answer>> = Vec::with_capacity(searchers.len());
             for (view, searcher) in snapshot.segments.iter().zip(&searchers) {
+                let t = std::time::Instant::now();
                 let mask = match filter {
                     None => view.live.clone(),
                     Some(f) => f.mask(view.segment.id_space(), Some(&view.live))?,
                 };
+                times[1] += t.elapsed().as_secs_f64() * 1e3;
+                let t = std::time::Instant::now();
                 if mask.count() == 0 {
                     continue;
                 }
@@ -130,15 +139,33 @@ impl KindIndex for LiveCountIndex {
                     });
                 }
                 per_segment.push(answers);
+                times[2] += t.elapsed().as_secs_f64() * 1e3;
             }
-            Ok((0..part.len())
+            let t = std::time::Instant::now();
+            let merged = (0..part.len())
                 .into_par_iter()
                 .map(|i| Answer {
                     hits: merge_hits(per_segment.iter().map(|a| &a[i].hits[..]), part[i].k),
                     ..Answer::default()
                 })
-                .collect())
-        })
+                .collect();
+            times[3] += t.elapsed().as_secs_f64() * 1e3;
+            Ok(merged)
+        });
+        let mut stages = self.stages.lock().unwrap_or_else(|e| e.into_inner());
+        for (sum, t) in stages.iter_mut().zip(times) {
+            *sum += t;
+        }
+        answers
+    }
+
+    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
+        let mut stages = self.stages.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = std::mem::take(&mut *stages);
+        ["snapshot", "masks", "segments", "merge"]
+            .into_iter()
+            .zip(taken)
+            .collect()
     }
 
     fn take_stage_times(&self) -> Option<StageTimes> {

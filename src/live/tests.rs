@@ -268,3 +268,79 @@ fn bad_objects_are_refused_naming_the_object() {
     drop(live);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn writers_and_searches_at_once_leave_the_objects_written() {
+    let dir = temp_dir("threads");
+    let cfg = LiveConfig {
+        merge_factor: 3,
+        refresh: Duration::ZERO,
+        ..LiveConfig::default()
+    };
+    let live = LiveIndex::create(&dir, "keywords", cfg).expect("created");
+    let placed = replica(&live);
+    let stop = AtomicBool::new(false);
+    let models: Vec<Model> = std::thread::scope(|s| {
+        let readers: Vec<_> = (0..2)
+            .map(|r| {
+                let (placed, stop) = (&placed, &stop);
+                s.spawn(move || {
+                    let q = Query::from_keywords(&[r, 3, 7]);
+                    let mut searches = 0;
+                    while !stop.load(Ordering::Relaxed) || searches == 0 {
+                        let request = Request {
+                            query: &q,
+                            k: 5,
+                            min_count: None,
+                            filter: None,
+                        };
+                        let hits = &placed.search(&[request]).expect("searched")[0].hits;
+                        assert!(hits.windows(2).all(|w| w[0].count >= w[1].count));
+                        searches += 1;
+                    }
+                })
+            })
+            .collect();
+        let writers: Vec<_> = (0..3u64)
+            .map(|t| {
+                let live = &live;
+                s.spawn(move || {
+                    let mut model = Model::new();
+                    for step in 0..300u64 {
+                        let id = (t << 32) | (step * 7 % 41);
+                        if step % 4 == 3 {
+                            live.delete(&[id]).expect("deleted");
+                            model.remove(&id);
+                        } else {
+                            let kw = vec![(step % 11) as u32, (t as u32) + 20];
+                            live.add_keywords(&[id], vec![kw.clone()]).expect("added");
+                            model.insert(id, kw);
+                        }
+                        if step % 50 == 0 {
+                            while live.merge_once().expect("merged") {}
+                        }
+                    }
+                    model
+                })
+            })
+            .collect();
+        let models = writers.into_iter().map(|w| w.join().expect("writer")).collect();
+        stop.store(true, Ordering::Relaxed);
+        for r in readers {
+            r.join().expect("reader");
+        }
+        models
+    });
+    let mut want = Model::new();
+    for m in models {
+        want.extend(m.into_iter().map(|(id, kw)| (id, super::codec::normalize(kw))));
+    }
+    assert_eq!(live.objects().expect("objects"), want);
+    live.flush().expect("flushed");
+    drop(placed);
+    drop(live);
+    let again = LiveIndex::open(&dir, config()).expect("reopened");
+    assert_eq!(again.objects().expect("objects"), want);
+    drop(again);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -252,6 +252,7 @@ fn timed(
 ) -> Result<(f64, Vec<Answer>)> {
     let answers = index.search(batch)?;
     let _ = index.take_stage_times();
+    let _ = index.take_search_stages();
     let mut secs = Vec::new();
     for _ in 0..runs.max(1) {
         let t = Instant::now();
@@ -259,6 +260,14 @@ fn timed(
         secs.push(t.elapsed().as_secs_f64());
     }
     secs.sort_by(f64::total_cmp);
+    let host: Vec<String> = index
+        .take_search_stages()
+        .iter()
+        .map(|(name, ms)| format!("{name} {:.1} ms", ms / runs.max(1) as f64))
+        .collect();
+    if !host.is_empty() {
+        println!("  {what}: host per search: {}", host.join(", "));
+    }
     if let Some(t) = index.take_stage_times() {
         let r = runs.max(1) as f64;
         println!(
