@@ -36,6 +36,38 @@ impl IdSpace<'_> {
         self.len() == 0
     }
 
+    /// The objects of the ids `sorted` (ascending) that it holds, ascending: for listed ids, a
+    /// merge of the two sorted lists in parallel chunks, each searching only the window of ids
+    /// its first and last id bound (a binary search per id would miss the cache at every step).
+    pub fn positions(&self, sorted: &[u64]) -> Vec<u32> {
+        use rayon::prelude::*;
+        match self {
+            Self::Rows(_) => sorted.iter().filter_map(|&id| self.position(id)).collect(),
+            Self::Sorted(ids) => sorted
+                .par_chunks(4096)
+                .flat_map_iter(|chunk| {
+                    let (Some(&first), Some(&last)) = (chunk.first(), chunk.last()) else {
+                        return Vec::new().into_iter();
+                    };
+                    let lo = ids.partition_point(|&x| x < first);
+                    let hi = ids.partition_point(|&x| x <= last);
+                    let window = &ids[lo..hi];
+                    let mut out = Vec::with_capacity(chunk.len().min(window.len()));
+                    let mut j = 0;
+                    for &id in chunk {
+                        while j < window.len() && window[j] < id {
+                            j += 1;
+                        }
+                        if j < window.len() && window[j] == id {
+                            out.push((lo + j) as u32);
+                        }
+                    }
+                    out.into_iter()
+                })
+                .collect(),
+        }
+    }
+
     /// The object whose id is `id`, if any.
     pub fn position(&self, id: u64) -> Option<u32> {
         match self {
@@ -111,9 +143,7 @@ impl Filter {
     ) -> Result<ObjectMask, DataError> {
         let n = space.len();
         let allowed = match &self.allow {
-            Some(ids) => {
-                ObjectMask::from_allowed(n, ids.iter().filter_map(|&id| space.position(id)))?
-            }
+            Some(ids) => ObjectMask::from_allowed(n, space.positions(ids))?,
             None => match base {
                 Some(b) => b.clone(),
                 None => ObjectMask::all(n),
@@ -126,8 +156,7 @@ impl Filter {
         if self.deny.is_empty() {
             return Ok(allowed);
         }
-        let denied =
-            ObjectMask::from_allowed(n, self.deny.iter().filter_map(|&id| space.position(id)))?;
+        let denied = ObjectMask::from_allowed(n, space.positions(&self.deny))?;
         Ok(allowed.and_not(&denied)?)
     }
 
@@ -194,6 +223,12 @@ mod tests {
         let rows = Filter::allow(vec![0, 5, 1 << 40])
             .mask(IdSpace::Rows(6), None)
             .expect("rows");
+        // positions in listed ids, across chunks
+        let many: Vec<u64> = (0..20_000u64).map(|i| i * 3).collect();
+        let wanted: Vec<u64> = (0..30_000u64).map(|i| i * 2).collect();
+        let got = IdSpace::Sorted(&many).positions(&wanted);
+        let expected: Vec<u32> = (0..20_000u32).filter(|i| i % 2 == 0).collect();
+        assert_eq!(got, expected);
         assert_eq!(rows.count(), 2);
         assert!(f.passes(3) && !f.passes(40) && !f.passes(10));
     }

@@ -207,6 +207,9 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> DataError + '_ {
     }
 }
 
+/// Pending objects past which the background thread makes them a segment.
+const MAX_PENDING: usize = 1 << 16;
+
 /// The kinds whose objects a live index takes today.
 pub const LIVE_KINDS: &[&str] = &["keywords"];
 
@@ -518,7 +521,12 @@ impl LiveIndex {
     /// The view searches see: every acknowledged write included (pending objects become a
     /// segment first).
     pub fn snapshot(&self) -> Result<Arc<Snapshot>, DataError> {
-        let fresh = self.config.refresh.is_zero();
+        self.refresh(self.config.refresh.is_zero())
+    }
+
+    /// Publishes a new snapshot when one is due (`fresh`: whenever anything changed), the
+    /// pending objects built into a segment outside the state's lock.
+    fn refresh(&self, fresh: bool) -> Result<Arc<Snapshot>, DataError> {
         {
             let st = self.lock();
             let due = fresh
@@ -612,6 +620,9 @@ impl LiveIndex {
     /// reopening replays nothing written before it.
     pub fn flush(&self) -> Result<(), DataError> {
         let mut manifest = self.maintenance.lock().unwrap_or_else(|e| e.into_inner());
+        // the pending objects become a segment first, writers going on; the rotation below
+        // then builds only what came meanwhile
+        self.refresh(true)?;
         let refreshing = self.refreshing.lock().unwrap_or_else(|e| e.into_inner());
         let (taken, wal_gen, next_segment) = {
             let mut wal = self.wal.write().unwrap_or_else(|e| e.into_inner());
@@ -811,6 +822,11 @@ impl LiveIndex {
     /// Flushes when due (size or age) and merges while the policy asks; what the background
     /// thread runs.
     pub fn maintain(&self) -> Result<(), DataError> {
+        // many pending objects (writes and no searches) become a segment without waiting for
+        // a search
+        if self.lock().pending_live >= MAX_PENDING {
+            self.refresh(true)?;
+        }
         let due = {
             let st = self.lock();
             st.unflushed >= self.config.flush_objects

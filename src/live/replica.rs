@@ -117,30 +117,39 @@ impl KindIndex for LiveCountIndex {
         let answers = by_filter(batch, |part, filter| {
             let queries = core_queries(part)?;
             // per segment, per request: hits in (count desc, id asc), ids the user's
-            let mut per_segment: Vec<Vec<Answer>> = Vec::with_capacity(searchers.len());
-            for (view, searcher) in snapshot.segments.iter().zip(&searchers) {
-                let t = std::time::Instant::now();
-                let mask = match filter {
-                    None => view.live.clone(),
-                    Some(f) => f.mask(view.segment.id_space(), Some(&view.live))?,
-                };
-                times[1] += t.elapsed().as_secs_f64() * 1e3;
-                let t = std::time::Instant::now();
-                if mask.count() == 0 {
-                    continue;
-                }
-                let mask = (!mask.is_all()).then_some(mask);
-                let mut answers = search_counts(searcher, &queries, part, self.method, mask)?;
-                if let SegmentIds::Listed(ids) = &view.segment.ids {
-                    answers.par_iter_mut().for_each(|a| {
-                        for h in &mut a.hits {
-                            h.id = ids[h.id as usize];
-                        }
-                    });
-                }
-                per_segment.push(answers);
-                times[2] += t.elapsed().as_secs_f64() * 1e3;
-            }
+            // the masks, then every segment searched at once: each resident segment has its own
+            // stream on a GPU, so one's host work overlaps another's kernels
+            let t = std::time::Instant::now();
+            let masks = snapshot
+                .segments
+                .iter()
+                .map(|view| match filter {
+                    None => Ok(view.live.clone()),
+                    Some(f) => f.mask(view.segment.id_space(), Some(&view.live)),
+                })
+                .collect::<Result<Vec<_>, DataError>>()?;
+            times[1] += t.elapsed().as_secs_f64() * 1e3;
+            let t = std::time::Instant::now();
+            let per_segment: Vec<Vec<Answer>> = snapshot
+                .segments
+                .par_iter()
+                .zip(&searchers)
+                .zip(masks)
+                .filter(|(_, mask)| mask.count() > 0)
+                .map(|((view, searcher), mask)| {
+                    let mask = (!mask.is_all()).then_some(mask);
+                    let mut answers = search_counts(searcher, &queries, part, self.method, mask)?;
+                    if let SegmentIds::Listed(ids) = &view.segment.ids {
+                        answers.par_iter_mut().for_each(|a| {
+                            for h in &mut a.hits {
+                                h.id = ids[h.id as usize];
+                            }
+                        });
+                    }
+                    Ok(answers)
+                })
+                .collect::<Result<_, DataError>>()?;
+            times[2] += t.elapsed().as_secs_f64() * 1e3;
             let t = std::time::Instant::now();
             let merged = (0..part.len())
                 .into_par_iter()

@@ -324,7 +324,10 @@ fn writers_and_searches_at_once_leave_the_objects_written() {
                 })
             })
             .collect();
-        let models = writers.into_iter().map(|w| w.join().expect("writer")).collect();
+        let models = writers
+            .into_iter()
+            .map(|w| w.join().expect("writer"))
+            .collect();
         stop.store(true, Ordering::Relaxed);
         for r in readers {
             r.join().expect("reader");
@@ -333,7 +336,10 @@ fn writers_and_searches_at_once_leave_the_objects_written() {
     });
     let mut want = Model::new();
     for m in models {
-        want.extend(m.into_iter().map(|(id, kw)| (id, super::codec::normalize(kw))));
+        want.extend(
+            m.into_iter()
+                .map(|(id, kw)| (id, super::codec::normalize(kw))),
+        );
     }
     assert_eq!(live.objects().expect("objects"), want);
     live.flush().expect("flushed");

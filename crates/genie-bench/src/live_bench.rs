@@ -683,6 +683,7 @@ fn http(
         (written, errors, r, t.elapsed().as_secs_f64())
     });
     let w_rate = w_written as f64 / w_secs;
+    let segments_then = live.stats().segments;
     println!(
         "reads under writes: {m_qps:.0} q/s, p50 {m_p50:.1} ms, p99 {m_p99:.1} ms ({:.2}x), {m_err} errors; writes {w_rate:.0} objects/s, {w_err} errors",
         m_p99 / r_p99
@@ -698,7 +699,7 @@ fn http(
         m_p99,
         "ms",
         format!(
-            "{:.2}x read-only p99; {m_qps:.0} q/s, {m_err} errors; writes {w_rate:.0} objects/s, {w_err} errors",
+            "{:.2}x read-only p99; {m_qps:.0} q/s, {m_err} errors; writes {w_rate:.0} objects/s, {w_err} errors; {segments_then} segments at the end",
             m_p99 / r_p99
         ),
     ));
