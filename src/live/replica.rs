@@ -130,25 +130,42 @@ impl KindIndex for LiveCountIndex {
                 .collect::<Result<Vec<_>, DataError>>()?;
             times[1] += t.elapsed().as_secs_f64() * 1e3;
             let t = std::time::Instant::now();
-            let per_segment: Vec<Vec<Answer>> = snapshot
-                .segments
-                .par_iter()
-                .zip(&searchers)
-                .zip(masks)
-                .filter(|(_, mask)| mask.count() > 0)
-                .map(|((view, searcher), mask)| {
-                    let mask = (!mask.is_all()).then_some(mask);
-                    let mut answers = search_counts(searcher, &queries, part, self.method, mask)?;
-                    if let SegmentIds::Listed(ids) = &view.segment.ids {
-                        answers.par_iter_mut().for_each(|a| {
-                            for h in &mut a.hits {
-                                h.id = ids[h.id as usize];
+            // a thread per segment, not rayon's workers: a segment's search holds its resident
+            // index's lock while its own parallel work runs, which a worker must not (it could
+            // take up another search of the same segment, waiting on that lock)
+            let per_segment: Vec<Vec<Answer>> = std::thread::scope(|s| {
+                let running: Vec<_> = snapshot
+                    .segments
+                    .iter()
+                    .zip(&searchers)
+                    .zip(masks)
+                    .filter(|(_, mask)| mask.count() > 0)
+                    .map(|((view, searcher), mask)| {
+                        let queries = &queries;
+                        s.spawn(move || -> Result<Vec<Answer>, DataError> {
+                            let mask = (!mask.is_all()).then_some(mask);
+                            let mut answers =
+                                search_counts(searcher, queries, part, self.method, mask)?;
+                            if let SegmentIds::Listed(ids) = &view.segment.ids {
+                                answers.par_iter_mut().for_each(|a| {
+                                    for h in &mut a.hits {
+                                        h.id = ids[h.id as usize];
+                                    }
+                                });
                             }
-                        });
-                    }
-                    Ok(answers)
-                })
-                .collect::<Result<_, DataError>>()?;
+                            Ok(answers)
+                        })
+                    })
+                    .collect();
+                running
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(DataError::Unsupported("a segment's search panicked".into()))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, DataError>>()
+            })?;
             times[2] += t.elapsed().as_secs_f64() * 1e3;
             let t = std::time::Instant::now();
             let merged = (0..part.len())
