@@ -120,8 +120,14 @@ pub(super) async fn add(
 ) -> Result<Response, ApiError> {
     let live = live_of(&state, &name)?;
     let bytes = body_bytes(body, &state.limits).await?;
-    let (ids, objects) = decode_objects(&bytes, &state.limits).map_err(bad)?;
-    let written = blocking(move || live.add(&ids, &objects)).await?;
+    // decoded off the async threads too: a body of thousands of objects is megabytes of JSON
+    let limits = state.limits.clone();
+    let written = blocking(move || {
+        let (ids, objects) =
+            decode_objects(&bytes, &limits).map_err(crate::data_error::DataError::BadQuery)?;
+        live.add(&ids, &objects)
+    })
+    .await?;
     Ok(axum::Json(json!({ "written": written })).into_response())
 }
 
