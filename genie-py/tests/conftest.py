@@ -10,8 +10,12 @@ on, and small data.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -103,3 +107,36 @@ def write_lines(path: Path, rows) -> Path:
             f.write(r if isinstance(r, str) else " ".join(str(int(x)) for x in r))
             f.write("\n")
     return path
+
+
+@contextlib.contextmanager
+def serving(cli: Cli, *args: object):
+    """`genie serve ARGS` on 127.0.0.1, port 0, until the block ends: yields its URL (fails when
+    it does not listen within two minutes; stopped with SIGTERM, killed after 30 s more)."""
+    proc = subprocess.Popen(
+        [str(cli.path), "serve", *map(str, args), "--listen", "127.0.0.1:0"],
+        stderr=subprocess.PIPE, text=True,
+    )
+    found = {}
+
+    def read():
+        for line in proc.stderr:
+            m = re.search(r"listening on (http://\S+)", line)
+            if m and "url" not in found:
+                found["url"] = m.group(1)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+    while "url" not in found and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert "url" in found, "genie serve did not start listening"
+        yield found["url"]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
