@@ -2,14 +2,15 @@
 //! from a file or built in memory, placed on a device the first time a search asks for it (one
 //! placement per device, kept), searched with the GIL released, by as many Python threads at
 //! once as like. A placement is served by a [`Service`], as `genie serve` and `genie search`
-//! serve theirs: a search hands its chunks to it whole ([`Service::run_whole`]), and the
-//! searches of several Python threads share its runners.
+//! serve theirs: a search hands its chunks to it whole ([`Service::run_whole`]), each request
+//! carrying the search's filter ([`Request::filter`]), and the searches of several Python
+//! threads share its runners.
 
 use crate::arrays::{answer_arrays, answer_lines, rows, Ints};
 use crate::errors::{to_py, value_error};
 use genie::core::{DeviceChoice, Item, Query};
 use genie::data_error::DataError;
-use genie::kind::{Answer, KindIndex, Options, Prepared, Registry, Request};
+use genie::kind::{Answer, Filter, KindIndex, Options, Prepared, Registry, Request};
 use genie::open::{self, Loaded, OpenSpec};
 use genie::service::{BatchPolicy, SearchError, Service};
 use numpy::{IntoPyArray, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -105,11 +106,12 @@ impl Handle {
     }
 
     /// Parses queries `0..n` with `parse` and hands them to the service `CHUNK` at a time, as
-    /// requests for `k` hits, each chunk searched whole by `search` on a replica while the next
-    /// is parsed; the chunks' results in order, with parse and search timed for
-    /// `last_timings`. A chunk's output buffers are made by `buffers` (given its number of
-    /// queries) here, on the caller's thread, whose allocator keeps the pages of the last
-    /// search's buffers for the next: made on a runner they would be fresh pages each time.
+    /// requests for `k` hits of the objects `filter` lets through (applied by the search before
+    /// its top-k), each chunk searched whole by `search` on a replica while the next is parsed;
+    /// the chunks' results in order, with parse and search timed for `last_timings`. A chunk's
+    /// output buffers are made by `buffers` (given its number of queries) here, on the caller's
+    /// thread, whose allocator keeps the pages of the last search's buffers for the next: made on
+    /// a runner they would be fresh pages each time.
     #[allow(clippy::too_many_arguments)]
     fn in_chunks<F, B, T, S>(
         &self,
@@ -118,6 +120,7 @@ impl Handle {
         parse: &F,
         k: u32,
         min_count: Option<u32>,
+        filter: Option<&Arc<Filter>>,
         buffers: impl Fn(usize) -> B,
         search: S,
     ) -> Result<Vec<T>, DataError>
@@ -146,6 +149,7 @@ impl Handle {
             parse_ms += ms(t.elapsed());
             let search = Arc::clone(&search);
             let out = buffers(end - start);
+            let filter = filter.cloned();
             let work = move |replica: &dyn KindIndex| {
                 let batch: Vec<Request<'_>> = queries
                     .iter()
@@ -153,7 +157,7 @@ impl Handle {
                         query: q.as_ref(),
                         k,
                         min_count,
-                        filter: None,
+                        filter: filter.as_deref(),
                     })
                     .collect();
                 search(replica, &batch, out)
@@ -172,6 +176,7 @@ impl Handle {
 
     /// Parses the queries with `parse` and searches them on `device`, `CHUNK` at a time, the
     /// GIL released throughout.
+    #[allow(clippy::too_many_arguments)]
     fn answers<F>(
         &self,
         py: Python<'_>,
@@ -179,6 +184,7 @@ impl Handle {
         parse: F,
         k: u32,
         min_count: Option<u32>,
+        filter: Option<&Arc<Filter>>,
         device: Option<&str>,
     ) -> PyResult<Vec<Answer>>
     where
@@ -187,15 +193,17 @@ impl Handle {
         py.detach(|| {
             let service = self.placed(device)?;
             let search = |replica: &dyn KindIndex, batch: &[Request<'_>], ()| replica.search(batch);
-            let chunks = self.in_chunks(&service, n, &parse, k, min_count, |_| (), search)?;
+            let chunks =
+                self.in_chunks(&service, n, &parse, k, min_count, filter, |_| (), search)?;
             Ok(chunks.into_iter().flatten().collect())
         })
         .map_err(to_py)
     }
 
     /// The answers of `n` queries parsed by `parse`: arrays, or the JSON lines of `genie search`;
-    /// arrays of count hits are written by the search itself (no answer objects between). Arrays
-    /// have `min(k, number of objects)` columns.
+    /// arrays of count hits are written by the search itself (no answer objects between) unless
+    /// a filter is given (the columns path takes none). Arrays have `min(k, number of objects)`
+    /// columns.
     #[allow(clippy::too_many_arguments)]
     fn search_out<'py, F>(
         &self,
@@ -204,6 +212,7 @@ impl Handle {
         parse: F,
         k: u64,
         min_count: Option<u32>,
+        filter: Option<Arc<Filter>>,
         device: Option<&str>,
         json: bool,
     ) -> PyResult<Bound<'py, PyAny>>
@@ -222,7 +231,7 @@ impl Handle {
             .num_objects()
             .min(k)
             .min(u64::from(u32::MAX)) as u32;
-        if !json && min_count.is_none() {
+        if !json && min_count.is_none() && filter.is_none() {
             if let Some((counts, ids)) = self.columns(py, n, &parse, k as usize, device)? {
                 let t = Instant::now();
                 let k = k as usize;
@@ -238,7 +247,7 @@ impl Handle {
                 return Ok(out);
             }
         }
-        let answers = self.answers(py, n, parse, k, min_count, device)?;
+        let answers = self.answers(py, n, parse, k, min_count, filter.as_ref(), device)?;
         self.output(py, &answers, k, json)
     }
 
@@ -270,7 +279,8 @@ impl Handle {
                 let done = replica.search_columns(batch, k, &mut counts, &mut ids)?;
                 Ok(done.then_some((counts, ids)))
             };
-            let chunks = self.in_chunks(&service, n, parse, k as u32, None, buffers, search)?;
+            let chunks =
+                self.in_chunks(&service, n, parse, k as u32, None, None, buffers, search)?;
             // one chunk's columns are the whole answer; more are joined in order
             let mut joined: Option<(Vec<u32>, Vec<i64>)> = None;
             for chunk in chunks {
@@ -300,6 +310,7 @@ impl Handle {
         raw: impl Fn(usize) -> Result<Value, DataError> + Send + Sync,
         k: u64,
         min_count: Option<u32>,
+        filter: Option<Arc<Filter>>,
         device: Option<&str>,
         options: &str,
         json: bool,
@@ -309,7 +320,7 @@ impl Handle {
             let raw = raw(i).map_err(|e| at_query(i, e))?;
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
-        self.search_out(py, n, parse, k, min_count, device, json)
+        self.search_out(py, n, parse, k, min_count, filter, device, json)
     }
 
     /// The answers as arrays, or as the JSON lines of `genie search`.
@@ -378,6 +389,45 @@ pub fn options_of(json: &str) -> Result<Options, DataError> {
         message: e.to_string(),
     })?;
     Options::from_json(&value)
+}
+
+/// The filter of a search's `filter` (the ids it may return) and `exclude` (the ids it may
+/// not); `None` when neither is given.
+fn filter_of(
+    filter: Option<&Bound<'_, PyAny>>,
+    exclude: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Arc<Filter>>> {
+    let ids = |a: &Bound<'_, PyAny>, what: &str| -> PyResult<Vec<u64>> {
+        Ok(Ints::of(a, what)?.as_u64(what, "id")?.into_owned())
+    };
+    let allow = filter.map(|f| ids(f, "filter")).transpose()?;
+    let deny = exclude.map(|e| ids(e, "exclude")).transpose()?;
+    if allow.is_none() && deny.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(Filter::new(allow, deny.unwrap_or_default()))))
+}
+
+/// Checks that `offsets` are a CSR's offsets into `items` values (named `what` in errors):
+/// ascending from 0 to `items`.
+fn check_offsets(offsets: &[u64], items: usize, what: &str) -> PyResult<()> {
+    if offsets.is_empty() {
+        return Err(value_error(
+            "offsets: expected at least one offset (0), found none",
+        ));
+    }
+    if offsets[0] != 0 || offsets[offsets.len() - 1] != items as u64 {
+        return Err(value_error(format!(
+            "offsets: expected ascending offsets from 0 to the number of {what} ({items})"
+        )));
+    }
+    if let Some(w) = offsets.windows(2).find(|w| w[0] > w[1]) {
+        return Err(value_error(format!(
+            "offsets: not ascending: {} then {}",
+            w[0], w[1]
+        )));
+    }
+    Ok(())
 }
 
 #[pymethods]
@@ -474,9 +524,12 @@ impl Handle {
     }
 
     /// Searches keyword queries given as a CSR of items: query `i` is the items
-    /// `offsets[i]:offsets[i + 1]` of `lo`, `hi` and `weight`.
+    /// `offsets[i]:offsets[i + 1]` of `lo`, `hi` and `weight`. Every search takes `filter` (a
+    /// 1-D integer array: only the objects of these ids) and `exclude` (never these), applied
+    /// before the top-k.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (offsets, lo, hi, weight, k, min_count=None, device=None, json=false))]
+    #[pyo3(signature = (offsets, lo, hi, weight, k, min_count=None, device=None, json=false,
+                        filter=None, exclude=None))]
     fn search_items<'py>(
         &self,
         py: Python<'py>,
@@ -488,7 +541,10 @@ impl Handle {
         min_count: Option<u32>,
         device: Option<&str>,
         json: bool,
+        filter: Option<&Bound<'py, PyAny>>,
+        exclude: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = filter_of(filter, exclude)?;
         let (o, l, h, w) = (
             Ints::of(offsets, "offsets")?,
             Ints::of(lo, "lo")?,
@@ -510,18 +566,8 @@ impl Handle {
             )));
         }
         let n = offsets.len().saturating_sub(1);
-        if offsets.first().is_some_and(|&f| f != 0)
-            || offsets.last().copied().unwrap_or(0) != items as u64
-        {
-            return Err(value_error(format!(
-                "offsets: expected ascending offsets from 0 to the number of items ({items})"
-            )));
-        }
-        if let Some(w) = offsets.windows(2).find(|w| w[0] > w[1]) {
-            return Err(value_error(format!(
-                "offsets: not ascending: {} then {}",
-                w[0], w[1]
-            )));
+        if !offsets.is_empty() || items > 0 {
+            check_offsets(&offsets, items, "items")?;
         }
         let (offsets, lo, hi, weight) = (&offsets[..], &lo[..], &hi[..], &weight[..]);
         let parse = |_: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
@@ -535,14 +581,15 @@ impl Handle {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Box::new(Query { items }))
         };
-        self.search_out(py, n, parse, k, min_count, device, json)
+        self.search_out(py, n, parse, k, min_count, filter, device, json)
     }
 
     /// Searches queries in the kind's raw form, as JSON texts (a keyword line `"7 10-20 3:2"` is
     /// `"\"7 10-20 3:2\""`; a sequence, document or table row is a JSON string), under the
     /// kind's search options (JSON text of an object).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false))]
+    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false,
+                        filter=None, exclude=None))]
     fn search_json<'py>(
         &self,
         py: Python<'py>,
@@ -552,18 +599,22 @@ impl Handle {
         device: Option<&str>,
         options: &str,
         json: bool,
+        filter: Option<&Bound<'py, PyAny>>,
+        exclude: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = filter_of(filter, exclude)?;
         let raw = |i: usize| {
             serde_json::from_str(&queries[i]).map_err(|e| DataError::BadQuery(e.to_string()))
         };
         let n = queries.len();
-        self.search_raw(py, n, raw, k, min_count, device, options, json)
+        self.search_raw(py, n, raw, k, min_count, filter, device, options, json)
     }
 
     /// Searches texts (sequences, documents, table rows or conditions, keyword lines), one query
     /// each, under the kind's search options (JSON text of an object).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false))]
+    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false,
+                        filter=None, exclude=None))]
     fn search_texts<'py>(
         &self,
         py: Python<'py>,
@@ -573,15 +624,19 @@ impl Handle {
         device: Option<&str>,
         options: &str,
         json: bool,
+        filter: Option<&Bound<'py, PyAny>>,
+        exclude: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = filter_of(filter, exclude)?;
         let raw = |i: usize| Ok(Value::String(queries[i].clone()));
         let n = queries.len();
-        self.search_raw(py, n, raw, k, min_count, device, options, json)
+        self.search_raw(py, n, raw, k, min_count, filter, device, options, json)
     }
 
     /// Searches query vectors, the rows of a 2-D float32 array, under the kind's search options.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false))]
+    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false,
+                        filter=None, exclude=None))]
     fn search_vectors<'py>(
         &self,
         py: Python<'py>,
@@ -591,7 +646,10 @@ impl Handle {
         device: Option<&str>,
         options: &str,
         json: bool,
+        filter: Option<&Bound<'py, PyAny>>,
+        exclude: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = filter_of(filter, exclude)?;
         let options = options_of(options).map_err(to_py)?;
         let (n, dim) = (queries.shape()[0], queries.shape()[1]);
         // the rows read in place when the array is in C order, else copied once
@@ -619,7 +677,7 @@ impl Handle {
             );
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
-        self.search_out(py, n, parse, k, min_count, device, json)
+        self.search_out(py, n, parse, k, min_count, filter, device, json)
     }
 
     /// Saves the index to `path` with its side files: the files `genie build` writes (an index

@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Dict, Iterable, Optional
 
 import numpy as np
 import pytest
@@ -140,3 +141,41 @@ def serving(cli: Cli, *args: object):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=30)
+
+
+def brute(
+    objects: Dict[int, Iterable[int]],
+    queries,
+    k: int,
+    allow: Optional[Iterable[int]] = None,
+    deny: Iterable[int] = (),
+):
+    """The ``(counts, ids)`` a keyword search of ``objects`` (id: keywords) should give, by
+    brute force: per query the hits of count > 0 among the objects ``allow`` (``None``: all) and
+    not ``deny`` lets through, by count descending, then id ascending; ``k`` columns, capped at
+    the number of objects, as a search gives them."""
+    allow = None if allow is None else set(allow)
+    deny = set(deny)
+    width = min(k, len(objects))
+    counts = np.zeros((len(queries), width), dtype=np.uint32)
+    ids = np.full((len(queries), width), -1, dtype=np.int64)
+    sets = {i: {int(x) for x in kw} for i, kw in objects.items()}
+    for r, q in enumerate(queries):
+        qs = {int(x) for x in q}
+        hits = [
+            (len(qs & kw), i)
+            for i, kw in sets.items()
+            if (allow is None or i in allow) and i not in deny
+        ]
+        hits = sorted((h for h in hits if h[0] > 0), key=lambda h: (-h[0], h[1]))[:width]
+        for j, (c, i) in enumerate(hits):
+            counts[r, j] = c
+            ids[r, j] = i
+    return counts, ids
+
+
+def same(got, want) -> None:
+    """``got`` (a search's ``(counts, ids)``) is ``want``, dtypes included."""
+    assert got[0].dtype == np.uint32 and got[1].dtype == np.int64
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[0], want[0])

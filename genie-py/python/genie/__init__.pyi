@@ -1,7 +1,7 @@
 """Type stubs of the genie package (the API; docstrings are in the modules)."""
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import AbstractSet, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,9 @@ TableQuery = Union[Mapping[str, Any], str]
 #: the number of objects gives (and costs) what k = the number of objects does. The same holds
 #: for every search's arrays below (Client.search: the objects the server has in the index).
 Counts = Tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]
+#: Object ids: a sequence, set or 1-D NumPy array of non-negative integers (unsigned 64-bit): a
+#: search's filter (only these ids) or exclusion (never these).
+Ids = Union[Sequence[int], AbstractSet[int], npt.NDArray[np.integer]]
 
 def kinds() -> List[str]: ...
 def load(path: PathLike) -> Union["Index", "VectorIndex", "SequenceIndex", "DocumentIndex", "TableIndex"]: ...
@@ -48,6 +51,8 @@ class _Base:
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
         **options: Any,
     ) -> List[str]: ...
 
@@ -62,6 +67,8 @@ class Index(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
     ) -> Counts: ...
 
 class VectorIndex(_Base):
@@ -74,6 +81,8 @@ class VectorIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
         **options: Any,
     ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]: ...
 
@@ -85,6 +94,8 @@ class SequenceIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
         **options: Any,
     ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 
@@ -96,6 +107,8 @@ class DocumentIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
     ) -> Counts: ...
 
 class TableIndex(_Base):
@@ -107,6 +120,8 @@ class TableIndex(_Base):
         device: Optional[str] = None,
         min_count: Optional[int] = None,
         radius: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
     ) -> Counts: ...
 
 class Client:

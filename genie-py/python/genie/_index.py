@@ -96,22 +96,30 @@ class _Base:
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
         **options: Any,
     ) -> List[str]:
         """The JSON lines `genie search` writes for these queries (one per query, without the
         line end): ``{"query":0,"hits":[{"id":12,"count":3}]}``, with ``distance`` for vectors
         and sequences, ``exact`` and ``candidates`` for sequences. At most ``k`` hits a query
         (``k`` a non-negative integer; one beyond the number of objects costs no more than
-        that)."""
-        return self._search(queries, k, device, min_count, options, True)
+        that). ``filter`` and ``exclude`` as :meth:`Index.search` takes them (indexes of
+        keywords, documents and table rows)."""
+        return self._search(queries, k, device, min_count, options, True, filter, exclude)
 
     def _k(self, k: Any) -> int:
         return q.k_of(k, self._handle.num_objects)
 
-    def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+    def _search(
+        self, queries, k, device, min_count, options, as_json, filter=None, exclude=None
+    ) -> Any:
         k = self._k(k)
         texts = self._texts(queries)
-        return self._handle.search_texts(texts, k, min_count, device, _options(options), as_json)
+        return self._handle.search_texts(
+            texts, k, min_count, device, _options(options), as_json,
+            q.ids(filter, "filter"), q.ids(exclude, "exclude"),
+        )
 
     def _texts(self, queries: Any) -> List[str]:
         return q.lines(queries, "query")
@@ -156,6 +164,8 @@ class Index(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The top-``k`` objects of each query, as ``(counts, ids)`` arrays of shape
         ``(nq, k)``: counts uint32, ids int64, ``-1`` (count 0) where a query has fewer hits;
@@ -172,16 +182,28 @@ class Index(_Base):
         ``GENIE_DEVICE`` environment variable, else auto, as the `genie` program); the index is
         placed on a device the first time it is searched there. ``min_count``: only hits of at
         least that count.
-        """
-        return self._search(queries, k, device, min_count, {}, False)[:2]
 
-    def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+        ``filter``: only objects of these ids may be hits; ``exclude``: objects of these ids
+        may not (each a sequence, set or 1-D array of non-negative integers; both may be
+        given). They are applied before the top-``k`` is chosen, so a query still gets ``k``
+        hits whenever ``k`` objects it may return match; ids of no object are ignored.
+        """
+        return self._search(queries, k, device, min_count, {}, False, filter, exclude)[:2]
+
+    def _search(
+        self, queries, k, device, min_count, options, as_json, filter=None, exclude=None
+    ) -> Any:
         k = self._k(k)
         texts = isinstance(queries, (list, tuple)) and len(queries) > 0
         if texts and all(isinstance(x, str) for x in queries):
-            return super()._search(list(queries), k, device, min_count, options, as_json)
+            return super()._search(
+                list(queries), k, device, min_count, options, as_json, filter, exclude
+            )
         offsets, lo, hi, w = q.keyword_items(queries)
-        return self._handle.search_items(offsets, lo, hi, w, k, min_count, device, as_json)
+        return self._handle.search_items(
+            offsets, lo, hi, w, k, min_count, device, as_json,
+            q.ids(filter, "filter"), q.ids(exclude, "exclude"),
+        )
 
 
 class VectorIndex(_Base):
@@ -216,6 +238,8 @@ class VectorIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
         **options: Any,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest vectors found for each row of ``xq``: ``(distances, ids)`` of shape
@@ -223,20 +247,29 @@ class VectorIndex(_Base):
         are fewer hits): the family's own distance (Euclidean for ``e2lsh``, not squared as faiss's
         ``IndexFlatL2`` gives it; L1 for ``l1`` and ``rbh``; the cosine distance for ``srp``).
         Options: ``candidates`` (how many candidates are re-ranked), and for codebook indexes
-        ``probes``, ``entries``, ``levels``."""
-        _, ids, dist, _ = self._search(xq, k, device, min_count, options, False)
+        ``probes``, ``entries``, ``levels``. ``filter`` and ``exclude`` as :meth:`Index.search`
+        takes them, where the library filters vector indexes (so far it refuses them with
+        ValueError)."""
+        _, ids, dist, _ = self._search(
+            xq, k, device, min_count, options, False, filter, exclude
+        )
         if dist is None:
             dist = np.full(ids.shape, np.inf)
         return dist.astype(np.float32), ids
 
-    def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+    def _search(
+        self, queries, k, device, min_count, options, as_json, filter=None, exclude=None
+    ) -> Any:
         k = self._k(k)
         x = q.aligned_rows(queries, np.float32)
         if x.ndim == 1:
             x = x.reshape(1, -1)
         if x.ndim != 2:
             raise ValueError(f"queries: expected a 2-D array, found {x.ndim} dimensions")
-        return self._handle.search_vectors(x, k, min_count, device, _options(options), as_json)
+        return self._handle.search_vectors(
+            x, k, min_count, device, _options(options), as_json,
+            q.ids(filter, "filter"), q.ids(exclude, "exclude"),
+        )
 
 
 class SequenceIndex(_Base):
@@ -261,14 +294,19 @@ class SequenceIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
         **options: Any,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The ``k`` sequences nearest by edit distance to each query string: ``(distances,
         ids)`` of shape ``(nq, min(k, len(index)))``, distances int64 (``-1`` and id ``-1``
         where there are fewer hits). Options: ``candidates``, ``max_candidates``,
         ``exhaustive``. ``search_json`` also says per query whether the answer is proven
-        exact."""
-        _, ids, dist, _ = self._search(queries, k, device, min_count, options, False)
+        exact. ``filter`` and ``exclude`` as :meth:`Index.search` takes them, where the library
+        filters sequence indexes (so far it refuses them with ValueError)."""
+        _, ids, dist, _ = self._search(
+            queries, k, device, min_count, options, False, filter, exclude
+        )
         if dist is None:
             dist = np.full(ids.shape, -1.0)
         out = np.where(ids >= 0, dist, -1)
@@ -293,10 +331,13 @@ class DocumentIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The top-``k`` documents of each query string: ``(counts, ids)`` of shape
-        ``(nq, min(k, len(index)))`` as :meth:`Index.search`."""
-        return self._search(queries, k, device, min_count, {}, False)[:2]
+        ``(nq, min(k, len(index)))`` as :meth:`Index.search`, ``filter`` and ``exclude`` too
+        (ids: the documents' positions)."""
+        return self._search(queries, k, device, min_count, {}, False, filter, exclude)[:2]
 
 
 class TableIndex(_Base):
@@ -317,14 +358,17 @@ class TableIndex(_Base):
         device: Optional[str] = None,
         min_count: Optional[int] = None,
         radius: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The top-``k`` rows of each query: ``(counts, ids)`` of shape
-        ``(nq, min(k, len(index)))`` as :meth:`Index.search`. A query is a dict of conditions,
+        ``(nq, min(k, len(index)))`` as :meth:`Index.search`, ``filter`` and ``exclude`` too
+        (ids: the rows' positions). A query is a dict of conditions,
         ``{"age": (30, 40), "workclass": "Private"}`` (a value, or a ``(lo, hi)`` range with
         ``None`` for an open end), or a string as `genie search` reads it (conditions
         ``age=30..40``, or a CSV row searched ``radius`` intervals around each number)."""
         opts = {"radius": radius}
-        return self._search(queries, k, device, min_count, opts, False)[:2]
+        return self._search(queries, k, device, min_count, opts, False, filter, exclude)[:2]
 
     def _texts(self, queries: Any) -> List[str]:
         if isinstance(queries, (str, dict)):
