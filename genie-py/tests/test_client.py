@@ -58,3 +58,11 @@ def test_client_errors(server):
     with pytest.raises(ValueError, match=r"queries\[0\]"):
         client.search("kw", ["5-4"], 3)
 
+
+def test_client_writes_need_a_writable_server(server):
+    url, _ = server
+    client = genie.Client(url, token=TOKEN)
+    with pytest.raises(PermissionError, match="--writable"):
+        client.add("kw", [1], [[1, 2]])
+    with pytest.raises(PermissionError, match="--writable"):
+        client.delete("kw", [1])

@@ -1,12 +1,13 @@
 """Live indexes from Python: objects added with ids of one's own, replaced and deleted, searched
-with filters and exclusions, the same after reopening; read-only indexes and bad ids refused.
-Expected answers are computed by brute force (conftest.brute)."""
+with filters and exclusions, the same after reopening; read-only indexes and bad ids refused;
+and genie.Client against `genie serve --writable`. Expected answers are computed by brute force
+(conftest.brute)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import brute, same
+from conftest import brute, same, serving
 
 import genie
 
@@ -198,3 +199,40 @@ def test_bad_ids_are_named(tmp_path):
         assert len(index) == 0 and index.live_stats()["written"] == 0
         assert index.add([], []) == 0
 
+
+def test_client_writes_to_a_writable_server(cli, device, built, keyword_data):
+    path, want = built
+    _, queries = keyword_data
+    with serving(cli, "--index", f"kw={path}", "--writable", "--device", device) as url:
+        client = genie.Client(url)
+        same(client.search("kw", queries, 10), brute(want, queries, 10))
+        added = new_objects(30, 5)
+        assert client.add("kw", range(1000, 1030), added, batch=7) == 30
+        want.update(zip(range(1000, 1030), added))
+        assert client.add("kw", [2000], ["3 17 40"]) == 1
+        want[2000] = [3, 17, 40]
+        assert {i["name"]: i["objects"] for i in client.indexes()} == {"kw": 531}
+        grown = client.search("kw", queries, 600)
+        assert grown[1].shape == (len(queries), 531)
+        same(grown, brute(want, queries, 600))
+        with pytest.raises(ValueError, match=r"ids: 2 ids for 1 objects"):
+            client.add("kw", [1, 2], [[1]])
+        with pytest.raises(ValueError, match=r"ids: id 0 is -1"):
+            client.add("kw", [-1], [[1]])
+        with pytest.raises(ValueError, match=r"object"):
+            client.add("kw", [1], ["1 x"])
+        with pytest.raises(LookupError):
+            client.add("nothing", [1], [[1]])
+        assert client.add("kw", [4], [[150, 151]]) == 1
+        want[4] = [150, 151]
+        assert client.delete("kw", [6, 1001, 77777]) == 2
+        del want[6], want[1001]
+        assert client.flush("kw")["flushed"] is True
+        allow = set(range(0, 2001, 3))
+        filtered = client.search("kw", queries, 10, filter=allow, exclude=[3])
+        excluded = client.search_json("kw", [[150, 151]], 3, exclude=[4])
+        after = client.search("kw", queries + [[150, 151]], 10)
+    # (needs the deletes, replaces and filters applied by the backends' object mask)
+    same(after, brute(want, queries + [[150, 151]], 10))
+    same(filtered, brute(want, queries, 10, allow, [3]))
+    assert all(h["id"] != 4 for h in excluded[0]["hits"])

@@ -20,7 +20,7 @@ Other kinds: :class:`VectorIndex` (``search(xq, k) -> (distances, ids)`` as in f
 :class:`SequenceIndex`, :class:`DocumentIndex`, :class:`TableIndex` (a pandas DataFrame or a
 pyarrow Table, queried by dicts of conditions). :func:`load` opens files written by
 `genie build` or :meth:`Index.save`, and live index folders; :class:`Client` searches a
-`genie serve` server.
+`genie serve` server, and writes to its live indexes.
 
 Searches release the GIL, and several threads may search one index at once. They run on the
 GPU when there is one (the CUDA driver and NVRTC are loaded at run time), else on the CPU;

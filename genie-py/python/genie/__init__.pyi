@@ -167,9 +167,26 @@ class Client:
     timeout: float
     def __init__(self, url: str, token: Optional[str] = None, timeout: float = 60.0) -> None: ...
     def indexes(self) -> List[Dict[str, Any]]: ...
+    def add(self, name: str, ids: Ids, objects: KeywordObjects, batch: int = 16384) -> int: ...
+    def delete(self, name: str, ids: Ids) -> int: ...
+    def flush(self, name: str) -> Dict[str, Any]: ...
     def search(
-        self, name: str, queries: Any, k: int = 10, min_count: Optional[int] = None, **options: Any
+        self,
+        name: str,
+        queries: Any,
+        k: int = 10,
+        min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
+        **options: Any,
     ) -> Tuple[np.ndarray, npt.NDArray[np.int64]]: ...
     def search_json(
-        self, name: str, queries: Any, k: int = 10, min_count: Optional[int] = None, **options: Any
+        self,
+        name: str,
+        queries: Any,
+        k: int = 10,
+        min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
+        **options: Any,
     ) -> List[Dict[str, Any]]: ...
