@@ -1,35 +1,57 @@
 //! [`Handle`]: an index of any kind, as the `genie` program opens it ([`genie::open`]): loaded
-//! from a file or built in memory, placed on a device the first time a search asks for it (one
-//! placement per device, kept), searched with the GIL released, by as many Python threads at
-//! once as like. A placement is served by a [`Service`], as `genie serve` and `genie search`
-//! serve theirs: a search hands its chunks to it whole ([`Service::run_whole`]), and the
-//! searches of several Python threads share its runners.
+//! from a file or built in memory, or a live index ([`genie::live`]) that takes writes; placed
+//! on a device the first time a search asks for it (one placement per device, kept), searched
+//! with the GIL released, by as many Python threads at once as like. A placement is served by a
+//! [`Service`], as `genie serve` and `genie search` serve theirs: a search hands its chunks to it
+//! whole ([`Service::run_whole`]), each request carrying the search's filter
+//! ([`Request::filter`]), and the searches of several Python threads share its runners.
 
 use crate::arrays::{answer_arrays, answer_lines, rows, Ints};
 use crate::errors::{to_py, value_error};
 use genie::core::{DeviceChoice, Item, Query};
 use genie::data_error::DataError;
-use genie::kind::{Answer, KindIndex, Options, Prepared, Registry, Request};
+use genie::kind::{Answer, Filter, Kind, KindIndex, Options, Prepared, Registry, Request};
+use genie::live::{place_live, LiveConfig, LiveIndex, Manifest, MANIFEST};
 use genie::open::{self, Loaded, OpenSpec};
 use genie::service::{BatchPolicy, SearchError, Service};
 use numpy::{IntoPyArray, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use rayon::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 /// Queries searched at once: the `genie search --batch-queries` default (each batch is split
 /// further into batches that fit the device).
 const CHUNK: usize = 65_536;
 
+/// What a handle searches.
+enum Source {
+    /// An index file, or an index built in memory.
+    Loaded(Loaded),
+    /// A live index: a folder of segments and a write-ahead log.
+    Live(Arc<LiveIndex>),
+}
+
 /// An index of any kind, placed on devices as searches ask for them.
 #[pyclass(frozen, module = "genie._genie")]
 pub struct Handle {
-    loaded: Loaded,
+    /// The index (`None` once closed).
+    source: RwLock<Option<Source>>,
+    /// Its kind.
+    kind: Arc<dyn Kind>,
+    /// Its metadata.
+    metadata: Value,
+    /// The index file or live index folder (for an index built in memory, the name given).
+    path: PathBuf,
     /// Built in memory, not read from a file (saved by writing it).
     in_memory: bool,
+    /// A live index.
+    live: bool,
+    /// A live index opened to take writes.
+    writable: bool,
     /// The placements so far, by device, each served by its own [`Service`].
     placed: Mutex<Vec<(String, Service)>>,
     /// Where the last search's time went, in milliseconds, by stage (see `last_timings`).
@@ -64,13 +86,116 @@ fn spec_of(device: Option<&str>) -> Result<OpenSpec, DataError> {
     })
 }
 
+/// The error of a closed index.
+fn closed() -> DataError {
+    DataError::Unsupported("the index is closed".into())
+}
+
+/// How long [`Handle::close`] waits for the background work of a live index (a flush or merge
+/// under way) to let go of its files.
+const RELEASE_WAIT: Duration = Duration::from_secs(60);
+
+/// The largest id an object added from Python may have: answers give ids as int64.
+const MAX_ID: u64 = i64::MAX as u64;
+
 impl Handle {
     fn new(loaded: Loaded, in_memory: bool) -> Self {
         Self {
-            loaded,
+            kind: Arc::clone(&loaded.kind),
+            metadata: loaded.source.metadata.clone(),
+            path: loaded.source.path.clone(),
+            source: RwLock::new(Some(Source::Loaded(loaded))),
             in_memory,
+            live: false,
+            writable: false,
             placed: Mutex::new(Vec::new()),
             timings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The handle of a live index, writable or not.
+    fn of_live(live: Arc<LiveIndex>, writable: bool) -> Result<Self, DataError> {
+        let kind = Arc::clone(Registry::default().get(live.kind())?);
+        let manifest = Manifest::read(live.dir())?;
+        Ok(Self {
+            kind,
+            metadata: serde_json::from_str(&manifest.metadata).unwrap_or_default(),
+            path: live.dir().to_path_buf(),
+            source: RwLock::new(Some(Source::Live(live))),
+            in_memory: false,
+            live: true,
+            writable,
+            placed: Mutex::new(Vec::new()),
+            timings: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// `f` of the index, unless it is closed.
+    fn with_source<T>(
+        &self,
+        f: impl FnOnce(&Source) -> Result<T, DataError>,
+    ) -> Result<T, DataError> {
+        let source = self.source.read().unwrap_or_else(|e| e.into_inner());
+        f(source.as_ref().ok_or_else(closed)?)
+    }
+
+    /// The live index to write to, or why this index takes no writes.
+    fn writer(&self) -> Result<Arc<LiveIndex>, DataError> {
+        let path = self.path.display();
+        self.with_source(|source| match source {
+            Source::Live(live) if self.writable => Ok(Arc::clone(live)),
+            Source::Live(_) => Err(DataError::Unsupported(format!(
+                "{path}: the live index was opened read-only: open it with \
+                 genie.load(path, writable=True) to write to it"
+            ))),
+            Source::Loaded(_) if self.in_memory => Err(DataError::Unsupported(format!(
+                "{path}: an index built in memory takes no writes: make a live index \
+                 (genie.Index.create_live), or save this one and open the file with \
+                 genie.load(path, writable=True)"
+            ))),
+            Source::Loaded(_) => Err(DataError::Unsupported(format!(
+                "{path}: an index file opened read-only takes no writes: open it with \
+                 genie.load(path, writable=True) to write to its live index ({})",
+                LiveIndex::folder_of(&self.path).display()
+            ))),
+        })
+    }
+
+    /// The live index, writable or not.
+    fn live_index(&self) -> Result<Arc<LiveIndex>, DataError> {
+        self.with_source(|source| match source {
+            Source::Live(live) => Ok(Arc::clone(live)),
+            Source::Loaded(_) => Err(DataError::Unsupported(format!(
+                "{}: not a live index",
+                self.path.display()
+            ))),
+        })
+    }
+
+    /// Stops the searches' services and lets go of the index; a live index's files (its log's
+    /// lock) are released when this returns, unless its background work holds them past
+    /// [`RELEASE_WAIT`].
+    fn release(&self) {
+        let source = self
+            .source
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let live: Option<Weak<LiveIndex>> = match &source {
+            Some(Source::Live(live)) => Some(Arc::downgrade(live)),
+            _ => None,
+        };
+        drop(source);
+        let services = std::mem::take(&mut *self.placed.lock().unwrap_or_else(|e| e.into_inner()));
+        for (_, service) in &services {
+            service.shutdown();
+        }
+        drop(services);
+        if let Some(live) = live {
+            let start = Instant::now();
+            while live.strong_count() > 0 && start.elapsed() < RELEASE_WAIT {
+                std::thread::sleep(Duration::from_millis(2));
+            }
         }
     }
 
@@ -95,7 +220,10 @@ impl Handle {
         if let Some((_, service)) = placed.iter().find(|(k, _)| *k == key) {
             return Ok(service.clone());
         }
-        let replicas = open::place(&self.loaded, &spec)?;
+        let replicas = self.with_source(|source| match source {
+            Source::Loaded(loaded) => open::place(loaded, &spec),
+            Source::Live(live) => place_live(live, &spec),
+        })?;
         if replicas.is_empty() {
             return Err(DataError::Unsupported("no device to search on".into()));
         }
@@ -105,11 +233,12 @@ impl Handle {
     }
 
     /// Parses queries `0..n` with `parse` and hands them to the service `CHUNK` at a time, as
-    /// requests for `k` hits, each chunk searched whole by `search` on a replica while the next
-    /// is parsed; the chunks' results in order, with parse and search timed for
-    /// `last_timings`. A chunk's output buffers are made by `buffers` (given its number of
-    /// queries) here, on the caller's thread, whose allocator keeps the pages of the last
-    /// search's buffers for the next: made on a runner they would be fresh pages each time.
+    /// requests for `k` hits of the objects `filter` lets through (applied by the search before
+    /// its top-k), each chunk searched whole by `search` on a replica while the next is parsed;
+    /// the chunks' results in order, with parse and search timed for `last_timings`. A chunk's
+    /// output buffers are made by `buffers` (given its number of queries) here, on the caller's
+    /// thread, whose allocator keeps the pages of the last search's buffers for the next: made on
+    /// a runner they would be fresh pages each time.
     #[allow(clippy::too_many_arguments)]
     fn in_chunks<F, B, T, S>(
         &self,
@@ -118,6 +247,7 @@ impl Handle {
         parse: &F,
         k: u32,
         min_count: Option<u32>,
+        filter: Option<&Arc<Filter>>,
         buffers: impl Fn(usize) -> B,
         search: S,
     ) -> Result<Vec<T>, DataError>
@@ -146,6 +276,7 @@ impl Handle {
             parse_ms += ms(t.elapsed());
             let search = Arc::clone(&search);
             let out = buffers(end - start);
+            let filter = filter.cloned();
             let work = move |replica: &dyn KindIndex| {
                 let batch: Vec<Request<'_>> = queries
                     .iter()
@@ -153,7 +284,7 @@ impl Handle {
                         query: q.as_ref(),
                         k,
                         min_count,
-                        filter: None,
+                        filter: filter.as_deref(),
                     })
                     .collect();
                 search(replica, &batch, out)
@@ -172,6 +303,7 @@ impl Handle {
 
     /// Parses the queries with `parse` and searches them on `device`, `CHUNK` at a time, the
     /// GIL released throughout.
+    #[allow(clippy::too_many_arguments)]
     fn answers<F>(
         &self,
         py: Python<'_>,
@@ -179,6 +311,7 @@ impl Handle {
         parse: F,
         k: u32,
         min_count: Option<u32>,
+        filter: Option<&Arc<Filter>>,
         device: Option<&str>,
     ) -> PyResult<Vec<Answer>>
     where
@@ -187,15 +320,17 @@ impl Handle {
         py.detach(|| {
             let service = self.placed(device)?;
             let search = |replica: &dyn KindIndex, batch: &[Request<'_>], ()| replica.search(batch);
-            let chunks = self.in_chunks(&service, n, &parse, k, min_count, |_| (), search)?;
+            let chunks =
+                self.in_chunks(&service, n, &parse, k, min_count, filter, |_| (), search)?;
             Ok(chunks.into_iter().flatten().collect())
         })
         .map_err(to_py)
     }
 
     /// The answers of `n` queries parsed by `parse`: arrays, or the JSON lines of `genie search`;
-    /// arrays of count hits are written by the search itself (no answer objects between). Arrays
-    /// have `min(k, number of objects)` columns.
+    /// arrays of count hits are written by the search itself (no answer objects between) unless
+    /// a filter is given (the columns path takes none). Arrays have `min(k, number of objects)`
+    /// columns.
     #[allow(clippy::too_many_arguments)]
     fn search_out<'py, F>(
         &self,
@@ -204,6 +339,7 @@ impl Handle {
         parse: F,
         k: u64,
         min_count: Option<u32>,
+        filter: Option<Arc<Filter>>,
         device: Option<&str>,
         json: bool,
     ) -> PyResult<Bound<'py, PyAny>>
@@ -222,7 +358,7 @@ impl Handle {
             .num_objects()
             .min(k)
             .min(u64::from(u32::MAX)) as u32;
-        if !json && min_count.is_none() {
+        if !json && min_count.is_none() && filter.is_none() {
             if let Some((counts, ids)) = self.columns(py, n, &parse, k as usize, device)? {
                 let t = Instant::now();
                 let k = k as usize;
@@ -238,7 +374,7 @@ impl Handle {
                 return Ok(out);
             }
         }
-        let answers = self.answers(py, n, parse, k, min_count, device)?;
+        let answers = self.answers(py, n, parse, k, min_count, filter.as_ref(), device)?;
         self.output(py, &answers, k, json)
     }
 
@@ -270,7 +406,8 @@ impl Handle {
                 let done = replica.search_columns(batch, k, &mut counts, &mut ids)?;
                 Ok(done.then_some((counts, ids)))
             };
-            let chunks = self.in_chunks(&service, n, parse, k as u32, None, buffers, search)?;
+            let chunks =
+                self.in_chunks(&service, n, parse, k as u32, None, None, buffers, search)?;
             // one chunk's columns are the whole answer; more are joined in order
             let mut joined: Option<(Vec<u32>, Vec<i64>)> = None;
             for chunk in chunks {
@@ -300,6 +437,7 @@ impl Handle {
         raw: impl Fn(usize) -> Result<Value, DataError> + Send + Sync,
         k: u64,
         min_count: Option<u32>,
+        filter: Option<Arc<Filter>>,
         device: Option<&str>,
         options: &str,
         json: bool,
@@ -309,7 +447,7 @@ impl Handle {
             let raw = raw(i).map_err(|e| at_query(i, e))?;
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
-        self.search_out(py, n, parse, k, min_count, device, json)
+        self.search_out(py, n, parse, k, min_count, filter, device, json)
     }
 
     /// The answers as arrays, or as the JSON lines of `genie search`.
@@ -380,16 +518,105 @@ pub fn options_of(json: &str) -> Result<Options, DataError> {
     Options::from_json(&value)
 }
 
+/// The filter of a search's `filter` (the ids it may return) and `exclude` (the ids it may
+/// not); `None` when neither is given.
+fn filter_of(
+    filter: Option<&Bound<'_, PyAny>>,
+    exclude: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Arc<Filter>>> {
+    let ids = |a: &Bound<'_, PyAny>, what: &str| -> PyResult<Vec<u64>> {
+        Ok(Ints::of(a, what)?.as_u64(what, "id")?.into_owned())
+    };
+    let allow = filter.map(|f| ids(f, "filter")).transpose()?;
+    let deny = exclude.map(|e| ids(e, "exclude")).transpose()?;
+    if allow.is_none() && deny.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(Filter::new(allow, deny.unwrap_or_default()))))
+}
+
+/// Checks that `offsets` are a CSR's offsets into `items` values (named `what` in errors):
+/// ascending from 0 to `items`.
+fn check_offsets(offsets: &[u64], items: usize, what: &str) -> PyResult<()> {
+    if offsets.is_empty() {
+        return Err(value_error(
+            "offsets: expected at least one offset (0), found none",
+        ));
+    }
+    if offsets[0] != 0 || offsets[offsets.len() - 1] != items as u64 {
+        return Err(value_error(format!(
+            "offsets: expected ascending offsets from 0 to the number of {what} ({items})"
+        )));
+    }
+    if let Some(w) = offsets.windows(2).find(|w| w[0] > w[1]) {
+        return Err(value_error(format!(
+            "offsets: not ascending: {} then {}",
+            w[0], w[1]
+        )));
+    }
+    Ok(())
+}
+
+/// The ids of objects to add (`ids`, a 1-D integer array), one per object of `n`: each
+/// below 2^63, since answers give ids as int64.
+fn object_ids(ids: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<u64>> {
+    let ids = Ints::of(ids, "ids")?.as_u64("ids", "id")?.into_owned();
+    if ids.len() != n {
+        return Err(value_error(format!(
+            "ids: {} ids for {n} objects: expected one id per object",
+            ids.len()
+        )));
+    }
+    if let Some((i, id)) = ids.iter().enumerate().find(|(_, &id)| id > MAX_ID) {
+        return Err(value_error(format!(
+            "ids: id {i} is {id}: expected an id below 2^63 (answers give ids as int64)"
+        )));
+    }
+    Ok(ids)
+}
+
 #[pymethods]
 impl Handle {
-    /// Opens an index file written by `genie build` or `save` (the file is memory-mapped and
-    /// checked, as `genie search` does).
+    /// Opens an index: a file written by `genie build` or `save` (memory-mapped and checked, as
+    /// `genie search` does), or a live index folder. `writable`: take writes; for an index file,
+    /// its live index `PATH.live` (made on first use with the file as its first segment, as
+    /// `genie serve --writable` does).
     #[staticmethod]
-    fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let loaded = py
-            .detach(|| open::load(&Registry::default(), &path))
-            .map_err(to_py)?;
-        Ok(Self::new(loaded, false))
+    #[pyo3(signature = (path, writable=false))]
+    fn load(py: Python<'_>, path: PathBuf, writable: bool) -> PyResult<Self> {
+        py.detach(|| {
+            let registry = Registry::default();
+            if LiveIndex::is_live(&path) {
+                return Self::of_live(LiveIndex::open(&path, LiveConfig::default())?, writable);
+            }
+            if path.is_dir() {
+                return Err(DataError::File {
+                    path: path.clone(),
+                    message: format!(
+                        "a folder that holds no live index (no {MANIFEST}); expected an index \
+                         file or a live index folder"
+                    ),
+                });
+            }
+            if writable {
+                let live = LiveIndex::open_file(&registry, &path, LiveConfig::default())?;
+                return Self::of_live(live, true);
+            }
+            Ok(Self::new(open::load(&registry, &path)?, false))
+        })
+        .map_err(to_py)
+    }
+
+    /// Creates an empty live index of `kind` in the folder `path` (made if missing; it must not
+    /// hold a live index already), open for writes.
+    #[staticmethod]
+    #[pyo3(signature = (path, kind="keywords"))]
+    fn create_live(py: Python<'_>, path: PathBuf, kind: &str) -> PyResult<Self> {
+        py.detach(|| {
+            let live = LiveIndex::create(&path, kind, LiveConfig::default())?;
+            Self::of_live(live, true)
+        })
+        .map_err(to_py)
     }
 
     /// The index of keyword objects of a CSR pair (object `i` is
@@ -419,39 +646,69 @@ impl Handle {
     /// `table`).
     #[getter]
     fn kind(&self) -> String {
-        self.loaded.kind.name().to_string()
+        self.kind.name().to_string()
     }
 
     /// The index's metadata, as JSON text.
     #[getter]
     fn metadata(&self) -> String {
-        self.loaded.source.metadata.to_string()
+        self.metadata.to_string()
     }
 
-    /// The index file (for an index built in memory, the name given).
+    /// The index file or live index folder (for an index built in memory, the name given).
     #[getter]
     fn path(&self) -> PathBuf {
-        self.loaded.source.path.clone()
+        self.path.clone()
     }
 
-    /// The number of objects (`None` for a parted index not yet placed).
+    /// Whether it is a live index.
     #[getter]
-    fn num_objects(&self) -> Option<u64> {
-        match &self.loaded.source.index {
-            Some(index) => Some(u64::from(index.num_objects())),
-            None => self
-                .placed
+    fn live(&self) -> bool {
+        self.live
+    }
+
+    /// Whether it takes writes (a live index opened writable).
+    #[getter]
+    fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Whether it is closed.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.source
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
+
+    /// The number of objects (a live index's live objects; `None` for a parted index not yet
+    /// placed).
+    #[getter]
+    fn num_objects(&self) -> PyResult<Option<u64>> {
+        let placed = || {
+            self.placed
                 .lock()
                 .ok()?
                 .first()
-                .and_then(|(_, s)| s.index(NAME).ok().map(|i| i.num_objects())),
-        }
+                .and_then(|(_, s)| s.index(NAME).ok().map(|i| i.num_objects()))
+        };
+        self.with_source(|source| {
+            Ok(match source {
+                Source::Live(live) => Some(live.live_objects()),
+                Source::Loaded(loaded) => match &loaded.source.index {
+                    Some(index) => Some(u64::from(index.num_objects())),
+                    None => placed(),
+                },
+            })
+        })
+        .map_err(to_py)
     }
 
     /// The search options the kind takes.
     #[getter]
     fn search_options(&self) -> Vec<String> {
-        let options = self.loaded.kind.search_options();
+        let options = self.kind.search_options();
         options.iter().map(|s| s.name.to_string()).collect()
     }
 
@@ -474,9 +731,12 @@ impl Handle {
     }
 
     /// Searches keyword queries given as a CSR of items: query `i` is the items
-    /// `offsets[i]:offsets[i + 1]` of `lo`, `hi` and `weight`.
+    /// `offsets[i]:offsets[i + 1]` of `lo`, `hi` and `weight`. Every search takes `filter` (a
+    /// 1-D integer array: only the objects of these ids) and `exclude` (never these), applied
+    /// before the top-k.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (offsets, lo, hi, weight, k, min_count=None, device=None, json=false))]
+    #[pyo3(signature = (offsets, lo, hi, weight, k, min_count=None, device=None, json=false,
+                        filter=None, exclude=None))]
     fn search_items<'py>(
         &self,
         py: Python<'py>,
@@ -488,7 +748,10 @@ impl Handle {
         min_count: Option<u32>,
         device: Option<&str>,
         json: bool,
+        filter: Option<&Bound<'py, PyAny>>,
+        exclude: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = filter_of(filter, exclude)?;
         let (o, l, h, w) = (
             Ints::of(offsets, "offsets")?,
             Ints::of(lo, "lo")?,
@@ -510,18 +773,8 @@ impl Handle {
             )));
         }
         let n = offsets.len().saturating_sub(1);
-        if offsets.first().is_some_and(|&f| f != 0)
-            || offsets.last().copied().unwrap_or(0) != items as u64
-        {
-            return Err(value_error(format!(
-                "offsets: expected ascending offsets from 0 to the number of items ({items})"
-            )));
-        }
-        if let Some(w) = offsets.windows(2).find(|w| w[0] > w[1]) {
-            return Err(value_error(format!(
-                "offsets: not ascending: {} then {}",
-                w[0], w[1]
-            )));
+        if !offsets.is_empty() || items > 0 {
+            check_offsets(&offsets, items, "items")?;
         }
         let (offsets, lo, hi, weight) = (&offsets[..], &lo[..], &hi[..], &weight[..]);
         let parse = |_: &dyn KindIndex, i: usize| -> Result<Prepared, DataError> {
@@ -535,14 +788,15 @@ impl Handle {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Box::new(Query { items }))
         };
-        self.search_out(py, n, parse, k, min_count, device, json)
+        self.search_out(py, n, parse, k, min_count, filter, device, json)
     }
 
     /// Searches queries in the kind's raw form, as JSON texts (a keyword line `"7 10-20 3:2"` is
     /// `"\"7 10-20 3:2\""`; a sequence, document or table row is a JSON string), under the
     /// kind's search options (JSON text of an object).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false))]
+    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false,
+                        filter=None, exclude=None))]
     fn search_json<'py>(
         &self,
         py: Python<'py>,
@@ -552,18 +806,22 @@ impl Handle {
         device: Option<&str>,
         options: &str,
         json: bool,
+        filter: Option<&Bound<'py, PyAny>>,
+        exclude: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = filter_of(filter, exclude)?;
         let raw = |i: usize| {
             serde_json::from_str(&queries[i]).map_err(|e| DataError::BadQuery(e.to_string()))
         };
         let n = queries.len();
-        self.search_raw(py, n, raw, k, min_count, device, options, json)
+        self.search_raw(py, n, raw, k, min_count, filter, device, options, json)
     }
 
     /// Searches texts (sequences, documents, table rows or conditions, keyword lines), one query
     /// each, under the kind's search options (JSON text of an object).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false))]
+    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false,
+                        filter=None, exclude=None))]
     fn search_texts<'py>(
         &self,
         py: Python<'py>,
@@ -573,15 +831,19 @@ impl Handle {
         device: Option<&str>,
         options: &str,
         json: bool,
+        filter: Option<&Bound<'py, PyAny>>,
+        exclude: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = filter_of(filter, exclude)?;
         let raw = |i: usize| Ok(Value::String(queries[i].clone()));
         let n = queries.len();
-        self.search_raw(py, n, raw, k, min_count, device, options, json)
+        self.search_raw(py, n, raw, k, min_count, filter, device, options, json)
     }
 
     /// Searches query vectors, the rows of a 2-D float32 array, under the kind's search options.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false))]
+    #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false,
+                        filter=None, exclude=None))]
     fn search_vectors<'py>(
         &self,
         py: Python<'py>,
@@ -591,7 +853,10 @@ impl Handle {
         device: Option<&str>,
         options: &str,
         json: bool,
+        filter: Option<&Bound<'py, PyAny>>,
+        exclude: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = filter_of(filter, exclude)?;
         let options = options_of(options).map_err(to_py)?;
         let (n, dim) = (queries.shape()[0], queries.shape()[1]);
         // the rows read in place when the array is in C order, else copied once
@@ -619,24 +884,134 @@ impl Handle {
             );
             index.parse(&raw, &options).map_err(|e| at_query(i, e))
         };
-        self.search_out(py, n, parse, k, min_count, device, json)
+        self.search_out(py, n, parse, k, min_count, filter, device, json)
+    }
+
+    /// Adds keyword objects to a live index opened writable, or replaces those of ids it holds:
+    /// the CSR `(offsets, keywords)` (object `i` is `keywords[offsets[i]:offsets[i + 1]]`) with
+    /// one id each (`ids`, below 2^63). Returns the objects written, once they are in the log on
+    /// disk. The GIL is released while they are written.
+    fn add_csr(
+        &self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        offsets: &Bound<'_, PyAny>,
+        keywords: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        let live = self.writer().map_err(to_py)?;
+        let (o, kw) = (
+            Ints::of(offsets, "offsets")?,
+            Ints::of(keywords, "keywords")?,
+        );
+        let offsets = o.as_u64("offsets", "offset")?;
+        let keywords = kw.as_u32("keywords", "keyword")?;
+        check_offsets(&offsets, keywords.len(), "keywords")?;
+        let ids = object_ids(ids, offsets.len() - 1)?;
+        let (offsets, keywords) = (&offsets[..], &keywords[..]);
+        py.detach(|| {
+            let objects: Vec<Vec<u32>> = offsets
+                .par_windows(2)
+                .map(|w| keywords[w[0] as usize..w[1] as usize].to_vec())
+                .collect();
+            live.add_keywords(&ids, objects)
+        })
+        .map_err(to_py)
+    }
+
+    /// [`Handle::add_csr`] of objects given as keyword lines (`"3 17 40"`, as `genie add`
+    /// reads them).
+    fn add_lines(
+        &self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        lines: Vec<String>,
+    ) -> PyResult<u64> {
+        let live = self.writer().map_err(to_py)?;
+        let ids = object_ids(ids, lines.len())?;
+        py.detach(|| {
+            let objects: Vec<Value> = lines.into_iter().map(Value::String).collect();
+            live.add(&ids, &objects)
+        })
+        .map_err(to_py)
+    }
+
+    /// Deletes the objects of `ids` (a 1-D integer array; ids of no object are skipped) from a
+    /// live index opened writable; returns how many there were, once the deletes are in the log
+    /// on disk.
+    fn delete(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let live = self.writer().map_err(to_py)?;
+        let ids = Ints::of(ids, "ids")?.as_u64("ids", "id")?.into_owned();
+        py.detach(|| live.delete(&ids)).map_err(to_py)
+    }
+
+    /// Writes a live index's objects and deletes to its segment files and starts a new log.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let live = self.writer().map_err(to_py)?;
+        py.detach(|| live.flush()).map_err(to_py)
+    }
+
+    /// Flushes a live index, then merges all its segments into one (deleted objects dropped).
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        let live = self.writer().map_err(to_py)?;
+        py.detach(|| live.compact()).map_err(to_py)
+    }
+
+    /// A live index's counters: `written`, `deleted`, `segments`, `live_objects`, `flushes`,
+    /// `merges`, `log_syncs`.
+    fn live_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.live_index().map_err(to_py)?.stats();
+        let d = PyDict::new(py);
+        d.set_item("written", s.written)?;
+        d.set_item("deleted", s.deleted)?;
+        d.set_item("segments", s.segments)?;
+        d.set_item("live_objects", s.live_objects)?;
+        d.set_item("flushes", s.flushes)?;
+        d.set_item("merges", s.merges)?;
+        d.set_item("log_syncs", s.log_syncs)?;
+        Ok(d)
+    }
+
+    /// Closes the index: its searches' services stop (after the searches under way) and its
+    /// files are let go (a live index's log, so that it can be opened again); every later call
+    /// but `close` raises ValueError. A live index keeps every acknowledged write in its log.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.release());
     }
 
     /// Saves the index to `path` with its side files: the files `genie build` writes (an index
     /// built in memory is written; one read from a file is copied with its side files).
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| save(&self.loaded, self.in_memory, &path))
-            .map_err(to_py)
+        py.detach(|| {
+            self.with_source(|source| match source {
+                Source::Loaded(loaded) => save(loaded, self.in_memory, &path),
+                Source::Live(live) => Err(DataError::Unsupported(format!(
+                    "{}: a live index is its folder, written as it changes (flush() writes \
+                     what is in its log to its segments, compact() merges them into one)",
+                    live.dir().display()
+                ))),
+            })
+        })
+        .map_err(to_py)
     }
 
     fn __repr__(&self) -> String {
+        let objects = match self.num_objects() {
+            Ok(Some(n)) => format!("{n} objects"),
+            Ok(None) => "? objects".into(),
+            Err(_) => "closed".into(),
+        };
         format!(
-            "<genie index of {} ({} objects) at {}>",
-            self.loaded.kind.name(),
-            self.num_objects()
-                .map_or("?".to_string(), |n| n.to_string()),
-            self.loaded.source.path.display()
+            "<genie {}index of {} ({objects}) at {}>",
+            if self.live { "live " } else { "" },
+            self.kind.name(),
+            self.path.display()
         )
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 

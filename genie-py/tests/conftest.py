@@ -10,9 +10,14 @@ on, and small data.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import subprocess
+import threading
+import time
 from pathlib import Path
+from typing import Dict, Iterable, Optional
 
 import numpy as np
 import pytest
@@ -103,3 +108,74 @@ def write_lines(path: Path, rows) -> Path:
             f.write(r if isinstance(r, str) else " ".join(str(int(x)) for x in r))
             f.write("\n")
     return path
+
+
+@contextlib.contextmanager
+def serving(cli: Cli, *args: object):
+    """`genie serve ARGS` on 127.0.0.1, port 0, until the block ends: yields its URL (fails when
+    it does not listen within two minutes; stopped with SIGTERM, killed after 30 s more)."""
+    proc = subprocess.Popen(
+        [str(cli.path), "serve", *map(str, args), "--listen", "127.0.0.1:0"],
+        stderr=subprocess.PIPE, text=True,
+    )
+    found = {}
+
+    def read():
+        for line in proc.stderr:
+            m = re.search(r"listening on (http://\S+)", line)
+            if m and "url" not in found:
+                found["url"] = m.group(1)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+    while "url" not in found and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert "url" in found, "genie serve did not start listening"
+        yield found["url"]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def brute(
+    objects: Dict[int, Iterable[int]],
+    queries,
+    k: int,
+    allow: Optional[Iterable[int]] = None,
+    deny: Iterable[int] = (),
+):
+    """The ``(counts, ids)`` a keyword search of ``objects`` (id: keywords) should give, by
+    brute force: per query the hits of count > 0 among the objects ``allow`` (``None``: all) and
+    not ``deny`` lets through, by count descending, then id ascending; ``k`` columns, capped at
+    the number of objects, as a search gives them."""
+    allow = None if allow is None else set(allow)
+    deny = set(deny)
+    width = min(k, len(objects))
+    counts = np.zeros((len(queries), width), dtype=np.uint32)
+    ids = np.full((len(queries), width), -1, dtype=np.int64)
+    sets = {i: {int(x) for x in kw} for i, kw in objects.items()}
+    for r, q in enumerate(queries):
+        qs = {int(x) for x in q}
+        hits = [
+            (len(qs & kw), i)
+            for i, kw in sets.items()
+            if (allow is None or i in allow) and i not in deny
+        ]
+        hits = sorted((h for h in hits if h[0] > 0), key=lambda h: (-h[0], h[1]))[:width]
+        for j, (c, i) in enumerate(hits):
+            counts[r, j] = c
+            ids[r, j] = i
+    return counts, ids
+
+
+def same(got, want) -> None:
+    """``got`` (a search's ``(counts, ids)``) is ``want``, dtypes included."""
+    assert got[0].dtype == np.uint32 and got[1].dtype == np.int64
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[0], want[0])

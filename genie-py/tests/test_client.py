@@ -3,13 +3,9 @@ the local index, errors as exceptions."""
 
 from __future__ import annotations
 
-import re
-import subprocess
-import threading
-import time
-
 import numpy as np
 import pytest
+from conftest import serving
 
 import genie
 
@@ -23,35 +19,11 @@ def server(cli, device, keyword_data, tmp_path):
     genie.Index.from_keywords(objects).save(tmp_path / "kw.genie")
     docs = ["red apple pie", "green apple", "blue sky over the sea", "red sky at night"]
     genie.DocumentIndex(docs).save(tmp_path / "docs.genie")
-    proc = subprocess.Popen(
-        [str(cli.path), "serve", "--index", f"kw={tmp_path / 'kw.genie'}",
-         "--index", f"docs={tmp_path / 'docs.genie'}", "--listen", "127.0.0.1:0",
-         "--device", device, "--token", TOKEN],
-        stderr=subprocess.PIPE, text=True,
-    )
-    found = {}
-
-    def read():
-        for line in proc.stderr:
-            m = re.search(r"listening on (http://\S+)", line)
-            if m and "url" not in found:
-                found["url"] = m.group(1)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    deadline = time.monotonic() + 120
-    while "url" not in found and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    try:
-        assert "url" in found, "genie serve did not start listening"
-        yield found["url"], tmp_path
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+    with serving(
+        cli, "--index", f"kw={tmp_path / 'kw.genie'}", "--index",
+        f"docs={tmp_path / 'docs.genie'}", "--device", device, "--token", TOKEN,
+    ) as url:
+        yield url, tmp_path
 
 
 def test_client_answers_as_the_local_index(server, device, keyword_data):
@@ -85,3 +57,12 @@ def test_client_errors(server):
         client.search("nothing", [[1]], 3)
     with pytest.raises(ValueError, match=r"queries\[0\]"):
         client.search("kw", ["5-4"], 3)
+
+
+def test_client_writes_need_a_writable_server(server):
+    url, _ = server
+    client = genie.Client(url, token=TOKEN)
+    with pytest.raises(PermissionError, match="--writable"):
+        client.add("kw", [1], [[1, 2]])
+    with pytest.raises(PermissionError, match="--writable"):
+        client.delete("kw", [1])

@@ -1,7 +1,18 @@
 """Type stubs of the genie package (the API; docstrings are in the modules)."""
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    AbstractSet,
+    Any,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 import numpy as np
 import numpy.typing as npt
@@ -26,14 +37,36 @@ TableQuery = Union[Mapping[str, Any], str]
 #: the number of objects gives (and costs) what k = the number of objects does. The same holds
 #: for every search's arrays below (Client.search: the objects the server has in the index).
 Counts = Tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]
+#: Object ids: a sequence, set or 1-D NumPy array of non-negative integers (unsigned 64-bit; ids
+#: of objects added to a live index are below 2^63, since answers give ids as int64). A
+#: search's filter (only these ids) or exclusion (never these), objects to add or delete.
+Ids = Union[Sequence[int], AbstractSet[int], npt.NDArray[np.integer]]
+#: Keyword objects: a list of keyword arrays, a CSR pair (offsets, keywords), or (to add to a
+#: live index) a list of keyword lines ("3 17 40").
+KeywordObjects = Union[Sequence[IntArray], Tuple[IntArray, IntArray], Sequence[str]]
 
 def kinds() -> List[str]: ...
-def load(path: PathLike) -> Union["Index", "VectorIndex", "SequenceIndex", "DocumentIndex", "TableIndex"]: ...
+def load(
+    path: PathLike, writable: bool = False
+) -> Union["Index", "VectorIndex", "SequenceIndex", "DocumentIndex", "TableIndex"]: ...
 def read_queries(path: PathLike, kind: str = "keywords", **options: Any) -> Any: ...
+
+_T = TypeVar("_T", bound="_Base")
 
 class _Base:
     @property
     def kind(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def live(self) -> bool: ...
+    @property
+    def writable(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
+    def __enter__(self: "_T") -> "_T": ...
+    def __exit__(self, *exc: Any) -> None: ...
     @property
     def num_objects(self) -> int: ...
     def __len__(self) -> int: ...
@@ -48,6 +81,8 @@ class _Base:
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
         **options: Any,
     ) -> List[str]: ...
 
@@ -56,12 +91,21 @@ class Index(_Base):
     def from_keywords(
         cls, objects: Union[Sequence[IntArray], Tuple[IntArray, IntArray]], name: str = "<memory>"
     ) -> "Index": ...
+    @classmethod
+    def create_live(cls, path: PathLike) -> "Index": ...
+    def add(self, ids: Ids, objects: KeywordObjects) -> int: ...
+    def delete(self, ids: Ids) -> int: ...
+    def flush(self) -> None: ...
+    def compact(self) -> None: ...
+    def live_stats(self) -> Dict[str, int]: ...
     def search(
         self,
         queries: KeywordQueries,
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
     ) -> Counts: ...
 
 class VectorIndex(_Base):
@@ -74,6 +118,8 @@ class VectorIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
         **options: Any,
     ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]: ...
 
@@ -85,6 +131,8 @@ class SequenceIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
         **options: Any,
     ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 
@@ -96,6 +144,8 @@ class DocumentIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
     ) -> Counts: ...
 
 class TableIndex(_Base):
@@ -107,6 +157,8 @@ class TableIndex(_Base):
         device: Optional[str] = None,
         min_count: Optional[int] = None,
         radius: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
     ) -> Counts: ...
 
 class Client:
@@ -115,9 +167,26 @@ class Client:
     timeout: float
     def __init__(self, url: str, token: Optional[str] = None, timeout: float = 60.0) -> None: ...
     def indexes(self) -> List[Dict[str, Any]]: ...
+    def add(self, name: str, ids: Ids, objects: KeywordObjects, batch: int = 16384) -> int: ...
+    def delete(self, name: str, ids: Ids) -> int: ...
+    def flush(self, name: str) -> Dict[str, Any]: ...
     def search(
-        self, name: str, queries: Any, k: int = 10, min_count: Optional[int] = None, **options: Any
+        self,
+        name: str,
+        queries: Any,
+        k: int = 10,
+        min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
+        **options: Any,
     ) -> Tuple[np.ndarray, npt.NDArray[np.int64]]: ...
     def search_json(
-        self, name: str, queries: Any, k: int = 10, min_count: Optional[int] = None, **options: Any
+        self,
+        name: str,
+        queries: Any,
+        k: int = 10,
+        min_count: Optional[int] = None,
+        filter: Optional[Ids] = None,
+        exclude: Optional[Ids] = None,
+        **options: Any,
     ) -> List[Dict[str, Any]]: ...

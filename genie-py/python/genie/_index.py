@@ -1,5 +1,6 @@
 """The index classes: one per kind of data, each a thin wrapper of the extension's handle (the
-genie library's index, opened as `genie search` opens it)."""
+genie library's index, opened as `genie search` opens it, or a live index as
+`genie serve --writable` opens it)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def _options(options: Dict[str, Any]) -> str:
 
 
 class _Base:
-    """What every index has: its kind, size, metadata, device, save and JSON-line search."""
+    """What every index has: its kind, size, metadata, device, save, JSON-line search and
+    close."""
 
     _kind = ""
 
@@ -64,6 +66,47 @@ class _Base:
         return self._handle.kind
 
     @property
+    def path(self) -> str:
+        """The index file, or the folder of a live index (for an index built in memory, the
+        name it was given)."""
+        return os.fspath(self._handle.path)
+
+    @property
+    def live(self) -> bool:
+        """Whether this is a live index (a folder of segments and a write-ahead log, see
+        :meth:`Index.add`)."""
+        return self._handle.live
+
+    @property
+    def writable(self) -> bool:
+        """Whether the index takes writes: a live index opened with ``writable=True`` (or made by
+        :meth:`Index.create_live`)."""
+        return self._handle.writable
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._handle.closed
+
+    def close(self) -> None:
+        """Lets go of the index: its searches stop (those under way finish first) and its files
+        are released, a live index's included, so that it can be opened again at once (a live
+        index is held open by one handle at a time). Every acknowledged write is in the live
+        index's log already; closing does not flush. Later calls raise ValueError, but ``close``
+        may be called again. ``with genie.load(...) as index:`` closes at the end of the block;
+        an index no longer referenced is closed too."""
+        self._handle.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
     def num_objects(self) -> int:
         """The number of objects (rows, vectors, sequences, documents)."""
         return self._handle.num_objects
@@ -96,28 +139,40 @@ class _Base:
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
         **options: Any,
     ) -> List[str]:
         """The JSON lines `genie search` writes for these queries (one per query, without the
         line end): ``{"query":0,"hits":[{"id":12,"count":3}]}``, with ``distance`` for vectors
         and sequences, ``exact`` and ``candidates`` for sequences. At most ``k`` hits a query
         (``k`` a non-negative integer; one beyond the number of objects costs no more than
-        that)."""
-        return self._search(queries, k, device, min_count, options, True)
+        that). ``filter`` and ``exclude`` as :meth:`Index.search` takes them (indexes of
+        keywords, documents and table rows)."""
+        return self._search(queries, k, device, min_count, options, True, filter, exclude)
 
     def _k(self, k: Any) -> int:
         return q.k_of(k, self._handle.num_objects)
 
-    def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+    def _search(
+        self, queries, k, device, min_count, options, as_json, filter=None, exclude=None
+    ) -> Any:
         k = self._k(k)
         texts = self._texts(queries)
-        return self._handle.search_texts(texts, k, min_count, device, _options(options), as_json)
+        return self._handle.search_texts(
+            texts, k, min_count, device, _options(options), as_json,
+            q.ids(filter, "filter"), q.ids(exclude, "exclude"),
+        )
 
     def _texts(self, queries: Any) -> List[str]:
         return q.lines(queries, "query")
 
     def __repr__(self) -> str:
-        return f"<genie.{type(self).__name__} of {self.num_objects} objects>"
+        name = type(self).__name__
+        if self.closed:
+            return f"<genie.{name} (closed)>"
+        live = f", live at {self.path}" if self.live else ""
+        return f"<genie.{name} of {self.num_objects} objects{live}>"
 
 
 def _warn_if_empty(index: Any, what: str) -> None:
@@ -134,9 +189,69 @@ class Index(_Base):
     object's keywords inside the query's ranges.
 
     Build one with :meth:`Index.from_keywords`, or open a file with :func:`genie.load`.
+
+    A **live** index takes writes while it is searched: objects added with ids of one's own,
+    replaced and deleted (:meth:`add`, :meth:`delete`), each write durable when it returns.
+    It is a folder: :meth:`Index.create_live` makes an empty one, and
+    ``genie.load(path, writable=True)`` opens one, or makes an index file's own
+    (``PATH.live``, beside the file, which is never changed), as ``genie serve --writable``
+    does. Searches see every write that returned before them.
     """
 
     _kind = "keywords"
+
+    @classmethod
+    def create_live(cls, path: "os.PathLike[str] | str") -> "Index":
+        """An empty live index of keyword objects in the folder ``path`` (made if missing; it
+        must not hold a live index already), open for writes. ``genie.load(path,
+        writable=True)`` opens it again (after :meth:`close`)."""
+        return cls._wrap(_genie.Handle.create_live(os.fspath(path), cls._kind))
+
+    def add(self, ids: Any, objects: Any) -> int:
+        """Adds ``objects`` to a live index opened for writes, with the ids ``ids`` (one each, in
+        order; an id the index holds has its object replaced; the last of a repeated id wins).
+        Returns the number of objects written, once they are in the index's log on disk (a
+        crash after that loses none of them); searches from then on see them.
+
+        ``ids``: a sequence or 1-D NumPy array of integers from 0 to 2^63 - 1 (answers give
+        ids as int64). ``objects``: as :meth:`from_keywords` takes them (a list of keyword
+        arrays, or a CSR pair ``(offsets, keywords)``), or a list of keyword lines
+        (``"3 17 40"``, as `genie add` reads them). An index not open for writes raises
+        ValueError, as do ids that are not such integers or not one per object. The GIL is
+        released while the objects are written."""
+        ids = q.ids(ids, "ids")
+        if isinstance(objects, (list, tuple)) and objects and all(
+            isinstance(o, str) for o in objects
+        ):
+            return self._handle.add_lines(ids, q.lines(objects, "object"))
+        if isinstance(objects, str):
+            raise ValueError("objects: expected a list of objects, found one string")
+        offsets, keywords = q.objects_csr(objects)
+        return self._handle.add_csr(ids, offsets, keywords)
+
+    def delete(self, ids: Any) -> int:
+        """Deletes the objects of ``ids`` (a sequence or 1-D array of integers; ids of no
+        object are skipped) from a live index opened for writes. Returns how many of them the
+        index held, once the deletes are in its log on disk."""
+        return self._handle.delete(q.ids(ids, "ids"))
+
+    def flush(self) -> None:
+        """Writes what a live index holds only in its log (objects and deletes) to its segment
+        files and starts a new log, so that opening it replays nothing. Live indexes flush in
+        the background too (every million objects or minute); this is never needed for
+        durability."""
+        self._handle.flush()
+
+    def compact(self) -> None:
+        """Flushes a live index, then merges all its segments into one, leaving out the objects
+        deleted or replaced (a built index file it was made from stays as it is)."""
+        self._handle.compact()
+
+    def live_stats(self) -> Dict[str, int]:
+        """A live index's counters: ``written`` and ``deleted`` (objects, since it was opened),
+        ``segments``, ``live_objects``, ``flushes``, ``merges``, ``log_syncs``. ValueError for an
+        index that is not live."""
+        return dict(self._handle.live_stats())
 
     @classmethod
     def from_keywords(cls, objects: Any, name: str = "<memory>") -> "Index":
@@ -156,12 +271,16 @@ class Index(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The top-``k`` objects of each query, as ``(counts, ids)`` arrays of shape
         ``(nq, k)``: counts uint32, ids int64, ``-1`` (count 0) where a query has fewer hits;
         hits by count descending, then id ascending (the order of `genie search`). ``k``: a
         non-negative integer (else ValueError); a ``k`` beyond the number of objects gives
-        ``min(k, len(index))`` columns and costs no more than that.
+        ``min(k, len(index))`` columns and costs no more than that. Ids are the objects' ids:
+        their rows (0, 1, ...) in an index built from a file or list, the ids they were added
+        with in a live index.
 
         ``queries``: a list with one query per element, an array of keywords or a tuple
         ``(lo, hi)`` or ``(lo, hi, weight)`` of arrays (inclusive ranges and their weights); a
@@ -172,16 +291,28 @@ class Index(_Base):
         ``GENIE_DEVICE`` environment variable, else auto, as the `genie` program); the index is
         placed on a device the first time it is searched there. ``min_count``: only hits of at
         least that count.
-        """
-        return self._search(queries, k, device, min_count, {}, False)[:2]
 
-    def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+        ``filter``: only objects of these ids may be hits; ``exclude``: objects of these ids
+        may not (each a sequence, set or 1-D array of non-negative integers; both may be
+        given). They are applied before the top-``k`` is chosen, so a query still gets ``k``
+        hits whenever ``k`` objects it may return match; ids of no object are ignored.
+        """
+        return self._search(queries, k, device, min_count, {}, False, filter, exclude)[:2]
+
+    def _search(
+        self, queries, k, device, min_count, options, as_json, filter=None, exclude=None
+    ) -> Any:
         k = self._k(k)
         texts = isinstance(queries, (list, tuple)) and len(queries) > 0
         if texts and all(isinstance(x, str) for x in queries):
-            return super()._search(list(queries), k, device, min_count, options, as_json)
+            return super()._search(
+                list(queries), k, device, min_count, options, as_json, filter, exclude
+            )
         offsets, lo, hi, w = q.keyword_items(queries)
-        return self._handle.search_items(offsets, lo, hi, w, k, min_count, device, as_json)
+        return self._handle.search_items(
+            offsets, lo, hi, w, k, min_count, device, as_json,
+            q.ids(filter, "filter"), q.ids(exclude, "exclude"),
+        )
 
 
 class VectorIndex(_Base):
@@ -216,6 +347,8 @@ class VectorIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
         **options: Any,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest vectors found for each row of ``xq``: ``(distances, ids)`` of shape
@@ -223,20 +356,29 @@ class VectorIndex(_Base):
         are fewer hits): the family's own distance (Euclidean for ``e2lsh``, not squared as faiss's
         ``IndexFlatL2`` gives it; L1 for ``l1`` and ``rbh``; the cosine distance for ``srp``).
         Options: ``candidates`` (how many candidates are re-ranked), and for codebook indexes
-        ``probes``, ``entries``, ``levels``."""
-        _, ids, dist, _ = self._search(xq, k, device, min_count, options, False)
+        ``probes``, ``entries``, ``levels``. ``filter`` and ``exclude`` as :meth:`Index.search`
+        takes them, where the library filters vector indexes (so far it refuses them with
+        ValueError)."""
+        _, ids, dist, _ = self._search(
+            xq, k, device, min_count, options, False, filter, exclude
+        )
         if dist is None:
             dist = np.full(ids.shape, np.inf)
         return dist.astype(np.float32), ids
 
-    def _search(self, queries, k, device, min_count, options, as_json) -> Any:
+    def _search(
+        self, queries, k, device, min_count, options, as_json, filter=None, exclude=None
+    ) -> Any:
         k = self._k(k)
         x = q.aligned_rows(queries, np.float32)
         if x.ndim == 1:
             x = x.reshape(1, -1)
         if x.ndim != 2:
             raise ValueError(f"queries: expected a 2-D array, found {x.ndim} dimensions")
-        return self._handle.search_vectors(x, k, min_count, device, _options(options), as_json)
+        return self._handle.search_vectors(
+            x, k, min_count, device, _options(options), as_json,
+            q.ids(filter, "filter"), q.ids(exclude, "exclude"),
+        )
 
 
 class SequenceIndex(_Base):
@@ -261,14 +403,19 @@ class SequenceIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
         **options: Any,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The ``k`` sequences nearest by edit distance to each query string: ``(distances,
         ids)`` of shape ``(nq, min(k, len(index)))``, distances int64 (``-1`` and id ``-1``
         where there are fewer hits). Options: ``candidates``, ``max_candidates``,
         ``exhaustive``. ``search_json`` also says per query whether the answer is proven
-        exact."""
-        _, ids, dist, _ = self._search(queries, k, device, min_count, options, False)
+        exact. ``filter`` and ``exclude`` as :meth:`Index.search` takes them, where the library
+        filters sequence indexes (so far it refuses them with ValueError)."""
+        _, ids, dist, _ = self._search(
+            queries, k, device, min_count, options, False, filter, exclude
+        )
         if dist is None:
             dist = np.full(ids.shape, -1.0)
         out = np.where(ids >= 0, dist, -1)
@@ -293,10 +440,13 @@ class DocumentIndex(_Base):
         k: int,
         device: Optional[str] = None,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The top-``k`` documents of each query string: ``(counts, ids)`` of shape
-        ``(nq, min(k, len(index)))`` as :meth:`Index.search`."""
-        return self._search(queries, k, device, min_count, {}, False)[:2]
+        ``(nq, min(k, len(index)))`` as :meth:`Index.search`, ``filter`` and ``exclude`` too
+        (ids: the documents' positions)."""
+        return self._search(queries, k, device, min_count, {}, False, filter, exclude)[:2]
 
 
 class TableIndex(_Base):
@@ -317,14 +467,17 @@ class TableIndex(_Base):
         device: Optional[str] = None,
         min_count: Optional[int] = None,
         radius: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The top-``k`` rows of each query: ``(counts, ids)`` of shape
-        ``(nq, min(k, len(index)))`` as :meth:`Index.search`. A query is a dict of conditions,
+        ``(nq, min(k, len(index)))`` as :meth:`Index.search`, ``filter`` and ``exclude`` too
+        (ids: the rows' positions). A query is a dict of conditions,
         ``{"age": (30, 40), "workclass": "Private"}`` (a value, or a ``(lo, hi)`` range with
         ``None`` for an open end), or a string as `genie search` reads it (conditions
         ``age=30..40``, or a CSV row searched ``radius`` intervals around each number)."""
         opts = {"radius": radius}
-        return self._search(queries, k, device, min_count, opts, False)[:2]
+        return self._search(queries, k, device, min_count, opts, False, filter, exclude)[:2]
 
     def _texts(self, queries: Any) -> List[str]:
         if isinstance(queries, (str, dict)):
@@ -385,11 +538,19 @@ _CLASSES = {
 }
 
 
-def load(path: "os.PathLike[str] | str") -> Any:
-    """Opens an index file written by `genie build` or :meth:`save`, as the class of its kind
-    (:class:`Index`, :class:`VectorIndex`, ...). Raises FileNotFoundError when there is no such
-    file and ValueError when it is not a sound genie index."""
-    handle = _genie.Handle.load(os.fspath(path))
+def load(path: "os.PathLike[str] | str", writable: bool = False) -> Any:
+    """Opens an index file written by `genie build` or :meth:`save`, or a live index folder, as
+    the class of its kind (:class:`Index`, :class:`VectorIndex`, ...). Raises FileNotFoundError
+    when there is no such file and ValueError when it is not a sound genie index.
+
+    ``writable=True`` opens a live index for writes (:meth:`Index.add`, :meth:`Index.delete`):
+    the folder ``path``, or for an index file its live index ``PATH.live`` (made on first use,
+    with the file as its first segment; the file itself is never changed), as
+    ``genie serve --writable`` does. Without it a live index folder is opened for searches
+    only, and an index file is the file as it was built (its ``PATH.live`` is opened by
+    loading that folder). A live index is open in one handle at a time (its log is locked):
+    :meth:`close` it before opening it again."""
+    handle = _genie.Handle.load(os.fspath(path), writable)
     return _CLASSES.get(handle.kind, _Base)._wrap(handle)
 
 

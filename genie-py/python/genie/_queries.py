@@ -48,6 +48,30 @@ def _ints(a: Any, what: str) -> np.ndarray:
     return np.require(arr, requirements=["C", "A"])
 
 
+def ids(a: Any, what: str) -> Optional[np.ndarray]:
+    """Object ids (a filter's, an exclusion's, objects' to add or delete) as a 1-D integer array
+    (``None`` stays ``None``): a sequence or NumPy array of integers, or a set. Their range (an
+    unsigned 64-bit integer each) is checked where they are used."""
+    if a is None:
+        return None
+    if isinstance(a, (set, frozenset)):
+        a = sorted(a)
+    if isinstance(a, (str, bytes)) or np.ndim(a) == 0:
+        raise ValueError(f"{what}: expected a sequence or 1-D array of ids, found {a!r}")
+    return _ints(a, what)
+
+
+def id_list(a: Any, what: str) -> list:
+    """:func:`ids` as a list of Python ints (for JSON), each checked to be an unsigned 64-bit
+    integer as the extension checks them (``ids: id 3 is -1: expected ...``)."""
+    arr = ids(a, what)
+    out = [int(v) for v in arr]
+    for i, v in enumerate(out):
+        if not 0 <= v < 1 << 64:
+            raise ValueError(f"{what}: id {i} is {v}: expected an unsigned 64-bit integer")
+    return out
+
+
 def aligned_rows(a: Any, dtype: Any) -> np.ndarray:
     """``a`` as a C-ordered, aligned array of ``dtype`` (copied only when it is not one)."""
     return np.require(np.asarray(a, dtype=dtype), requirements=["C", "A"])

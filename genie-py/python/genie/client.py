@@ -1,6 +1,6 @@
 """A client of `genie serve` (its JSON API over HTTP, see the README's "Serve it"), with the
 return values of the local indexes: ``(counts, ids)``, or ``(distances, ids)`` for vectors and
-sequences."""
+sequences; and the writes of live indexes (`genie serve --writable`)."""
 
 from __future__ import annotations
 
@@ -60,26 +60,94 @@ class Client:
             raise LookupError(f"no index {name!r} on {self.url}")
         return self._kinds[name]
 
+    def _path(self, name: str, route: str) -> str:
+        return "/v1/indexes/" + urllib.parse.quote(name, safe="") + "/" + route
+
+    def add(self, name: str, ids: Any, objects: Any, batch: int = 16384) -> int:
+        """Adds objects to the live index ``name`` of a server started with
+        ``genie serve --writable``, or replaces those of ids it holds: ``ids`` and ``objects``
+        as :meth:`genie.Index.add` takes them (ids from 0 to 2^63 - 1, one per object; keyword
+        arrays, a CSR pair or keyword lines). Sent ``batch`` objects a request, each request
+        durable on the server when it is answered. Returns the objects written. An index the
+        server takes no writes to raises PermissionError; bad ids or objects ValueError."""
+        keys = q.id_list(ids, "ids")
+        if isinstance(objects, str):
+            raise ValueError("objects: expected a list of objects, found one string")
+        if isinstance(objects, (list, tuple)) and objects and all(
+            isinstance(o, str) for o in objects
+        ):
+            sent: list = q.lines(objects, "object")
+        else:
+            offsets, keywords = q.objects_csr(objects)
+            kw = [int(v) for v in keywords]
+            sent = [kw[int(offsets[i]) : int(offsets[i + 1])] for i in range(len(offsets) - 1)]
+        if len(keys) != len(sent):
+            raise ValueError(
+                f"ids: {len(keys)} ids for {len(sent)} objects: expected one id per object"
+            )
+        for i, v in enumerate(keys):
+            if v >= 1 << 63:
+                raise ValueError(
+                    f"ids: id {i} is {v}: expected an id below 2^63 (answers give ids as int64)"
+                )
+        if batch < 1:
+            raise ValueError(f"batch: expected a positive number of objects, found {batch}")
+        written = 0
+        try:
+            for start in range(0, len(keys), batch):
+                chunk = [
+                    {"id": i, "object": o}
+                    for i, o in zip(keys[start : start + batch], sent[start : start + batch])
+                ]
+                written += self._request(self._path(name, "objects"), {"objects": chunk})[
+                    "written"
+                ]
+        finally:
+            self._objects.pop(name, None)
+        return written
+
+    def delete(self, name: str, ids: Any) -> int:
+        """Deletes the objects of ``ids`` from the live index ``name`` (a server started with
+        ``genie serve --writable``); returns how many of them it held, once the deletes are
+        durable on the server."""
+        keys = q.id_list(ids, "ids")
+        try:
+            return self._request(self._path(name, "delete"), {"ids": keys})["deleted"]
+        finally:
+            self._objects.pop(name, None)
+
+    def flush(self, name: str) -> dict:
+        """Has the server write the live index ``name``'s log to its segment files (see
+        :meth:`genie.Index.flush`): ``{"flushed": True, "segments": n}``."""
+        return self._request(self._path(name, "flush"), {})
+
     def search_json(
         self,
         name: str,
         queries: Any,
         k: int = 10,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
         **options: Any,
     ) -> List[dict]:
         """The server's results for these queries, one dict per query: the JSON lines of
         `genie search`, parsed. ``k``: a non-negative integer; one beyond the index's objects is
-        sent as the number of objects (the same hits)."""
+        sent as the number of objects (the same hits). ``filter``: only objects of these ids;
+        ``exclude``: never these (as :meth:`genie.Index.search` takes them; the server applies
+        them before the top-k)."""
         k = self._k(name, k)
         body: Dict[str, Any] = {"queries": self._queries(name, queries), "k": k}
         if min_count is not None:
             body["min_count"] = min_count
+        if filter is not None:
+            body["filter"] = {"ids": q.id_list(filter, "filter")}
+        if exclude is not None:
+            body["exclude"] = {"ids": q.id_list(exclude, "exclude")}
         opts = {key: v for key, v in options.items() if v is not None}
         if opts:
             body["options"] = opts
-        path = "/v1/indexes/" + urllib.parse.quote(name, safe="") + "/search"
-        return self._request(path, body)["results"]
+        return self._request(self._path(name, "search"), body)["results"]
 
     def search(
         self,
@@ -87,14 +155,17 @@ class Client:
         queries: Any,
         k: int = 10,
         min_count: Optional[int] = None,
+        filter: Any = None,
+        exclude: Any = None,
         **options: Any,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """Searches the index ``name``: the queries and the return values as the local index of
-        its kind takes and gives them (:meth:`genie.Index.search` and the others): arrays of
-        shape ``(nq, min(k, objects))``, where ``objects`` is the number of objects the server
-        has in the index (``indexes()``)."""
+        its kind takes and gives them (:meth:`genie.Index.search` and the others, ``filter``
+        and ``exclude`` included): arrays of shape ``(nq, min(k, objects))``, where ``objects``
+        is the number of objects the server has in the index (``indexes()``; asked again after
+        this client's writes, while another client's writes show after ``indexes()``)."""
         k = self._k(name, k)
-        results = self.search_json(name, queries, k, min_count, **options)
+        results = self.search_json(name, queries, k, min_count, filter, exclude, **options)
         kind = self._kind(name)
         ids = np.full((len(results), k), -1, dtype=np.int64)
         if kind in ("vectors", "sequences"):
@@ -116,6 +187,8 @@ class Client:
 
     def _k(self, name: str, k: Any) -> int:
         """``k`` checked, and capped at the index's objects (the server answers no more)."""
+        if name not in self._objects:
+            self.indexes()
         self._kind(name)
         return q.k_of(k, self._objects.get(name))
 
@@ -141,7 +214,7 @@ class Client:
 def _error(status: int, message: str) -> Exception:
     if status in (400, 413):
         return ValueError(message)
-    if status == 401:
+    if status in (401, 403):
         return PermissionError(message)
     if status == 404:
         return LookupError(message)
