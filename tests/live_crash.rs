@@ -52,6 +52,7 @@ fn child(dir: &str, run: u64) {
         flush_age: Duration::from_millis(5),
         merge_factor: 3,
         background: true,
+        refresh: Duration::ZERO,
     };
     let path = std::path::Path::new(dir);
     let live = if LiveIndex::is_live(path) {

@@ -28,6 +28,7 @@
 pub mod client;
 pub mod metrics;
 mod write;
+pub use write::{decode_ids, decode_objects};
 
 use crate::kind::{kind_of, Answer, Filter, Options};
 use crate::service::{SearchError, Service};

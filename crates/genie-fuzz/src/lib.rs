@@ -13,7 +13,7 @@
 #![deny(missing_docs)]
 
 use genie::kind::{Options, Registry};
-use genie::server::{decode_search, Limits};
+use genie::server::{decode_ids, decode_objects, decode_search, Limits};
 use genie_core::InvertedIndex;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -313,6 +313,28 @@ pub fn server_request(data: &[u8]) {
         max_k: 1000,
         max_objects: 64,
     };
+    // the write routes' bodies: objects with ids, or ids, within the limits, or an error that
+    // names the field
+    match decode_objects(body, &limits) {
+        Ok((ids, objects)) => {
+            assert!(ids.len() == objects.len() && ids.len() <= limits.max_objects)
+        }
+        Err(message) => assert!(
+            ["request body", "objects"]
+                .iter()
+                .any(|f| message.starts_with(f)),
+            "an error that names no field: {message}"
+        ),
+    }
+    match decode_ids(body, &limits) {
+        Ok(ids) => assert!(ids.len() <= limits.max_objects),
+        Err(message) => assert!(
+            ["\"request body\"", "request body", "ids"]
+                .iter()
+                .any(|f| message.starts_with(f)),
+            "an error that names no field: {message}"
+        ),
+    }
     match decode_search(body, index.as_ref(), &limits) {
         Ok(parsed) => assert!(parsed.queries.len() <= limits.max_queries),
         Err(message) => {
