@@ -23,6 +23,7 @@ mod options;
 pub mod sequences;
 pub mod table;
 pub mod vectors;
+mod writes;
 
 pub use answer::{write_answers, Answer, AnswerHit};
 pub use count::{
@@ -30,6 +31,7 @@ pub use count::{
 };
 pub use filter::{ids_field, Filter, IdSpace};
 pub use options::{OptionSpec, OptionType, Options};
+pub use writes::{LiveStats, Writes};
 
 use crate::data_error::DataError;
 use crate::input::display_path;
@@ -340,9 +342,9 @@ pub trait KindIndex: Send + Sync {
     fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
-    /// The live index behind it, which takes writes ([`crate::live`]); `None` for an index
-    /// file opened read-only.
-    fn live(&self) -> Option<&Arc<crate::live::LiveIndex>> {
+    /// Its writes, for an index that takes them (a live index: [`crate::live`]); `None` for
+    /// an index file opened read-only.
+    fn writes(&self) -> Option<Arc<dyn Writes>> {
         None
     }
 }

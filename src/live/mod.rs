@@ -18,26 +18,31 @@
 //! [`policy`]). Both build outside the locks and swap the result in with one pointer change.
 
 mod codec;
+mod maintain;
 mod manifest;
 pub mod policy;
 mod replica;
 mod segment;
+mod state;
 #[cfg(test)]
 mod tests;
 
+pub use crate::kind::LiveStats;
+use maintain::{remove_orphans, spawn_maintenance, Wake};
 pub use manifest::{Manifest, SegmentEntry, MANIFEST};
 pub use replica::{place_live, place_live_on, LiveCountIndex};
 pub use segment::{Segment, SegmentFiles, SegmentIds};
+use state::{Loc, Slot, State};
 
 use crate::data_error::DataError;
 use genie_core::live::wal::{Record, Wal};
-use genie_core::{GenieError, Keyword, ObjectMask};
-use manifest::{sync_dir, wal_generation, wal_name};
+use genie_core::{Keyword, ObjectMask};
+use manifest::{wal_generation, wal_name};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 /// When a live index flushes and merges.
@@ -85,92 +90,6 @@ pub struct SegmentView {
     pub segment: Arc<Segment>,
     /// Its live objects.
     pub live: ObjectMask,
-}
-
-/// Counters of a live index, for `/metrics` and logs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LiveStats {
-    /// Objects written (added or replaced).
-    pub written: u64,
-    /// Objects deleted.
-    pub deleted: u64,
-    /// Segments now.
-    pub segments: u64,
-    /// Live objects now.
-    pub live_objects: u64,
-    /// Flushes done.
-    pub flushes: u64,
-    /// Merges done.
-    pub merges: u64,
-    /// Disk syncs of the log (shared by concurrent writers).
-    pub log_syncs: u64,
-}
-
-/// Where an id's object is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Loc {
-    Seg(u64, u32),
-    Pending(u32),
-}
-
-/// A segment in the writer's state: its live bits (changed in place by deletes) and the mask of
-/// the last snapshot.
-struct Slot {
-    segment: Arc<Segment>,
-    bits: Vec<u32>,
-    deleted: u32,
-    mask: ObjectMask,
-    changed: bool,
-}
-
-impl Slot {
-    fn new(segment: Arc<Segment>) -> Result<Self, GenieError> {
-        let mask = ObjectMask::all(segment.len());
-        Ok(Self {
-            bits: mask.words().to_vec(),
-            segment,
-            deleted: 0,
-            mask,
-            changed: false,
-        })
-    }
-
-    fn kill(&mut self, local: u32) {
-        let w = &mut self.bits[(local / 32) as usize];
-        let bit = 1u32 << (local % 32);
-        if *w & bit != 0 {
-            *w &= !bit;
-            self.deleted += 1;
-            self.changed = true;
-        }
-    }
-
-    fn live(&self) -> u32 {
-        self.segment.len() - self.deleted
-    }
-
-    fn deleted_locals(&self) -> Vec<u32> {
-        (0..self.segment.len())
-            .filter(|&i| self.bits[(i / 32) as usize] & (1 << (i % 32)) == 0)
-            .collect()
-    }
-}
-
-struct State {
-    slots: Vec<Slot>,
-    pending: Vec<Option<(u64, Vec<Keyword>)>>,
-    /// Objects of `pending` that are live.
-    pending_live: usize,
-    ids: HashMap<u64, Loc>,
-    /// The sequence number of the next log record to apply.
-    next_apply: u64,
-    next_segment: u64,
-    wal_gen: u64,
-    snapshot: Arc<Snapshot>,
-    published_at: Option<Instant>,
-    stale: bool,
-    unflushed: u64,
-    oldest_unflushed: Option<Instant>,
 }
 
 /// A live index (shared by its replicas, one per device: see [`place_live`]).
@@ -615,450 +534,28 @@ impl LiveIndex {
     fn wake(&self) {
         self.wake.ring();
     }
+}
 
-    /// Writes every segment and delete to disk and starts a new log generation: after it, a
-    /// reopening replays nothing written before it.
-    pub fn flush(&self) -> Result<(), DataError> {
-        let mut manifest = self.maintenance.lock().unwrap_or_else(|e| e.into_inner());
-        // the pending objects become a segment first, writers going on; the rotation below
-        // then builds only what came meanwhile
-        self.refresh(true)?;
-        let refreshing = self.refreshing.lock().unwrap_or_else(|e| e.into_inner());
-        let (taken, wal_gen, next_segment) = {
-            let mut wal = self.wal.write().unwrap_or_else(|e| e.into_inner());
-            let mut st = self.lock();
-            st.publish(&self.metadata)?;
-            let gen = st.wal_gen + 1;
-            let (fresh, left) = Wal::open(self.dir.join(wal_name(gen)))?;
-            if !left.is_empty() {
-                return Err(DataError::File {
-                    path: self.dir.join(wal_name(gen)),
-                    message: "a log of a later generation than the manifest's holds records".into(),
-                });
-            }
-            self.syncs_before.fetch_add(wal.syncs(), Ordering::Relaxed);
-            *wal = Arc::new(fresh);
-            st.next_apply = wal.next_seq();
-            st.wal_gen = gen;
-            st.unflushed = 0;
-            st.oldest_unflushed = None;
-            let taken: Vec<(Arc<Segment>, Option<Vec<u32>>, bool)> = st
-                .slots
-                .iter()
-                .map(|s| {
-                    let del = (s.deleted > 0).then(|| s.deleted_locals());
-                    (Arc::clone(&s.segment), del, s.live() == 0)
-                })
-                .collect();
-            (taken, gen, st.next_segment)
-        };
-        drop(refreshing);
-        let mut entries = Vec::with_capacity(taken.len());
-        for (segment, deleted, empty) in taken {
-            if empty {
-                continue;
-            }
-            let files = segment.write(&self.dir)?.clone();
-            let deleted = match deleted {
-                None => None,
-                Some(locals) => {
-                    let name = format!("seg-{}.del-{wal_gen}.npy", segment.number);
-                    crate::npy::write(&self.dir.join(&name), &[locals.len()], &locals)?;
-                    Some(name)
-                }
-            };
-            entries.push(SegmentEntry {
-                number: segment.number,
-                index: files.index,
-                ids: files.ids,
-                deleted,
-            });
-        }
-        let mut next = manifest.clone();
-        next.segments = entries;
-        next.wal = wal_gen;
-        next.next_segment = next_segment;
-        self.commit(&mut manifest, next)?;
-        self.flushes.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+impl crate::kind::Writes for LiveIndex {
+    fn add(&self, ids: &[u64], objects: &[serde_json::Value]) -> Result<u64, DataError> {
+        LiveIndex::add(self, ids, objects)
     }
 
-    /// Replaces the manifest and removes what only the old one named (and older logs).
-    fn commit(&self, manifest: &mut Manifest, next: Manifest) -> Result<(), DataError> {
-        sync_dir(&self.dir)?;
-        next.write(&self.dir)?;
-        let keep: Vec<&str> = next.files();
-        for f in manifest.files() {
-            if !keep.contains(&f) && !f.contains('/') {
-                let _ = std::fs::remove_file(self.dir.join(f));
-            }
-        }
-        for g in manifest.wal..next.wal {
-            let _ = std::fs::remove_file(self.dir.join(wal_name(g)));
-        }
-        *manifest = next;
-        Ok(())
+    fn delete(&self, ids: &[u64]) -> Result<u64, DataError> {
+        LiveIndex::delete(self, ids)
     }
 
-    /// Runs one merge the policy asks for; `Ok(false)` when there was none.
-    pub fn merge_once(&self) -> Result<bool, DataError> {
-        self.merge_chosen(|sizes| policy::choose(sizes, self.config.merge_factor))
+    fn flush(&self) -> Result<(), DataError> {
+        LiveIndex::flush(self)
     }
 
-    /// Flushes, then merges every segment into one (deleted objects dropped).
-    pub fn compact(&self) -> Result<(), DataError> {
-        self.flush()?;
-        self.merge_chosen(|sizes| {
-            let all: Vec<usize> = (0..sizes.len()).collect();
-            (sizes.len() > 1 || sizes.iter().any(|s| s.deleted > 0)).then_some(all)
-        })?;
-        Ok(())
-    }
-
-    fn merge_chosen(
-        &self,
-        choose: impl FnOnce(&[policy::SegmentSize]) -> Option<Vec<usize>>,
-    ) -> Result<bool, DataError> {
-        let mut manifest = self.maintenance.lock().unwrap_or_else(|e| e.into_inner());
-        let (chosen, number) = {
-            let _refreshing = self.refreshing.lock().unwrap_or_else(|e| e.into_inner());
-            let mut st = self.lock();
-            st.publish(&self.metadata)?;
-            let sizes: Vec<policy::SegmentSize> = st
-                .slots
-                .iter()
-                .map(|s| policy::SegmentSize {
-                    objects: s.segment.len(),
-                    deleted: s.deleted,
-                    on_disk: s.segment.files().is_some(),
-                })
-                .collect();
-            let Some(picked) = choose(&sizes) else {
-                return Ok(false);
-            };
-            let chosen: Vec<SegmentView> = picked
-                .iter()
-                .map(|&i| SegmentView {
-                    segment: Arc::clone(&st.slots[i].segment),
-                    live: st.slots[i].mask.clone(),
-                })
-                .collect();
-            st.next_segment += 1;
-            (chosen, st.next_segment - 1)
-        };
-        let on_disk = chosen.iter().any(|c| c.segment.files().is_some());
-        let objects: Vec<(u64, Vec<Keyword>)> = chosen
-            .par_iter()
-            .flat_map_iter(|c| c.segment.live_objects(&c.live))
-            .collect();
-        let merged = Arc::new(Segment::build(number, objects, &self.metadata)?);
-        if on_disk {
-            merged.write(&self.dir)?;
-        }
-        // swap it in: objects deleted or replaced meanwhile are dead in it
-        let numbers: Vec<u64> = chosen.iter().map(|c| c.segment.number).collect();
-        let (deleted, manifest_next) = {
-            let mut st = self.lock();
-            let mut slot = Slot::new(Arc::clone(&merged))?;
-            for local in 0..merged.len() {
-                let id = merged.id(local);
-                match st.ids.get(&id) {
-                    Some(Loc::Seg(n, _)) if numbers.contains(n) => {
-                        st.ids.insert(id, Loc::Seg(number, local));
-                    }
-                    _ => slot.kill(local),
-                }
-            }
-            slot.changed = true;
-            let deleted = (slot.deleted > 0).then(|| slot.deleted_locals());
-            let at = st
-                .slots
-                .iter()
-                .position(|s| numbers.contains(&s.segment.number))
-                .unwrap_or(st.slots.len());
-            st.slots.retain(|s| !numbers.contains(&s.segment.number));
-            let at = at.min(st.slots.len());
-            st.slots.insert(at, slot);
-            st.stale = true;
-            let next_segment = st.next_segment;
-            (deleted, on_disk.then_some(next_segment))
-        };
-        self.merges.fetch_add(1, Ordering::Relaxed);
-        if let Some(next_segment) = manifest_next {
-            let files = merged
-                .files()
-                .cloned()
-                .ok_or_else(|| DataError::Unsupported("merged segment not written".into()))?;
-            let deleted = match deleted {
-                None => None,
-                Some(locals) => {
-                    let name = format!("seg-{number}.del-m.npy");
-                    crate::npy::write(&self.dir.join(&name), &[locals.len()], &locals)?;
-                    Some(name)
-                }
-            };
-            let mut next = manifest.clone();
-            let at = next
-                .segments
-                .iter()
-                .position(|e| numbers.contains(&e.number))
-                .unwrap_or(next.segments.len());
-            next.segments.retain(|e| !numbers.contains(&e.number));
-            next.segments.insert(
-                at.min(next.segments.len()),
-                SegmentEntry {
-                    number,
-                    index: files.index,
-                    ids: files.ids,
-                    deleted,
-                },
-            );
-            next.next_segment = next_segment;
-            self.commit(&mut manifest, next)?;
-        }
-        Ok(true)
-    }
-
-    /// Flushes when due (size or age) and merges while the policy asks; what the background
-    /// thread runs.
-    pub fn maintain(&self) -> Result<(), DataError> {
-        // many pending objects (writes and no searches) become a segment without waiting for
-        // a search
-        if self.lock().pending_live >= MAX_PENDING {
-            self.refresh(true)?;
-        }
-        let due = {
-            let st = self.lock();
-            st.unflushed >= self.config.flush_objects
-                || st
-                    .oldest_unflushed
-                    .is_some_and(|t| t.elapsed() >= self.config.flush_age)
-        };
-        if due {
-            self.flush()?;
-        }
-        while !self.wake.stopped() && self.merge_once()? {}
-        Ok(())
+    fn stats(&self) -> LiveStats {
+        LiveIndex::stats(self)
     }
 }
 
 impl Drop for LiveIndex {
     fn drop(&mut self) {
         self.wake.stop();
-    }
-}
-
-/// How the background thread is woken (a write made a flush due) and stopped (the index was
-/// dropped); shared with the thread, which holds the index itself only while it works on it.
-#[derive(Default)]
-struct Wake {
-    rung: Mutex<bool>,
-    bell: Condvar,
-    stopped: AtomicBool,
-}
-
-impl Wake {
-    fn ring(&self) {
-        *self.rung.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.bell.notify_all();
-    }
-
-    fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
-        self.ring();
-    }
-
-    fn stopped(&self) -> bool {
-        self.stopped.load(Ordering::Relaxed)
-    }
-
-    /// Waits for a ring or `timeout`.
-    fn wait(&self, timeout: Duration) {
-        let guard = self.rung.lock().unwrap_or_else(|e| e.into_inner());
-        let (mut rung, _) = self
-            .bell
-            .wait_timeout_while(guard, timeout, |r| !*r)
-            .unwrap_or_else(|e| e.into_inner());
-        *rung = false;
-    }
-}
-
-/// The background thread of a live index: maintains it every second or when woken, until the
-/// index is dropped.
-fn spawn_maintenance(live: Weak<LiveIndex>, wake: Arc<Wake>) {
-    // flushes and merges build on a quarter of the cores, so that searches keep the rest
-    let threads = std::thread::available_parallelism().map_or(1, |n| (n.get() / 4).max(1));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("genie-live-{i}"))
-        .build();
-    let spawned = std::thread::Builder::new()
-        .name("genie-live".into())
-        .spawn(move || loop {
-            if wake.stopped() {
-                return;
-            }
-            {
-                let Some(index) = live.upgrade() else { return };
-                let work = || index.maintain();
-                let done = match &pool {
-                    Ok(pool) => pool.install(work),
-                    Err(_) => work(),
-                };
-                if let Err(e) = done {
-                    log::warn!("live index {}: {e}", index.dir.display());
-                }
-            }
-            wake.wait(Duration::from_secs(1));
-        });
-    if let Err(e) = spawned {
-        log::warn!("no maintenance thread for a live index: {e}");
-    }
-}
-
-/// Removes what a crash left: segment and delete files the manifest does not name, and logs older
-/// than its generation.
-fn remove_orphans(dir: &Path, manifest: &Manifest, wal_gen: u64) {
-    let named = manifest.files();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let orphan = if let Some(g) = wal_generation(name) {
-            g < manifest.wal && g < wal_gen
-        } else {
-            name.starts_with("seg-") && name.ends_with("npy") || name.ends_with(".genie")
-        } && !named.contains(&name);
-        if orphan {
-            log::info!(
-                "{}: removing {name}, left by an interrupted write",
-                dir.display()
-            );
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-    genie_core::atomic::remove_stale(&dir.join(MANIFEST));
-}
-
-impl State {
-    fn apply(&mut self, record: Record) -> Result<(), DataError> {
-        match record {
-            Record::Upsert { id, object } => {
-                let kw = codec::decode(&object).ok_or_else(|| {
-                    DataError::Core(GenieError::Internal(format!(
-                        "a logged object of id {id} does not decode"
-                    )))
-                })?;
-                self.upsert(id, kw);
-            }
-            Record::Delete { id } => {
-                self.remove(id);
-            }
-        }
-        Ok(())
-    }
-
-    fn upsert(&mut self, id: u64, keywords: Vec<Keyword>) {
-        self.remove(id);
-        let at = self.pending.len() as u32;
-        self.pending.push(Some((id, keywords)));
-        self.pending_live += 1;
-        self.ids.insert(id, Loc::Pending(at));
-        self.unflushed += 1;
-    }
-
-    fn remove(&mut self, id: u64) -> bool {
-        match self.ids.remove(&id) {
-            None => false,
-            Some(Loc::Pending(at)) => {
-                self.pending[at as usize] = None;
-                self.pending_live -= 1;
-                true
-            }
-            Some(Loc::Seg(n, local)) => {
-                if let Some(s) = self.slots.iter_mut().find(|s| s.segment.number == n) {
-                    s.kill(local);
-                    self.stale = true;
-                }
-                self.unflushed += 1;
-                true
-            }
-        }
-    }
-
-    /// Puts in place `segment`, built from the first `frozen` pending objects: those deleted or
-    /// replaced meanwhile are dead in it, and the pending objects after them move up.
-    fn adopt(&mut self, segment: Arc<Segment>, frozen: usize) -> Result<(), DataError> {
-        let number = segment.number;
-        let mut slot = Slot::new(Arc::clone(&segment))?;
-        for local in 0..segment.len() {
-            let id = segment.id(local);
-            let alive =
-                matches!(self.ids.get(&id), Some(Loc::Pending(at)) if (*at as usize) < frozen);
-            if alive {
-                self.ids.insert(id, Loc::Seg(number, local));
-            } else {
-                slot.kill(local);
-            }
-        }
-        let gone = self.pending.drain(..frozen).flatten().count();
-        // the frozen objects still live were adopted; those left pending are renumbered
-        self.pending_live -= gone;
-        for (at, o) in self.pending.iter().enumerate() {
-            if let Some((id, _)) = o {
-                self.ids.insert(*id, Loc::Pending(at as u32));
-            }
-        }
-        slot.changed = true;
-        self.slots.push(slot);
-        self.stale = true;
-        Ok(())
-    }
-
-    /// Makes the pending objects a segment and publishes a new snapshot.
-    fn publish(&mut self, metadata: &str) -> Result<(), DataError> {
-        if !self.pending.is_empty() {
-            self.pending_live = 0;
-            let objects: Vec<(u64, Vec<Keyword>)> = std::mem::take(&mut self.pending)
-                .into_iter()
-                .flatten()
-                .collect();
-            if !objects.is_empty() {
-                let number = self.next_segment;
-                self.next_segment += 1;
-                let segment = Arc::new(Segment::build(number, objects, metadata)?);
-                for local in 0..segment.len() {
-                    self.ids.insert(segment.id(local), Loc::Seg(number, local));
-                }
-                self.slots.push(Slot::new(segment)?);
-            }
-        }
-        // in-memory segments all of whose objects are gone go at once
-        self.slots
-            .retain(|s| s.live() > 0 || s.segment.files().is_some());
-        let mut views = Vec::with_capacity(self.slots.len());
-        let mut live = 0;
-        for s in &mut self.slots {
-            if s.changed {
-                s.mask = ObjectMask::from_words(s.segment.len(), s.bits.clone())?;
-                s.changed = false;
-            }
-            live += u64::from(s.live());
-            if s.live() > 0 {
-                views.push(SegmentView {
-                    segment: Arc::clone(&s.segment),
-                    live: s.mask.clone(),
-                });
-            }
-        }
-        self.snapshot = Arc::new(Snapshot {
-            segments: views,
-            live_objects: live,
-        });
-        self.published_at = Some(Instant::now());
-        self.stale = false;
-        Ok(())
     }
 }

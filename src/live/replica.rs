@@ -217,8 +217,8 @@ impl KindIndex for LiveCountIndex {
         self.backend.gpu_ordinal()
     }
 
-    fn live(&self) -> Option<&Arc<LiveIndex>> {
-        Some(&self.live)
+    fn writes(&self) -> Option<Arc<dyn crate::kind::Writes>> {
+        Some(Arc::clone(&self.live) as Arc<dyn crate::kind::Writes>)
     }
 }
 

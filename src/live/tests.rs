@@ -9,6 +9,7 @@ use genie_core::oracle::match_count;
 use genie_core::{DeviceChoice, Item, Query};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
 
 type Model = BTreeMap<u64, Vec<u32>>;
 

@@ -216,17 +216,17 @@ pub fn resident_bytes() -> Option<u64> {
 
 /// The counters of the live indexes served.
 fn render_live(o: &mut String, service: &Service) {
-    let live: Vec<(String, crate::live::LiveStats)> = service
+    let live: Vec<(String, crate::kind::LiveStats)> = service
         .names()
         .filter_map(|n| {
             let index = service.index(n).ok()?;
-            Some((n.to_string(), index.live()?.stats()))
+            Some((n.to_string(), index.writes()?.stats()))
         })
         .collect();
     if live.is_empty() {
         return;
     }
-    type Get = fn(&crate::live::LiveStats) -> u64;
+    type Get = fn(&crate::kind::LiveStats) -> u64;
     let series: [(&str, &str, &str, Get); 7] = [
         (
             "genie_live_written_total",

@@ -291,17 +291,7 @@ async fn search(
     body: Body,
 ) -> Result<Response, ApiError> {
     let limits = &state.limits;
-    let bytes = axum::body::to_bytes(body, limits.max_body_bytes)
-        .await
-        .map_err(|_| {
-            ApiError(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "request body larger than {} bytes (the server's --max-body-bytes)",
-                    limits.max_body_bytes
-                ),
-            )
-        })?;
+    let bytes = write::body_bytes(body, limits).await?;
     let service = &state.service;
     let index = service.index(&name)?;
     let parsed = decode_search(&bytes, index.as_ref(), limits).map_err(bad)?;

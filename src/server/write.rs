@@ -2,7 +2,7 @@
 //! once the change is in the log on disk; the disk work runs off the async threads.
 
 use super::{bad, ApiError, AppState, Limits};
-use crate::live::LiveIndex;
+use crate::kind::Writes;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// The live index of `name`, or why it takes no writes.
-fn live_of(state: &AppState, name: &str) -> Result<Arc<LiveIndex>, ApiError> {
+fn live_of(state: &AppState, name: &str) -> Result<Arc<dyn Writes>, ApiError> {
     let index = state.service.index(name)?;
-    match index.live() {
-        Some(live) if state.writable => Ok(Arc::clone(live)),
+    match index.writes() {
+        Some(live) if state.writable => Ok(live),
         _ => Err(ApiError(
             StatusCode::FORBIDDEN,
             format!(
@@ -25,7 +25,8 @@ fn live_of(state: &AppState, name: &str) -> Result<Arc<LiveIndex>, ApiError> {
     }
 }
 
-async fn body_bytes(body: Body, limits: &Limits) -> Result<axum::body::Bytes, ApiError> {
+/// A request's body, at most `limits.max_body_bytes` (else a 413).
+pub(super) async fn body_bytes(body: Body, limits: &Limits) -> Result<axum::body::Bytes, ApiError> {
     axum::body::to_bytes(body, limits.max_body_bytes)
         .await
         .map_err(|_| {
