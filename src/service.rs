@@ -168,13 +168,21 @@ impl Served {
 }
 
 struct Inner {
-    indexes: BTreeMap<String, Arc<Served>>,
+    /// The served indexes; more may come while serving ([`Service::add`]).
+    indexes: std::sync::RwLock<BTreeMap<String, Arc<Served>>>,
     runners: Mutex<Vec<JoinHandle<()>>>,
+    policy: BatchPolicy,
+}
+
+impl Inner {
+    fn indexes(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<Served>>> {
+        self.indexes.read().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        for s in self.indexes.values() {
+        for s in self.indexes().values() {
             s.lock().closed = true;
             s.ready.notify_all();
         }
@@ -190,7 +198,7 @@ pub struct Service {
 impl std::fmt::Debug for Service {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Service")
-            .field("indexes", &self.inner.indexes.keys().collect::<Vec<_>>())
+            .field("indexes", &self.names())
             .finish()
     }
 }
@@ -262,57 +270,69 @@ impl Service {
         indexes: Vec<(String, Vec<Arc<dyn KindIndex>>)>,
         policy: BatchPolicy,
     ) -> Result<Self, DataError> {
-        let mut map = BTreeMap::new();
-        let mut runners = Vec::new();
-        for (name, replicas) in indexes {
-            if replicas.is_empty() {
-                return Err(DataError::Unsupported(format!(
-                    "index {name:?}: no replica"
-                )));
-            }
-            let served = Arc::new(Served {
-                name: name.clone(),
-                replicas,
-                state: Mutex::new(QueueState {
-                    pending: VecDeque::new(),
-                    closed: false,
-                    busy: 0,
-                }),
-                ready: Condvar::new(),
-                counters: Counters::default(),
+        let service = Self {
+            inner: Arc::new(Inner {
+                indexes: std::sync::RwLock::new(BTreeMap::new()),
+                runners: Mutex::new(Vec::new()),
                 policy: BatchPolicy {
                     max_batch: policy.max_batch.max(1),
-                    ..policy.clone()
+                    ..policy
                 },
-            });
-            for (r, replica) in served.replicas.iter().enumerate() {
-                let in_flight = match replica.gpu_ordinal() {
-                    Some(_) => served.policy.gpu_pipeline.max(1),
-                    None => 1,
-                };
-                for i in 0..in_flight {
-                    let s = Arc::clone(&served);
-                    let handle = std::thread::Builder::new()
-                        .name(format!("genie-runner-{name}-{r}.{i}"))
-                        .spawn(move || run(&s, r))
-                        .map_err(|e| {
-                            DataError::Unsupported(format!("cannot start a runner: {e}"))
-                        })?;
-                    runners.push(handle);
-                }
-            }
-            if map.insert(name.clone(), served).is_some() {
-                return Err(DataError::Unsupported(format!(
-                    "two indexes named {name:?}"
-                )));
+            }),
+        };
+        for (name, replicas) in indexes {
+            service.add(name, replicas)?;
+        }
+        Ok(service)
+    }
+
+    /// Serves one more index, given as its replicas (one runner thread each), under a name no
+    /// other index has.
+    pub fn add(&self, name: String, replicas: Vec<Arc<dyn KindIndex>>) -> Result<(), DataError> {
+        if replicas.is_empty() {
+            return Err(DataError::Unsupported(format!(
+                "index {name:?}: no replica"
+            )));
+        }
+        let mut indexes = self
+            .inner
+            .indexes
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        if indexes.contains_key(&name) {
+            return Err(DataError::Unsupported(format!(
+                "two indexes named {name:?}"
+            )));
+        }
+        let served = Arc::new(Served {
+            name: name.clone(),
+            replicas,
+            state: Mutex::new(QueueState {
+                pending: VecDeque::new(),
+                closed: false,
+                busy: 0,
+            }),
+            ready: Condvar::new(),
+            counters: Counters::default(),
+            policy: self.inner.policy.clone(),
+        });
+        let mut runners = self.inner.runners.lock().unwrap_or_else(|e| e.into_inner());
+        for (r, replica) in served.replicas.iter().enumerate() {
+            let in_flight = match replica.gpu_ordinal() {
+                Some(_) => served.policy.gpu_pipeline.max(1),
+                None => 1,
+            };
+            for i in 0..in_flight {
+                let s = Arc::clone(&served);
+                let handle = std::thread::Builder::new()
+                    .name(format!("genie-runner-{name}-{r}.{i}"))
+                    .spawn(move || run(&s, r))
+                    .map_err(|e| DataError::Unsupported(format!("cannot start a runner: {e}")))?;
+                runners.push(handle);
             }
         }
-        Ok(Self {
-            inner: Arc::new(Inner {
-                indexes: map,
-                runners: Mutex::new(runners),
-            }),
-        })
+        indexes.insert(name, served);
+        Ok(())
     }
 
     /// Opens index files by name on the devices of `spec` (see [`crate::open`]).
@@ -330,21 +350,22 @@ impl Service {
         Self::new(indexes, policy)
     }
 
-    fn served(&self, index: &str) -> Result<&Arc<Served>, SearchError> {
+    fn served(&self, index: &str) -> Result<Arc<Served>, SearchError> {
         self.inner
-            .indexes
+            .indexes()
             .get(index)
+            .cloned()
             .ok_or_else(|| SearchError::UnknownIndex(index.to_string()))
     }
 
     /// The opened index of a name (to ask its kind, objects, backend).
-    pub fn index(&self, name: &str) -> Result<&Arc<dyn KindIndex>, SearchError> {
-        Ok(&self.served(name)?.replicas[0])
+    pub fn index(&self, name: &str) -> Result<Arc<dyn KindIndex>, SearchError> {
+        Ok(Arc::clone(&self.served(name)?.replicas[0]))
     }
 
     /// The names of the served indexes.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.inner.indexes.keys().map(String::as_str)
+    pub fn names(&self) -> Vec<String> {
+        self.inner.indexes().keys().cloned().collect()
     }
 
     /// Parses a raw query for an index (see [`KindIndex::parse`]).
@@ -461,7 +482,7 @@ impl Service {
     /// The counters of every index.
     pub fn stats(&self) -> Vec<IndexStats> {
         self.inner
-            .indexes
+            .indexes()
             .values()
             .map(|s| {
                 let (queued, busy) = {
@@ -492,7 +513,7 @@ impl Service {
     /// Stops taking queries, lets the runners finish every query already queued, and waits for
     /// them.
     pub fn shutdown(&self) {
-        for s in self.inner.indexes.values() {
+        for s in self.inner.indexes().values() {
             s.lock().closed = true;
             s.ready.notify_all();
         }

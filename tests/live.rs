@@ -275,3 +275,81 @@ fn the_cli_adds_deletes_filters_and_compacts() {
     ]);
     assert!(e.contains("badids.txt:2"), "{e}");
 }
+
+#[test]
+fn the_server_creates_live_indexes_in_its_folder() {
+    let dir = tempfile::tempdir().expect("dir");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).expect("data");
+    let start = |create: bool| {
+        let service = Service::new(Vec::new(), BatchPolicy::default()).expect("service");
+        Server::start(
+            service,
+            ServerConfig {
+                writable: true,
+                create: create.then(|| genie::server::Creating {
+                    dir: data.clone(),
+                    spec: cpu(),
+                    live: LiveConfig::default(),
+                }),
+                ..ServerConfig::default()
+            },
+        )
+    };
+    let server = start(true);
+    let put = |server: &Server, name: &str, body: &Value| {
+        let (status, text) = call(
+            "PUT",
+            &format!("{}/v1/indexes/{name}", server.url),
+            None,
+            Some(body.to_string().into_bytes()),
+        );
+        (status, serde_json::from_str::<Value>(&text).expect("JSON"))
+    };
+    let (status, v) = put(&server, "fresh", &json!({"kind": "keywords"}));
+    assert_eq!(
+        (status, v),
+        (201, json!({"created": "fresh", "kind": "keywords"}))
+    );
+    let (status, v) = put(&server, "fresh", &json!({"kind": "keywords"}));
+    assert_eq!(status, 409, "{v}");
+    for (name, body, field) in [
+        ("bad/name", json!({"kind": "keywords"}), "no route"),
+        ("b@d", json!({"kind": "keywords"}), "index name"),
+        ("other", json!({"kind": "vectors"}), "kind:"),
+        (
+            "other",
+            json!({"kind": "keywords", "options": {"parts": 2}}),
+            "options:",
+        ),
+        ("other", json!({"type": "keywords"}), "unknown field"),
+    ] {
+        let (status, v) = put(&server, name, &body);
+        assert!(
+            status == 400 || status == 404,
+            "{name} {body}: {status} {v}"
+        );
+        assert!(v["error"].as_str().expect("error").contains(field), "{v}");
+    }
+    let (status, v) = route(
+        &server,
+        "fresh",
+        "objects",
+        &json!({"objects": [{"id": 5, "object": "1 2"}, {"id": 9, "object": "2"}]}),
+    );
+    assert_eq!((status, v), (200, json!({"written": 2})));
+    let (_, v) = post(&server, "fresh", &json!({"queries": ["1 2"], "k": 5}));
+    assert_eq!(hits(&v), [vec![(5, 2), (9, 1)]]);
+    let (_, v) = call("GET", &format!("{}/v1/indexes", server.url), None, None);
+    assert!(v.contains("\"fresh\""), "{v}");
+    drop(server);
+    assert!(LiveIndex::is_live(&data.join("fresh.live")));
+    // a server without a folder refuses
+    let server = start(false);
+    let (status, v) = put(&server, "more", &json!({"kind": "keywords"}));
+    assert_eq!(status, 403, "{v}");
+    assert!(
+        v["error"].as_str().expect("error").contains("--data"),
+        "{v}"
+    );
+}

@@ -2,14 +2,14 @@
 //! the HTTP server ([`crate::server`]) run on its own runtime until Ctrl-C or SIGTERM.
 
 use anyhow::{Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::{explain_placement, Devices};
 use crate::kind::Registry;
 use crate::live::{place_live, LiveConfig, LiveIndex};
 use crate::open::{load, place};
-use crate::server::{serve_on, shutdown_signal, ServerConfig};
+use crate::server::{serve_on, shutdown_signal, Creating, ServerConfig};
 use crate::service::{BatchPolicy, Service};
 
 /// Serves `indexes` (name, file) on `devices`, batched by `policy`, as `config` says, until a
@@ -17,14 +17,41 @@ use crate::service::{BatchPolicy, Service};
 pub fn serve(
     registry: &Registry,
     indexes: &[(String, PathBuf)],
+    data: Option<&Path>,
     devices: &Devices,
     policy: BatchPolicy,
     config: &ServerConfig,
     quiet: bool,
 ) -> Result<()> {
     let (spec, asked_by) = devices.spec()?;
+    let mut config = config.clone();
+    let mut indexes = indexes.to_vec();
+    if let Some(dir) = data {
+        // the live indexes of the folder, by name, then created there by PUT
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+        let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let name = e.file_name().to_str()?.strip_suffix(".live")?.to_string();
+                (LiveIndex::is_live(&e.path()) && !indexes.iter().any(|(n, _)| *n == name))
+                    .then(|| (name, e.path()))
+            })
+            .collect();
+        found.sort();
+        indexes.extend(found);
+        config.create = Some(Creating {
+            dir: dir.to_path_buf(),
+            spec: spec.clone(),
+            live: LiveConfig {
+                refresh: config.refresh,
+                ..LiveConfig::default()
+            },
+        });
+    }
+    let config = &config;
     let mut opened = Vec::new();
-    for (name, path) in indexes {
+    for (name, path) in &indexes {
         let t = Instant::now();
         if config.writable || LiveIndex::is_live(path) {
             let live_config = LiveConfig {

@@ -218,9 +218,10 @@ pub fn resident_bytes() -> Option<u64> {
 fn render_live(o: &mut String, service: &Service) {
     let live: Vec<(String, crate::kind::LiveStats)> = service
         .names()
+        .into_iter()
         .filter_map(|n| {
-            let index = service.index(n).ok()?;
-            Some((n.to_string(), index.writes()?.stats()))
+            let stats = service.index(&n).ok()?.writes()?.stats();
+            Some((n, stats))
         })
         .collect();
     if live.is_empty() {

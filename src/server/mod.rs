@@ -16,7 +16,9 @@
 //!   replaces objects, answered `{"written": n}` once they are in the log on disk;
 //!   `POST /v1/indexes/{name}/delete` with `{"ids": [...]}`, answered `{"deleted": n}` (the ids
 //!   that had an object); `POST /v1/indexes/{name}/flush` writes the segments and deletes to
-//!   disk.
+//!   disk; `PUT /v1/indexes/{name}` with `{"kind": "keywords"}` creates an empty live index
+//!   (`genie serve --writable --data DIR`: in `DIR/NAME.live`, served again after a restart),
+//!   answered 201 `{"created": name, "kind": ...}`.
 //! - `GET /v1/indexes`: name, kind, objects and devices of each index.
 //! - `GET /healthz`: `ok`. `GET /metrics`: Prometheus text.
 //!
@@ -88,6 +90,20 @@ pub struct ServerConfig {
     /// How stale a search of a live index may be (`--refresh-ms`; see
     /// [`crate::live::LiveConfig::refresh`]).
     pub refresh: std::time::Duration,
+    /// Where `PUT /v1/indexes/{name}` makes live indexes, and how it places them (`--data`);
+    /// `None`: the route is refused.
+    pub create: Option<Creating>,
+}
+
+/// How the server creates live indexes (`genie serve --writable --data DIR`).
+#[derive(Clone, Debug)]
+pub struct Creating {
+    /// The folder: index NAME is `DIR/NAME.live`.
+    pub dir: std::path::PathBuf,
+    /// The devices it is placed on.
+    pub spec: crate::open::OpenSpec,
+    /// Its flushes, merges and refresh.
+    pub live: crate::live::LiveConfig,
 }
 
 impl Default for ServerConfig {
@@ -98,6 +114,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             writable: false,
             refresh: std::time::Duration::from_millis(DEFAULT_REFRESH_MS),
+            create: None,
         }
     }
 }
@@ -109,6 +126,7 @@ struct AppState {
     limits: Limits,
     metrics: Metrics,
     writable: bool,
+    create: Option<Creating>,
 }
 
 /// An error answer: a status and a message.
@@ -177,8 +195,10 @@ pub fn router(service: Service, config: &ServerConfig) -> Router {
         limits: config.limits.clone(),
         metrics: Metrics::default(),
         writable: config.writable,
+        create: config.create.clone(),
     });
     Router::new()
+        .route("/v1/indexes/{name}", axum::routing::put(write::create))
         .route("/v1/indexes/{name}/search", post(search))
         .route("/v1/indexes/{name}/objects", post(write::add))
         .route("/v1/indexes/{name}/delete", post(write::delete))
@@ -192,14 +212,19 @@ pub fn router(service: Service, config: &ServerConfig) -> Router {
                 format!(
                     "no route {} (routes: POST /v1/indexes/NAME/search, \
                      POST /v1/indexes/NAME/objects, POST /v1/indexes/NAME/delete, \
-                     POST /v1/indexes/NAME/flush, GET /v1/indexes, GET /metrics, GET /healthz)",
+                     POST /v1/indexes/NAME/flush, PUT /v1/indexes/NAME, GET /v1/indexes, \
+                     GET /metrics, GET /healthz)",
                     uri.path()
                 ),
             )
         })
         .method_not_allowed_fallback(
             |method: axum::http::Method, uri: axum::http::Uri| async move {
-                let allowed = if uri.path().starts_with("/v1/indexes/") {
+                let path = uri.path();
+                let allowed = if path.starts_with("/v1/indexes/") && path.matches('/').count() == 3
+                {
+                    "PUT"
+                } else if path.starts_with("/v1/indexes/") {
                     "POST"
                 } else {
                     "GET"

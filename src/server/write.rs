@@ -153,3 +153,94 @@ pub(super) async fn flush(
     let stats = live_of(&state, &name)?.stats();
     Ok(axum::Json(json!({ "flushed": true, "segments": stats.segments })).into_response())
 }
+
+/// Whether `name` may name an index created through the API (a folder `NAME.live`).
+fn good_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// `PUT /v1/indexes/{name}` with `{"kind": "keywords"}`: an empty live index, served at once.
+pub(super) async fn create(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let refused = |why: &str| {
+        ApiError(
+            StatusCode::FORBIDDEN,
+            format!("cannot create {name}: {why}"),
+        )
+    };
+    if !state.writable {
+        return Err(refused(
+            "the server takes no writes (`genie serve --writable`)",
+        ));
+    }
+    let Some(creating) = state.create.clone() else {
+        return Err(refused(
+            "the server has no folder for new indexes (`genie serve --writable --data DIR`)",
+        ));
+    };
+    if !good_name(&name) {
+        return Err(bad(format!(
+            "index name {name:?}: expected 1 to 64 letters, digits, '_' or '-'"
+        )));
+    }
+    if state.service.index(&name).is_ok() {
+        return Err(ApiError(
+            StatusCode::CONFLICT,
+            format!("an index named {name} is served already"),
+        ));
+    }
+    let bytes = body_bytes(body, &state.limits).await?;
+    let body: Value =
+        serde_json::from_slice(&bytes).map_err(|e| bad(format!("request body: {e}")))?;
+    let Some(map) = body.as_object() else {
+        return Err(bad(
+            "request body: expected an object {\"kind\": \"keywords\"}",
+        ));
+    };
+    if let Some(other) = map.keys().find(|k| *k != "kind" && *k != "options") {
+        return Err(bad(format!(
+            "request body: unknown field {other:?}, expected \"kind\" and \"options\""
+        )));
+    }
+    let kind = map
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("kind: expected the kind's name, e.g. \"keywords\""))?
+        .to_string();
+    if map
+        .get("options")
+        .is_some_and(|o| o.as_object().is_none_or(|o| !o.is_empty()))
+    {
+        return Err(bad(format!(
+            "options: an empty live index of {kind} takes no build options"
+        )));
+    }
+    let service = state.service.clone();
+    let made = name.clone();
+    let kind_made = kind.clone();
+    blocking(move || {
+        if !crate::live::LIVE_KINDS.contains(&kind_made.as_str()) {
+            return Err(crate::data_error::DataError::BadQuery(format!(
+                "kind: live indexes take {} objects so far, not {kind_made}",
+                crate::live::LIVE_KINDS.join(", ")
+            )));
+        }
+        let dir = creating.dir.join(format!("{made}.live"));
+        let live = crate::live::LiveIndex::create(&dir, &kind_made, creating.live.clone())?;
+        let replicas = crate::live::place_live(&live, &creating.spec)?;
+        service.add(made, replicas)
+    })
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(json!({ "created": name, "kind": kind })),
+    )
+        .into_response())
+}

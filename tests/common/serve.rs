@@ -224,10 +224,12 @@ pub fn call(method: &str, url: &str, token: Option<&str>, body: Option<Vec<u8>>)
         let mut r = match method {
             "POST" => client.post(url).body(body.unwrap_or_default()),
             "GET" => client.get(url),
-            other => client.request(
-                reqwest::Method::from_bytes(other.as_bytes()).expect("method"),
-                url,
-            ),
+            other => client
+                .request(
+                    reqwest::Method::from_bytes(other.as_bytes()).expect("method"),
+                    url,
+                )
+                .body(body.unwrap_or_default()),
         };
         if let Some(t) = token {
             r = r.bearer_auth(t);

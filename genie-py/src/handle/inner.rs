@@ -255,12 +255,7 @@ impl Handle {
     {
         // a k beyond the objects gives what k = the number of objects gives, and costs no more
         let k = py
-            .detach(|| {
-                self.placed(device)?
-                    .index(NAME)
-                    .map_err(from_service)
-                    .cloned()
-            })
+            .detach(|| self.placed(device)?.index(NAME).map_err(from_service))
             .map_err(to_py)?
             .num_objects()
             .min(k)

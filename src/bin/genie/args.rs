@@ -309,8 +309,13 @@ impl From<MethodArg> for Method {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// An index to serve, as NAME=PATH (repeat for more).
-    #[arg(long = "index", value_name = "NAME=PATH", required = true, value_parser = parse_named)]
+    #[arg(long = "index", value_name = "NAME=PATH", required_unless_present = "data", value_parser = parse_named)]
     pub indexes: Vec<(String, PathBuf)>,
+
+    /// With --writable: a folder of live indexes, each NAME.live served as NAME, where
+    /// `PUT /v1/indexes/NAME` creates new ones (made if missing).
+    #[arg(long, value_name = "DIR", requires = "writable")]
+    pub data: Option<PathBuf>,
 
     /// The address to listen on. The default is loopback only: other machines reach the server
     /// only when told so (e.g. 0.0.0.0:7700), and then a --token is strongly advised.

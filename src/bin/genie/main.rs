@@ -192,8 +192,17 @@ fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
         },
         writable: args.writable,
         refresh: Duration::from_millis(args.refresh_ms),
+        create: None,
     };
-    genie::cli::serve::serve(registry, &args.indexes, &devices, policy, &config, quiet)
+    genie::cli::serve::serve(
+        registry,
+        &args.indexes,
+        args.data.as_deref(),
+        &devices,
+        policy,
+        &config,
+        quiet,
+    )
 }
 
 fn info(args: &InfoArgs) -> Result<()> {
