@@ -89,6 +89,16 @@ pub struct LiveArgs {
     /// A CSV to write the rows to.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// The phases to run, of ingest, segments, http (http alone serves the objects as one
+    /// built segment).
+    #[arg(long, value_delimiter = ',', default_value = "ingest,segments,http")]
+    pub phases: Vec<String>,
+    /// The served live index's merge factor (the tiered policy's).
+    #[arg(long, default_value_t = genie::live::policy::DEFAULT_FACTOR)]
+    pub merge_factor: usize,
+    /// The served live index's refresh interval, in milliseconds.
+    #[arg(long, default_value_t = genie::server::DEFAULT_REFRESH_MS)]
+    pub refresh_ms: u64,
 }
 
 /// One row of the table: what, the figure, its unit, a note.
@@ -123,18 +133,44 @@ fn run_in(args: &LiveArgs, root: &std::path::Path) -> Result<()> {
     );
     let object = |i: usize| keywords[i * DIMS as usize..(i + 1) * DIMS as usize].to_vec();
     let mut rows = Vec::new();
-    ingest_library(args, root, &object, &mut rows)?;
-    let live = segments(args, root, &keywords, &queries, &mut rows)?;
-    // the server's live index: the same folder reopened with the background thread (flushes
-    // and the tiered merges) and the server's default refresh
-    let dir = live.dir().to_path_buf();
-    drop(live);
-    let config = LiveConfig {
-        refresh: Duration::from_millis(genie::server::DEFAULT_REFRESH_MS),
-        ..LiveConfig::default()
+    let phase = |p: &str| args.phases.iter().any(|x| x == p);
+    if phase("ingest") {
+        ingest_library(args, root, &object, &mut rows)?;
+    }
+    let dir = if phase("segments") {
+        let live = segments(args, root, &keywords, &queries, &mut rows)?;
+        live.dir().to_path_buf()
+    } else {
+        // the objects as one built segment
+        let d = DIMS as usize;
+        let index = IndexBuilder::from_fixed(keywords[..args.objects * d].to_vec(), d)?
+            .blocks((0..DIMS).map(|x| x * VALUES).collect())
+            .keyword_space(DIMS * VALUES)
+            .metadata("{}")
+            .build()?;
+        let file = root.join("base.genie");
+        index.save(&file)?;
+        LiveIndex::folder_of(&file)
     };
-    let live = LiveIndex::open(&dir, config)?;
-    http(args, &live, &queries, &object, &mut rows)?;
+    if phase("http") {
+        // the server's live index: the folder (re)opened with the background thread (flushes
+        // and the tiered merges) and the server's refresh
+        let config = LiveConfig {
+            refresh: Duration::from_millis(args.refresh_ms),
+            merge_factor: args.merge_factor,
+            ..LiveConfig::default()
+        };
+        let live = if LiveIndex::is_live(&dir) {
+            LiveIndex::open(&dir, config)?
+        } else {
+            LiveIndex::open_file(
+                &genie::kind::Registry::default(),
+                &root.join("base.genie"),
+                config,
+            )?
+        };
+        http(args, &live, &queries, &object, &mut rows)?;
+    }
     let mut table = String::new();
     let _ = writeln!(
         table,
@@ -695,7 +731,10 @@ fn http(
         format!("{r_qps:.0} q/s, p50 {r_p50:.1} ms, {r_err} errors"),
     ));
     rows.push(Row(
-        format!("reads under {} writers, p99", args.writers),
+        format!(
+            "reads under {} writers, p99 (merge factor {}, refresh {} ms)",
+            args.writers, args.merge_factor, args.refresh_ms
+        ),
         m_p99,
         "ms",
         format!(
