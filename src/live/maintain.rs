@@ -72,6 +72,7 @@ impl LiveIndex {
                 index: files.index,
                 ids: files.ids,
                 deleted,
+                objects: Some(u64::from(segment.len())),
             });
         }
         let mut next = manifest.clone();
@@ -211,6 +212,7 @@ impl LiveIndex {
                     index: files.index,
                     ids: files.ids,
                     deleted,
+                    objects: Some(u64::from(merged.len())),
                 },
             );
             next.next_segment = next_segment;

@@ -41,6 +41,10 @@ pub struct SegmentEntry {
     pub ids: Option<String>,
     /// The file of its deleted objects (`.npy` of uint32 object numbers), if any.
     pub deleted: Option<String>,
+    /// Its number of objects, checked on open (an index file rebuilt under its live index is
+    /// refused rather than read with another's ids and deletes).
+    #[serde(default)]
+    pub objects: Option<u64>,
 }
 
 impl Manifest {

@@ -209,6 +209,7 @@ impl LiveIndex {
             index: format!("../{name}"),
             ids: None,
             deleted: None,
+            objects: Some(u64::from(index.num_objects())),
         });
         m.next_segment = 1;
         m.write(&dir)?;
@@ -233,6 +234,18 @@ impl LiveIndex {
                 ids: e.ids.clone(),
             };
             let segment = Arc::new(Segment::read(e.number, dir, files)?);
+            if let Some(n) = e.objects.filter(|&n| n != u64::from(segment.len())) {
+                return Err(DataError::File {
+                    path: dir.join(&e.index),
+                    message: format!(
+                        "holds {} objects where the live index {} recorded {n}: the file was \
+                         rebuilt after its live index was made (restore it, or remove the \
+                         live index folder to start again from the new file)",
+                        segment.len(),
+                        dir.display()
+                    ),
+                });
+            }
             let mut slot = Slot::new(segment)?;
             if let Some(del) = &e.deleted {
                 let path = dir.join(del);

@@ -351,3 +351,24 @@ fn writers_and_searches_at_once_leave_the_objects_written() {
     drop(again);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_index_file_rebuilt_under_its_live_index_is_refused() {
+    let dir = temp_dir("rebuilt");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("base.genie");
+    let build = |offsets: &[u64], keywords: &[u32]| {
+        crate::kind::keywords::build_csr(offsets, keywords, "base")
+            .expect("built")
+            .save(&file)
+            .expect("saved");
+    };
+    build(&[0, 2, 4], &[1, 2, 2, 3]);
+    let registry = crate::kind::Registry::default();
+    let live = LiveIndex::open_file(&registry, &file, config()).expect("live");
+    drop(live);
+    build(&[0, 1, 2, 3], &[1, 2, 3]);
+    let e = LiveIndex::open_file(&registry, &file, config()).expect_err("another file");
+    assert!(e.to_string().contains("rebuilt"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
