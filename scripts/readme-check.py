@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = {"sh", "python"}
 SKIP = {"text", "rust", "toml", "json", "console"}
 # what the README's commands write into the repository root (git-ignored), removed afterwards
-CREATED = {"demo.genie"}
+CREATED = {"demo.genie", "live.genie", "live.genie.live", "cli-live.genie", "cli-live.genie.live"}
 HEALTHZ = "http://127.0.0.1:7700/healthz"
 COMMAND_TIMEOUT_S = 3600
 OUTPUT_LINES = 200
@@ -343,6 +343,8 @@ def main() -> int:
             p = ROOT / name
             if p.is_file():
                 p.unlink()
+            elif p.is_dir():
+                shutil.rmtree(p)
     left = sorted(set(os.listdir(ROOT)) - before - CREATED)
     if left:
         print(f"FAILED: the README's commands left {left} in the repository root", file=sys.stderr)
