@@ -22,7 +22,7 @@ impl LiveIndex {
         let mut manifest = self.maintenance.lock().unwrap_or_else(|e| e.into_inner());
         // the pending objects become a segment first, writers going on; the rotation below
         // then builds only what came meanwhile
-        self.refresh(true)?;
+        self.refresh(true, false)?;
         let refreshing = self.refreshing.lock().unwrap_or_else(|e| e.into_inner());
         let (taken, wal_gen, next_segment) = {
             let mut wal = self.wal.write().unwrap_or_else(|e| e.into_inner());
@@ -227,7 +227,7 @@ impl LiveIndex {
         // many pending objects (writes and no searches) become a segment without waiting for
         // a search
         if self.lock().pending_live >= MAX_PENDING {
-            self.refresh(true)?;
+            self.refresh(true, false)?;
         }
         let due = {
             let st = self.lock();

@@ -300,6 +300,7 @@ impl LiveIndex {
             wal_gen: manifest.wal,
             snapshot: Arc::default(),
             published_at: None,
+            searched: false,
             stale: true,
             unflushed: 0,
             oldest_unflushed: None,
@@ -453,19 +454,23 @@ impl LiveIndex {
     /// The view searches see: every acknowledged write included (pending objects become a
     /// segment first).
     pub fn snapshot(&self) -> Result<Arc<Snapshot>, DataError> {
-        self.refresh(self.config.refresh.is_zero())
+        self.refresh(self.config.refresh.is_zero(), true)
     }
 
-    /// Publishes a new snapshot when one is due (`fresh`: whenever anything changed), the
-    /// pending objects built into a segment outside the state's lock.
-    fn refresh(&self, fresh: bool) -> Result<Arc<Snapshot>, DataError> {
+    /// Publishes a new snapshot when one is due (`fresh`: whenever anything changed; else when
+    /// the refresh interval has passed since the last, or no search has had the last yet: the
+    /// interval only spaces refreshes that searches ask for back to back), the pending objects
+    /// built into a segment outside the state's lock. `search`: a search takes the snapshot.
+    pub(crate) fn refresh(&self, fresh: bool, search: bool) -> Result<Arc<Snapshot>, DataError> {
         {
-            let st = self.lock();
+            let mut st = self.lock();
             let due = fresh
+                || !st.searched
                 || st
                     .published_at
                     .is_none_or(|t| t.elapsed() >= self.config.refresh);
             if !due || (!st.stale && st.pending.is_empty()) {
+                st.searched |= search;
                 return Ok(Arc::clone(&st.snapshot));
             }
         }
@@ -473,7 +478,9 @@ impl LiveIndex {
         let _refreshing = match self.refreshing.try_lock() {
             Ok(g) => g,
             Err(std::sync::TryLockError::WouldBlock) if !fresh => {
-                return Ok(Arc::clone(&self.lock().snapshot));
+                let mut st = self.lock();
+                st.searched |= search;
+                return Ok(Arc::clone(&st.snapshot));
             }
             Err(_) => self.refreshing.lock().unwrap_or_else(|e| e.into_inner()),
         };
@@ -498,6 +505,7 @@ impl LiveIndex {
             st.adopt(segment, number.0)?;
         }
         st.publish(&self.metadata)?;
+        st.searched |= search;
         Ok(Arc::clone(&st.snapshot))
     }
 

@@ -71,6 +71,8 @@ pub(super) struct State {
     pub(super) wal_gen: u64,
     pub(super) snapshot: Arc<Snapshot>,
     pub(super) published_at: Option<Instant>,
+    /// Whether a search has taken the last snapshot published.
+    pub(super) searched: bool,
     pub(super) stale: bool,
     pub(super) unflushed: u64,
     pub(super) oldest_unflushed: Option<Instant>,
@@ -192,6 +194,7 @@ impl State {
             live_objects: live,
         });
         self.published_at = Some(Instant::now());
+        self.searched = false;
         self.stale = false;
         Ok(())
     }

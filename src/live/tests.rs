@@ -372,3 +372,27 @@ fn an_index_file_rebuilt_under_its_live_index_is_refused() {
     assert!(e.to_string().contains("rebuilt"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_refresh_interval_spaces_the_refreshes_of_searches_back_to_back() {
+    let dir = temp_dir("refresh");
+    let cfg = LiveConfig {
+        refresh: Duration::from_millis(300),
+        background: false,
+        ..LiveConfig::default()
+    };
+    let live = LiveIndex::create(&dir, "keywords", cfg).expect("created");
+    live.add_keywords(&[1], vec![vec![4]]).expect("added");
+    // no search had the snapshot of the opening: the first search sees the write
+    assert_eq!(live.snapshot().expect("snapshot").live_objects, 1);
+    live.add_keywords(&[2], vec![vec![4]]).expect("added");
+    let t = Instant::now();
+    let second = live.snapshot().expect("snapshot").live_objects;
+    if t.elapsed() < Duration::from_millis(250) {
+        assert_eq!(second, 1, "a search right after another waits for the interval");
+    }
+    std::thread::sleep(Duration::from_millis(320));
+    assert_eq!(live.snapshot().expect("snapshot").live_objects, 2);
+    drop(live);
+    let _ = std::fs::remove_dir_all(&dir);
+}
