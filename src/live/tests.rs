@@ -389,7 +389,10 @@ fn a_refresh_interval_spaces_the_refreshes_of_searches_back_to_back() {
     let t = Instant::now();
     let second = live.snapshot().expect("snapshot").live_objects;
     if t.elapsed() < Duration::from_millis(250) {
-        assert_eq!(second, 1, "a search right after another waits for the interval");
+        assert_eq!(
+            second, 1,
+            "a search right after another waits for the interval"
+        );
     }
     std::thread::sleep(Duration::from_millis(320));
     assert_eq!(live.snapshot().expect("snapshot").live_objects, 2);
