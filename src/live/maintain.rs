@@ -59,14 +59,9 @@ impl LiveIndex {
                 continue;
             }
             let files = segment.write(&self.dir)?.clone();
-            let deleted = match deleted {
-                None => None,
-                Some(locals) => {
-                    let name = format!("seg-{}.del-{wal_gen}.npy", segment.number);
-                    crate::npy::write(&self.dir.join(&name), &[locals.len()], &locals)?;
-                    Some(name)
-                }
-            };
+            let deleted = deleted
+                .map(|locals| self.write_deleted(segment.number, &wal_gen.to_string(), &locals))
+                .transpose()?;
             entries.push(SegmentEntry {
                 number: segment.number,
                 index: files.index,
@@ -82,6 +77,14 @@ impl LiveIndex {
         self.commit(&mut manifest, next)?;
         self.flushes.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Writes the deleted objects `locals` of segment `number` to `seg-NUMBER.del-TAG.npy` in
+    /// the folder (whole, synced); returns the file's name.
+    fn write_deleted(&self, number: u64, tag: &str, locals: &[u32]) -> Result<String, DataError> {
+        let name = format!("seg-{number}.del-{tag}.npy");
+        crate::npy::write(&self.dir.join(&name), &[locals.len()], locals)?;
+        Ok(name)
     }
 
     /// Replaces the manifest and removes what only the old one named (and older logs).
@@ -190,14 +193,9 @@ impl LiveIndex {
                 .files()
                 .cloned()
                 .ok_or_else(|| DataError::Unsupported("merged segment not written".into()))?;
-            let deleted = match deleted {
-                None => None,
-                Some(locals) => {
-                    let name = format!("seg-{number}.del-m.npy");
-                    crate::npy::write(&self.dir.join(&name), &[locals.len()], &locals)?;
-                    Some(name)
-                }
-            };
+            let deleted = deleted
+                .map(|locals| self.write_deleted(number, "m", &locals))
+                .transpose()?;
             let mut next = manifest.clone();
             let at = next
                 .segments

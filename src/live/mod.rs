@@ -532,8 +532,7 @@ impl LiveIndex {
 
     /// The live objects now.
     pub fn live_objects(&self) -> u64 {
-        let st = self.lock();
-        st.slots.iter().map(|s| u64::from(s.live())).sum::<u64>() + st.pending_live as u64
+        self.lock().live_objects()
     }
 
     /// The counters.
@@ -544,8 +543,7 @@ impl LiveIndex {
             written: self.written.load(Ordering::Relaxed),
             deleted: self.deleted.load(Ordering::Relaxed),
             segments: st.slots.len() as u64 + u64::from(!st.pending.is_empty()),
-            live_objects: st.slots.iter().map(|s| u64::from(s.live())).sum::<u64>()
-                + st.pending_live as u64,
+            live_objects: st.live_objects(),
             flushes: self.flushes.load(Ordering::Relaxed),
             merges: self.merges.load(Ordering::Relaxed),
             log_syncs: self.syncs_before.load(Ordering::Relaxed) + wal.syncs(),

@@ -124,6 +124,11 @@ impl State {
         }
     }
 
+    /// The live objects: those of the segments and those pending.
+    pub(super) fn live_objects(&self) -> u64 {
+        self.slots.iter().map(|s| u64::from(s.live())).sum::<u64>() + self.pending_live as u64
+    }
+
     /// Puts in place `segment`, built from the first `frozen` pending objects: those deleted or
     /// replaced meanwhile are dead in it, and the pending objects after them move up.
     pub(super) fn adopt(&mut self, segment: Arc<Segment>, frozen: usize) -> Result<(), DataError> {
