@@ -43,7 +43,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = {"sh", "python"}
 SKIP = {"text", "rust", "toml", "json", "console"}
 # what the README's commands write into the repository root (git-ignored), removed afterwards
-CREATED = {"demo.genie", "live.genie", "live.genie.live", "cli-live.genie", "cli-live.genie.live"}
+CREATED = {
+    "demo.genie", "live.genie", "live.genie.live", "cli-live.genie", "cli-live.genie.live",
+    "notes.genie", "notes.genie.words", "notes.genie.live",
+}
 HEALTHZ = "http://127.0.0.1:7700/healthz"
 COMMAND_TIMEOUT_S = 3600
 OUTPUT_LINES = 200

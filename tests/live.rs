@@ -291,6 +291,7 @@ fn the_server_creates_live_indexes_in_its_folder() {
                     dir: data.clone(),
                     spec: cpu(),
                     live: LiveConfig::default(),
+                    registry: genie::kind::Registry::default(),
                 }),
                 ..ServerConfig::default()
             },

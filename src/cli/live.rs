@@ -20,7 +20,7 @@ pub fn open_live(registry: &Registry, path: &Path) -> Result<Arc<LiveIndex>> {
         ..LiveConfig::default()
     };
     let live = if LiveIndex::is_live(path) {
-        LiveIndex::open(path, config)
+        LiveIndex::open_with(registry, path, config)
     } else if path.is_file() {
         LiveIndex::open_file(registry, path, config)
     } else {
@@ -57,51 +57,64 @@ pub fn read_ids(path: &Path) -> Result<Vec<u64>> {
     Ok(ids)
 }
 
-/// `genie add`: the objects of `input` (one keyword line each) with the ids of `ids` (one per
-/// line, as many as the objects), else ids from one past the largest in the index on. Returns
-/// the objects written.
+/// `genie add`: the objects of `input` (read as the kind reads its queries: a keyword line, a
+/// document line, a table row) with the ids of `ids` (one per line, as many as the objects),
+/// else ids from one past the largest in the index on. Nothing is written when an id or an
+/// object is wrong. Returns the objects written.
 pub fn add(registry: &Registry, index: &Path, input: &Path, ids: Option<&Path>) -> Result<u64> {
     let live = open_live(registry, index)?;
+    let kind = Arc::clone(registry.get(live.kind())?);
+    let open = || {
+        kind.read_queries(input, &crate::kind::Options::new())
+            .with_context(|| format!("cannot open the objects file {}", input.display()))
+    };
     let given = ids.map(read_ids).transpose()?;
+    // every object is checked before the first is written
+    let mut reader = open()?;
+    let mut count = 0usize;
+    while let Some(raw) = reader.next_query()? {
+        live.codec()
+            .encode(&raw)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", reader.location()))?;
+        count += 1;
+    }
     if let (Some(g), Some(ids_path)) = (&given, ids) {
-        let lines = std::fs::File::open(input)
-            .map(|f| BufReader::new(f).lines().count())
-            .with_context(|| format!("cannot open the objects file {}", input.display()))?;
-        if lines != g.len() {
+        if count != g.len() {
             bail!(
-                "{} holds {} ids and {} holds {lines} objects: expected one id per object",
+                "{} holds {} ids and {} holds {count} objects: expected one id per object",
                 ids_path.display(),
                 g.len(),
                 input.display()
             );
         }
     }
-    let file = std::fs::File::open(input)
-        .with_context(|| format!("cannot open the objects file {}", input.display()))?;
+    let mut reader = open()?;
     let mut next = live.next_free_id();
     let mut written = 0u64;
-    let mut lines = BufReader::new(file).lines().enumerate().peekable();
-    while lines.peek().is_some() {
+    let mut at = 0usize;
+    loop {
         let mut objects = Vec::with_capacity(CHUNK);
-        let mut chunk_ids = Vec::with_capacity(CHUNK);
-        for (i, line) in lines.by_ref().take(CHUNK) {
-            let line =
-                line.with_context(|| format!("{}:{}: cannot read", input.display(), i + 1))?;
-            let keywords = crate::kind::keywords::keyword_object(&serde_json::Value::String(line))
-                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", input.display(), i + 1))?;
-            let id = match &given {
-                Some(g) => *g
-                    .get(i)
-                    .with_context(|| format!("{}: more objects than ids", input.display()))?,
-                None => {
-                    next += 1;
-                    next - 1
-                }
-            };
-            objects.push(keywords);
-            chunk_ids.push(id);
+        while objects.len() < CHUNK {
+            match reader.next_query()? {
+                Some(raw) => objects.push(raw),
+                None => break,
+            }
         }
-        written += live.add_keywords(&chunk_ids, objects)?;
+        if objects.is_empty() {
+            break;
+        }
+        let chunk_ids: Vec<u64> = match &given {
+            Some(g) => g
+                .get(at..at + objects.len())
+                .with_context(|| format!("{}: more objects than ids", input.display()))?
+                .to_vec(),
+            None => {
+                next += objects.len() as u64;
+                (next - objects.len() as u64..next).collect()
+            }
+        };
+        at += objects.len();
+        written += live.add(&chunk_ids, &objects)?;
     }
     live.flush()?;
     Ok(written)

@@ -97,7 +97,8 @@ pub fn search(
             background: false,
             ..LiveConfig::default()
         };
-        let live = LiveIndex::open(job.index, config).context("cannot open the live index")?;
+        let live = LiveIndex::open_with(registry, job.index, config)
+            .context("cannot open the live index")?;
         (None, Some(live))
     } else {
         let loaded = load(registry, job.index).context("cannot open the index")?;

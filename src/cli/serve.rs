@@ -47,6 +47,7 @@ pub fn serve(
                 refresh: config.refresh,
                 ..LiveConfig::default()
             },
+            registry: registry.clone(),
         });
     }
     let config = &config;
@@ -59,7 +60,7 @@ pub fn serve(
                 ..LiveConfig::default()
             };
             let live = if LiveIndex::is_live(path) {
-                LiveIndex::open(path, live_config)
+                LiveIndex::open_with(registry, path, live_config)
             } else {
                 LiveIndex::open_file(registry, path, live_config)
             }

@@ -7,19 +7,20 @@
 //! words a document shares with the query.
 
 use super::{
-    metadata_with, side_path, text_query, BuildJob, BuildReport, CountIndex, CountParser,
-    IndexSource, Kind, KindInfo, OpenOptions, Opened, OptionSpec, OptionType, Options, Placement,
-    QueryFile, QueryReader,
+    metadata_with, side_path, text_query, undecodable, BuildJob, BuildReport, CountIndex,
+    CountParser, Encoded, IndexSource, Kind, KindInfo, LiveObjects, LiveSetup, OpenOptions, Opened,
+    OptionSpec, OptionType, Options, Placement, QueryFile, QueryReader,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
 use crate::input::{display_path, LineReader};
-use genie_core::{InvertedIndex, Query, Transform};
+use genie_core::{InvertedIndex, Keyword, Query, Transform};
 use genie_sa::{DocumentMetadata, DocumentTransform, StringTable, Tokenizer};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// The extension of the word dictionary side file.
 pub const SIDE_EXT: &str = "words";
@@ -225,6 +226,20 @@ impl Kind for Documents {
             options.method,
         )))
     }
+
+    fn live_objects(&self, setup: &LiveSetup) -> Result<Arc<dyn LiveObjects>, DataError> {
+        Ok(Arc::new(LiveDocuments::new(setup)?))
+    }
+
+    fn live_metadata(&self, options: &Options) -> Result<Value, DataError> {
+        options.check(self.name(), &BUILD_OPTIONS[1..])?;
+        let tokenizer = Tokenizer {
+            keep_stop_words: options.flag("keep_stop_words")?,
+        };
+        let empty = DocumentTransform::build(tokenizer, std::iter::empty())?;
+        serde_json::to_value(empty.metadata_record())
+            .map_err(|e| DataError::Unsupported(format!("documents metadata: {e}")))
+    }
 }
 
 /// Parses query documents with the index's dictionary.
@@ -239,5 +254,141 @@ impl CountParser for DocumentParser {
         // the column names where a file's queries come from; a parsed query has no column
         options.check(self.kind(), Documents.search_options())?;
         Ok(self.0.prepare(text_query(raw)?))
+    }
+}
+
+/// Documents in a live index: the dictionary of the index it started from, and the words learned
+/// since, each new word the next keyword in the log's order.
+pub struct LiveDocuments {
+    tokenizer: Tokenizer,
+    /// Base words then learned words: keyword `i` is word `i`.
+    words: RwLock<Learned>,
+}
+
+#[derive(Default)]
+struct Learned {
+    words: Vec<String>,
+    ids: HashMap<String, Keyword>,
+}
+
+impl Learned {
+    fn of(words: Vec<String>) -> Self {
+        let ids = (0..).zip(&words).map(|(i, w)| (w.clone(), i)).collect();
+        Self { words, ids }
+    }
+}
+
+impl LiveDocuments {
+    /// The documents of a live index starting from `setup`: its saved dictionary, else the
+    /// dictionary of the index file it was made from, else none (tokenizer settings from the
+    /// metadata).
+    pub fn new(setup: &LiveSetup) -> Result<Self, DataError> {
+        let meta: DocumentMetadata = serde_json::from_str(&setup.metadata)
+            .map_err(|e| DataError::Sa(genie_sa::SaError::BadMetadata(e.to_string())))?;
+        let words = match (&setup.state, &setup.base) {
+            (Some(state), _) => {
+                let table = StringTable::from_bytes(state).map_err(|e| {
+                    DataError::Sa(genie_sa::SaError::BadMetadata(format!(
+                        "the live index's dictionary: {e}"
+                    )))
+                })?;
+                table
+                    .iter()
+                    .map(|w| String::from_utf8(w.to_vec()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| {
+                        DataError::Sa(genie_sa::SaError::BadMetadata(
+                            "the live index's dictionary holds a word that is not UTF-8".into(),
+                        ))
+                    })?
+            }
+            (None, Some(base)) => {
+                let index = InvertedIndex::load(base)?;
+                open(&index, base)?.words().to_vec()
+            }
+            (None, None) => Vec::new(),
+        };
+        Ok(Self {
+            tokenizer: meta.tokenizer,
+            words: RwLock::new(Learned::of(words)),
+        })
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Learned> {
+        self.words.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl LiveObjects for LiveDocuments {
+    fn kind(&self) -> &str {
+        genie_sa::documents::transform::KIND
+    }
+
+    /// Logged as its distinct words, one per line, in order of first appearance.
+    fn encode(&self, raw: &Value) -> Result<Encoded, DataError> {
+        let text = text_query(raw)?;
+        let mut seen = std::collections::HashSet::new();
+        let mut log = Vec::with_capacity(text.len());
+        self.tokenizer.for_each_word(text, |w| {
+            if seen.insert(w.to_string()) {
+                log.extend_from_slice(w.as_bytes());
+                log.push(b'\n');
+            }
+        });
+        Ok(Encoded {
+            log,
+            keywords: None,
+        })
+    }
+
+    fn decode(&self, log: &[u8]) -> Result<Vec<Keyword>, DataError> {
+        let text = std::str::from_utf8(log).map_err(|_| undecodable("words"))?;
+        let words: Vec<&str> = text.lines().collect();
+        let mut out = Vec::with_capacity(words.len());
+        let mut missing = Vec::new();
+        {
+            let learned = self.read();
+            for w in &words {
+                match learned.ids.get(*w) {
+                    Some(&k) => out.push(k),
+                    None => missing.push(*w),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let mut learned = self.words.write().unwrap_or_else(|e| e.into_inner());
+            for w in missing {
+                let next = learned.words.len() as Keyword;
+                let k = *learned.ids.entry(w.to_string()).or_insert(next);
+                if k == next {
+                    learned.words.push(w.to_string());
+                }
+                out.push(k);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn query(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
+        options.check(self.kind(), Documents.search_options())?;
+        let learned = self.read();
+        let mut kws = Vec::new();
+        self.tokenizer
+            .for_each_word(text_query(raw)?, |w| kws.extend(learned.ids.get(w)));
+        kws.sort_unstable();
+        kws.dedup();
+        Ok(Query::from_keywords(&kws))
+    }
+
+    /// The whole dictionary, as a string table.
+    fn state(&self) -> Option<Vec<u8>> {
+        let table: StringTable = self.read().words.iter().collect();
+        Some(table.to_bytes())
+    }
+
+    fn state_version(&self) -> u64 {
+        self.read().words.len() as u64
     }
 }

@@ -86,6 +86,18 @@ impl Kind for Keywords {
         build(job)
     }
 
+    fn live_objects(
+        &self,
+        _setup: &super::LiveSetup,
+    ) -> Result<Arc<dyn super::LiveObjects>, DataError> {
+        Ok(Arc::new(super::KeywordObjects))
+    }
+
+    fn live_metadata(&self, options: &super::Options) -> Result<Value, DataError> {
+        options.check(self.name(), &[])?;
+        Ok(serde_json::json!({}))
+    }
+
     fn open(&self, source: &IndexSource, placement: Placement, options: &OpenOptions) -> Opened {
         let searcher = match (placement, &source.index) {
             (placement, Some(index)) => placement.searcher(Arc::clone(index))?,

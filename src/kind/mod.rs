@@ -15,10 +15,12 @@
 
 mod answer;
 pub mod codebook;
+pub(crate) mod codec;
 mod count;
 pub mod documents;
 mod filter;
 pub mod keywords;
+mod live_objects;
 mod options;
 pub mod sequences;
 pub mod table;
@@ -30,6 +32,7 @@ pub use count::{
     by_filter, core_queries, search_counts, CountIndex, CountParser, MIN_COUNT_FIRST_K,
 };
 pub use filter::{ids_field, Filter, IdSpace};
+pub use live_objects::{undecodable, Encoded, KeywordObjects, LiveObjects, LiveSetup};
 pub use options::{OptionSpec, OptionType, Options};
 pub use writes::{LiveStats, Writes};
 
@@ -286,6 +289,26 @@ pub trait Kind: Send + Sync {
     }
     /// Opens an index of this kind on a placement.
     fn open(&self, source: &IndexSource, placement: Placement, options: &OpenOptions) -> Opened;
+    /// How its objects enter a live index ([`crate::live`]) made from `setup`; by default the
+    /// kind takes no writes.
+    fn live_objects(&self, setup: &LiveSetup) -> Result<Arc<dyn LiveObjects>, DataError> {
+        let _ = setup;
+        Err(no_live(self.name()))
+    }
+    /// The metadata of an empty live index of this kind created with the build `options` (the
+    /// server's `PUT`, Python's `Index.create_live`); by default the kind cannot start empty.
+    fn live_metadata(&self, options: &Options) -> Result<Value, DataError> {
+        let _ = options;
+        Err(no_live(self.name()))
+    }
+}
+
+/// The error of a kind that takes no writes.
+pub fn no_live(kind: &str) -> DataError {
+    DataError::Unsupported(format!(
+        "indexes of {kind} do not take writes yet (live indexes take keywords, documents and \
+         table rows)"
+    ))
 }
 
 /// An index of some kind, resident where it searches, searched through `&self`.
@@ -372,6 +395,12 @@ pub fn prepared<T: 'static>(query: &(dyn Any + Send + Sync)) -> Result<&T, DataE
 #[derive(Clone)]
 pub struct Registry {
     kinds: Vec<Arc<dyn Kind>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
 }
 
 impl Default for Registry {

@@ -15,18 +15,20 @@
 //! number of conditions a row meets.
 
 use super::{
-    metadata_with, text_query, BuildJob, BuildReport, CountIndex, CountParser, IndexSource, Kind,
-    KindInfo, OpenOptions, Opened, OptionSpec, OptionType, Options, Placement,
+    metadata_with, text_query, BuildJob, BuildReport, CountIndex, CountParser, Encoded,
+    IndexSource, Kind, KindInfo, LiveObjects, LiveSetup, OpenOptions, Opened, OptionSpec,
+    OptionType, Options, Placement,
 };
 use crate::csv_input;
 use crate::data_error::DataError;
 use crate::input::display_path;
-use genie_core::{InvertedIndex, Query, Transform};
+use genie_core::{InvertedIndex, Keyword, Query, Transform};
 use genie_sa::table::schema::KindHint;
 use genie_sa::table::uci;
 use genie_sa::{InferOptions, SaError, Schema, TableMetadata, TableQuery, TableTransform};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where the column names of a table come from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -331,6 +333,112 @@ impl Kind for Table {
             placement.searcher(index)?,
             options.method,
         )))
+    }
+
+    fn live_objects(&self, setup: &LiveSetup) -> Result<Arc<dyn LiveObjects>, DataError> {
+        Ok(Arc::new(LiveRows::new(&setup.metadata)?))
+    }
+}
+
+/// Table rows in a live index: the build's schema and bins (a number outside a column's range
+/// goes to its first or last interval; a category the build did not see is refused).
+pub struct LiveRows(TableParser);
+
+impl LiveRows {
+    /// The rows of a live index whose metadata holds the schema.
+    pub fn new(metadata: &str) -> Result<Self, DataError> {
+        let meta: TableMetadata = serde_json::from_str(metadata)
+            .map_err(|e| SaError::BadMetadata(format!("the live index's metadata: {e}")))?;
+        Ok(Self(TableParser(TableTransform::from_metadata(&meta)?)))
+    }
+
+    /// The fields of a row written as a CSV line (column order), an array of values (column
+    /// order) or an object of values by column name (columns left out are missing).
+    fn fields(&self, raw: &Value) -> Result<Vec<String>, DataError> {
+        let schema = self.0 .0.schema();
+        let n = schema.attributes().len();
+        let field = |v: &Value| -> Result<String, DataError> {
+            match v {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(x) => Ok(x.to_string()),
+                Value::Null => Ok(String::new()),
+                other => Err(DataError::BadQuery(format!(
+                    "a field: expected a string or a number, found {}",
+                    super::kind_of(other)
+                ))),
+            }
+        };
+        let fields: Vec<String> = match raw {
+            Value::String(line) => {
+                let mut reader = csv::ReaderBuilder::new()
+                    .has_headers(false)
+                    .trim(csv::Trim::All)
+                    .from_reader(line.as_bytes());
+                let mut record = csv::StringRecord::new();
+                match reader.read_record(&mut record) {
+                    Ok(_) => record.iter().map(String::from).collect(),
+                    Err(e) => return Err(DataError::BadQuery(format!("not a CSV row: {e}"))),
+                }
+            }
+            Value::Array(values) => values.iter().map(field).collect::<Result<_, _>>()?,
+            Value::Object(map) => {
+                let mut fields = vec![String::new(); n];
+                for (name, v) in map {
+                    fields[schema.position(name)?] = field(v)?;
+                }
+                fields
+            }
+            other => {
+                return Err(DataError::BadQuery(format!(
+                    "expected a row: a CSV line, an array of values or an object of values by \
+                     column, found {}",
+                    super::kind_of(other)
+                )))
+            }
+        };
+        if fields.len() != n {
+            return Err(DataError::BadQuery(format!(
+                "a row of {} fields, expected {n} ({})",
+                fields.len(),
+                schema
+                    .attributes()
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Ok(fields)
+    }
+}
+
+impl LiveObjects for LiveRows {
+    fn kind(&self) -> &str {
+        genie_sa::table::transform::KIND
+    }
+
+    fn encode(&self, raw: &Value) -> Result<Encoded, DataError> {
+        let fields = self.fields(raw)?;
+        let schema = self.0 .0.schema();
+        let mut keywords = Vec::with_capacity(fields.len());
+        for (attr, f) in fields.iter().enumerate() {
+            keywords.extend(schema.field_keyword_clamped(attr, f)?);
+        }
+        let keywords = super::codec::normalize(keywords);
+        let mut log = Vec::with_capacity(keywords.len() * 2);
+        super::codec::encode(&keywords, &mut log);
+        Ok(Encoded {
+            log,
+            keywords: Some(keywords),
+        })
+    }
+
+    fn decode(&self, log: &[u8]) -> Result<Vec<Keyword>, DataError> {
+        super::codec::decode(log).ok_or_else(|| super::undecodable("table keywords"))
+    }
+
+    fn query(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
+        self.0.parse(raw, options)
     }
 }
 

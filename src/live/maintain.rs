@@ -24,7 +24,7 @@ impl LiveIndex {
         // then builds only what came meanwhile
         self.refresh(true, false)?;
         let refreshing = self.refreshing.lock().unwrap_or_else(|e| e.into_inner());
-        let (taken, wal_gen, next_segment) = {
+        let (taken, wal_gen, next_segment, learned) = {
             let mut wal = self.wal.write().unwrap_or_else(|e| e.into_inner());
             let mut st = self.lock();
             st.publish(&self.metadata)?;
@@ -42,6 +42,11 @@ impl LiveIndex {
             st.wal_gen = gen;
             st.unflushed = 0;
             st.oldest_unflushed = None;
+            // what the kind learned up to this log position (it learns under this lock)
+            let version = self.objects.state_version();
+            let learned = (version != self.state_saved.load(Ordering::Relaxed))
+                .then(|| self.objects.state().map(|bytes| (version, bytes)))
+                .flatten();
             let taken: Vec<(Arc<Segment>, Option<Vec<u32>>, bool)> = st
                 .slots
                 .iter()
@@ -50,7 +55,7 @@ impl LiveIndex {
                     (Arc::clone(&s.segment), del, s.live() == 0)
                 })
                 .collect();
-            (taken, gen, st.next_segment)
+            (taken, gen, st.next_segment, learned)
         };
         drop(refreshing);
         let mut entries = Vec::with_capacity(taken.len());
@@ -74,7 +79,17 @@ impl LiveIndex {
         next.segments = entries;
         next.wal = wal_gen;
         next.next_segment = next_segment;
+        if let Some((_, bytes)) = &learned {
+            let name = format!("state-{wal_gen}.bin");
+            let path = self.dir.join(&name);
+            genie_core::atomic::write_atomic(&path, bytes)
+                .map_err(|error| DataError::Io { path, error })?;
+            next.state = Some(name);
+        }
         self.commit(&mut manifest, next)?;
+        if let Some((version, _)) = learned {
+            self.state_saved.store(version, Ordering::Relaxed);
+        }
         self.flushes.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -323,7 +338,9 @@ pub(super) fn remove_orphans(dir: &Path, manifest: &Manifest, wal_gen: u64) {
         let orphan = if let Some(g) = wal_generation(name) {
             g < manifest.wal && g < wal_gen
         } else {
-            name.starts_with("seg-") && name.ends_with("npy") || name.ends_with(".genie")
+            name.starts_with("seg-") && name.ends_with("npy")
+                || name.ends_with(".genie")
+                || name.starts_with("state-") && name.ends_with(".bin")
         } && !named.contains(&name);
         if orphan {
             log::info!(

@@ -28,6 +28,13 @@ pub struct Manifest {
     pub wal: u64,
     /// The segments on disk, in order.
     pub segments: Vec<SegmentEntry>,
+    /// The index file from `genie build` the live index was made from, relative to the folder
+    /// (the kind's side files lie beside it), even once its segment was merged away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The file of what the kind learned (the documents' dictionary), relative to the folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
 }
 
 /// One segment on disk.
@@ -58,6 +65,8 @@ impl Manifest {
             next_segment: 0,
             wal: 0,
             segments: Vec::new(),
+            base: None,
+            state: None,
         }
     }
 
@@ -113,6 +122,7 @@ impl Manifest {
             .iter()
             .flat_map(|s| [Some(&s.index), s.ids.as_ref(), s.deleted.as_ref()])
             .flatten()
+            .chain(&self.state)
             .map(String::as_str)
             .collect()
     }

@@ -17,7 +17,6 @@
 //! starts a new log generation, and a tiered **merge** combines segments of similar size (see
 //! [`policy`]). Both build outside the locks and swap the result in with one pointer change.
 
-mod codec;
 mod maintain;
 mod manifest;
 pub mod policy;
@@ -35,6 +34,7 @@ pub use segment::{Segment, SegmentFiles, SegmentIds};
 use state::{Loc, Slot, State};
 
 use crate::data_error::DataError;
+use crate::kind::{LiveObjects, LiveSetup, Options, Registry};
 use genie_core::live::wal::{Record, Wal};
 use genie_core::{Keyword, ObjectMask};
 use manifest::{wal_generation, wal_name};
@@ -97,6 +97,10 @@ pub struct LiveIndex {
     dir: PathBuf,
     kind: String,
     metadata: String,
+    /// How the kind's objects are written, logged and queried.
+    objects: Arc<dyn LiveObjects>,
+    /// The [`LiveObjects::state_version`] the manifest's state file holds (`u64::MAX`: none).
+    state_saved: AtomicU64,
     config: LiveConfig,
     wal: RwLock<Arc<Wal>>,
     state: Mutex<State>,
@@ -129,9 +133,6 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> DataError + '_ {
 /// Pending objects past which the background thread makes them a segment.
 const MAX_PENDING: usize = 1 << 16;
 
-/// The kinds whose objects a live index takes today.
-pub const LIVE_KINDS: &[&str] = &["keywords"];
-
 impl LiveIndex {
     /// The folder a live index made from the index file `path` lives in: `PATH.live`.
     pub fn folder_of(path: &Path) -> PathBuf {
@@ -147,26 +148,43 @@ impl LiveIndex {
 
     /// Creates an empty live index of `kind` in the folder `dir` (which must not hold one).
     pub fn create(dir: &Path, kind: &str, config: LiveConfig) -> Result<Arc<Self>, DataError> {
-        if !LIVE_KINDS.contains(&kind) {
-            return Err(DataError::Unsupported(format!(
-                "a live index of {kind}: live indexes take {} objects so far",
-                LIVE_KINDS.join(", ")
-            )));
-        }
+        Self::create_with(&Registry::default(), dir, kind, &Options::new(), config)
+    }
+
+    /// Creates an empty live index of `kind` (one of `registry`'s) with the kind's build
+    /// `options` in the folder `dir` (which must not hold one).
+    pub fn create_with(
+        registry: &Registry,
+        dir: &Path,
+        kind: &str,
+        options: &Options,
+        config: LiveConfig,
+    ) -> Result<Arc<Self>, DataError> {
+        let made = registry.get(kind)?;
+        let mut metadata = made.live_metadata(options)?;
         if Self::is_live(dir) {
             return Err(DataError::File {
                 path: dir.to_path_buf(),
                 message: "already holds a live index".into(),
             });
         }
+        if let Some(map) = metadata.as_object_mut() {
+            map.insert("kind".into(), kind.into());
+            map.insert(
+                "built_by".into(),
+                format!("genie {}", env!("CARGO_PKG_VERSION")).into(),
+            );
+            map.insert("live".into(), true.into());
+        }
+        let metadata = metadata.to_string();
+        // the kind's objects are checked before anything is written
+        made.live_objects(&LiveSetup {
+            metadata: metadata.clone(),
+            ..LiveSetup::default()
+        })?;
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let metadata = serde_json::json!({
-            "built_by": format!("genie {}", env!("CARGO_PKG_VERSION")),
-            "live": true,
-        })
-        .to_string();
         Manifest::new(kind, metadata).write(dir)?;
-        Self::open(dir, config)
+        Self::open_with(registry, dir, config)
     }
 
     /// Opens the live index of the index file `path` (`PATH.live`), making it on first use with
@@ -178,7 +196,7 @@ impl LiveIndex {
     ) -> Result<Arc<Self>, DataError> {
         let dir = Self::folder_of(path);
         if Self::is_live(&dir) {
-            return Self::open(&dir, config);
+            return Self::open_with(registry, &dir, config);
         }
         let loaded = crate::open::load(registry, path)?;
         let kind = loaded.kind.info().name;
@@ -188,13 +206,17 @@ impl LiveIndex {
                 path.display()
             )));
         };
-        if !LIVE_KINDS.contains(&kind) {
-            return Err(DataError::Unsupported(format!(
-                "{}: an index of {kind}: live indexes take {} objects so far",
-                path.display(),
-                LIVE_KINDS.join(", ")
-            )));
-        }
+        loaded
+            .kind
+            .live_objects(&LiveSetup {
+                metadata: index.metadata().to_string(),
+                base: Some(path.to_path_buf()),
+                state: None,
+            })
+            .map_err(|e| DataError::File {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
@@ -212,21 +234,46 @@ impl LiveIndex {
             objects: Some(u64::from(index.num_objects())),
         });
         m.next_segment = 1;
+        m.base = Some(format!("../{name}"));
         m.write(&dir)?;
-        Self::open(&dir, config)
+        Self::open_with(registry, &dir, config)
     }
 
-    /// Opens the live index in the folder `dir`: its segments, then every log from the
-    /// manifest's generation on replayed.
+    /// Opens the live index in the folder `dir` (of a built-in kind).
     pub fn open(dir: &Path, config: LiveConfig) -> Result<Arc<Self>, DataError> {
+        Self::open_with(&Registry::default(), dir, config)
+    }
+
+    /// Opens the live index in the folder `dir` (of a kind of `registry`): its segments, then
+    /// every log from the manifest's generation on replayed.
+    pub fn open_with(
+        registry: &Registry,
+        dir: &Path,
+        config: LiveConfig,
+    ) -> Result<Arc<Self>, DataError> {
         let manifest = Manifest::read(dir)?;
-        if !LIVE_KINDS.contains(&manifest.kind.as_str()) {
-            return Err(DataError::Unsupported(format!(
-                "{}: a live index of {}",
-                dir.display(),
-                manifest.kind
-            )));
-        }
+        let state = manifest
+            .state
+            .as_ref()
+            .map(|f| std::fs::read(dir.join(f)).map_err(io_err(&dir.join(f))))
+            .transpose()?;
+        let state_saved = if state.is_some() { 0 } else { u64::MAX };
+        let objects = registry
+            .get(&manifest.kind)?
+            .live_objects(&LiveSetup {
+                metadata: manifest.metadata.clone(),
+                base: manifest.base.as_ref().map(|b| dir.join(b)),
+                state,
+            })
+            .map_err(|e| DataError::File {
+                path: dir.join(MANIFEST),
+                message: e.to_string(),
+            })?;
+        let state_saved = if state_saved == 0 {
+            objects.state_version()
+        } else {
+            state_saved
+        };
         let mut slots = Vec::with_capacity(manifest.segments.len());
         for e in &manifest.segments {
             let files = SegmentFiles {
@@ -309,7 +356,7 @@ impl LiveIndex {
         for (i, &g) in gens.iter().enumerate() {
             let (wal, records) = Wal::open(dir.join(wal_name(g)))?;
             for (_, r) in records {
-                state.apply(r)?;
+                state.apply(r, objects.as_ref())?;
             }
             if i + 1 == gens.len() {
                 state.next_apply = wal.next_seq();
@@ -327,6 +374,8 @@ impl LiveIndex {
             dir: dir.to_path_buf(),
             kind: manifest.kind.clone(),
             metadata: manifest.metadata.clone(),
+            objects,
+            state_saved: AtomicU64::new(state_saved),
             syncs_before: AtomicU64::new(0),
             config,
             wal: RwLock::new(Arc::new(wal)),
@@ -356,13 +405,19 @@ impl LiveIndex {
         &self.kind
     }
 
+    /// How the kind's objects are written and queried.
+    pub fn codec(&self) -> &Arc<dyn LiveObjects> {
+        &self.objects
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Adds (or replaces: an id written before) the objects given in the kind's query form (a
-    /// keyword line or array); returns once they are in the log on disk. The objects of one call
-    /// are applied together, in order (a repeated id keeps its last object).
+    /// keyword line or array, a document, a table row); returns once they are in the log on
+    /// disk. The objects of one call are applied together, in order (a repeated id keeps its
+    /// last object).
     pub fn add(&self, ids: &[u64], objects: &[serde_json::Value]) -> Result<u64, DataError> {
         if ids.len() != objects.len() {
             return Err(DataError::BadQuery(format!(
@@ -371,18 +426,38 @@ impl LiveIndex {
                 objects.len()
             )));
         }
-        let keywords = objects
+        let encoded = objects
             .par_iter()
             .enumerate()
             .map(|(i, o)| {
-                crate::kind::keywords::keyword_object(o)
+                self.objects
+                    .encode(o)
                     .map_err(|e| DataError::BadQuery(format!("object {i} (id {}): {e}", ids[i])))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        self.add_keywords(ids, keywords)
+        let mut records = Vec::with_capacity(ids.len());
+        let mut known = Vec::with_capacity(ids.len());
+        for (&id, e) in ids.iter().zip(encoded) {
+            known.push(e.keywords);
+            records.push(Record::Upsert { id, object: e.log });
+        }
+        let n = ids.len() as u64;
+        self.write(&records, |st| {
+            for ((&id, kw), r) in ids.iter().zip(known).zip(&records) {
+                let kw = match (kw, r) {
+                    (Some(kw), _) => kw,
+                    (None, Record::Upsert { object, .. }) => self.objects.decode(object)?,
+                    (None, Record::Delete { .. }) => Vec::new(),
+                };
+                st.upsert(id, kw);
+            }
+            Ok(())
+        })?;
+        self.written.fetch_add(n, Ordering::Relaxed);
+        Ok(n)
     }
 
-    /// [`LiveIndex::add`] of objects given as their keywords.
+    /// [`LiveIndex::add`] of objects given as their keywords (an index of keyword objects).
     pub fn add_keywords(&self, ids: &[u64], objects: Vec<Vec<Keyword>>) -> Result<u64, DataError> {
         if ids.len() != objects.len() {
             return Err(DataError::BadQuery(format!(
@@ -391,13 +466,22 @@ impl LiveIndex {
                 objects.len()
             )));
         }
-        let objects: Vec<Vec<Keyword>> = objects.into_par_iter().map(codec::normalize).collect();
+        if self.kind != "keywords" {
+            return Err(DataError::Unsupported(format!(
+                "objects given as keywords to a live index of {}",
+                self.kind
+            )));
+        }
+        let objects: Vec<Vec<Keyword>> = objects
+            .into_par_iter()
+            .map(crate::kind::codec::normalize)
+            .collect();
         let records: Vec<Record> = ids
             .par_iter()
             .zip(&objects)
             .map(|(&id, kw)| {
                 let mut object = Vec::with_capacity(kw.len() * 2);
-                codec::encode(kw, &mut object);
+                crate::kind::codec::encode(kw, &mut object);
                 Record::Upsert { id, object }
             })
             .collect();
@@ -406,6 +490,7 @@ impl LiveIndex {
             for (&id, kw) in ids.iter().zip(objects) {
                 st.upsert(id, kw);
             }
+            Ok(())
         })?;
         self.written.fetch_add(n, Ordering::Relaxed);
         Ok(n)
@@ -420,13 +505,18 @@ impl LiveIndex {
             for &id in ids {
                 gone += u64::from(st.remove(id));
             }
+            Ok(())
         })?;
         self.deleted.fetch_add(gone, Ordering::Relaxed);
         Ok(gone)
     }
 
     /// Appends `records` to the log, then applies them with `apply` in the log's order.
-    fn write(&self, records: &[Record], apply: impl FnOnce(&mut State)) -> Result<(), DataError> {
+    fn write(
+        &self,
+        records: &[Record],
+        apply: impl FnOnce(&mut State) -> Result<(), DataError>,
+    ) -> Result<(), DataError> {
         if records.is_empty() {
             return Ok(());
         }
@@ -436,7 +526,7 @@ impl LiveIndex {
         while st.next_apply != range.start {
             st = self.applied.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        apply(&mut st);
+        let applied = apply(&mut st);
         st.next_apply = range.end;
         if st.oldest_unflushed.is_none() {
             st.oldest_unflushed = Some(Instant::now());
@@ -448,7 +538,7 @@ impl LiveIndex {
         if due {
             self.wake();
         }
-        Ok(())
+        applied
     }
 
     /// The view searches see: every acknowledged write included (pending objects become a

@@ -5,7 +5,6 @@
 
 use super::{LiveIndex, SegmentIds, Snapshot};
 use crate::data_error::DataError;
-use crate::kind::keywords::parse_keyword_query;
 use crate::kind::{
     by_filter, core_queries, search_counts, Answer, AnswerHit, KindIndex, Options, Prepared,
     Request,
@@ -19,7 +18,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// A live index of keyword objects on one device.
+/// A live index on one device (objects of a kind whose answers are count hits).
 pub struct LiveCountIndex {
     live: Arc<LiveIndex>,
     backend: Box<dyn Backend>,
@@ -101,8 +100,7 @@ impl KindIndex for LiveCountIndex {
     }
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
-        options.check("keywords", &[])?;
-        Ok(Box::new(parse_keyword_query(raw)?))
+        Ok(Box::new(self.live.codec().query(raw, options)?))
     }
 
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {

@@ -1,8 +1,9 @@
 //! The writer's state of a live index: where each id's object is, the segments with their live
 //! bits, the pending objects; applying log records, and publishing snapshots.
 
-use super::{codec, Segment, SegmentView, Snapshot};
+use super::{Segment, SegmentView, Snapshot};
 use crate::data_error::DataError;
+use crate::kind::LiveObjects;
 use genie_core::live::wal::Record;
 use genie_core::{GenieError, Keyword, ObjectMask};
 use std::collections::HashMap;
@@ -79,12 +80,16 @@ pub(super) struct State {
 }
 
 impl State {
-    pub(super) fn apply(&mut self, record: Record) -> Result<(), DataError> {
+    pub(super) fn apply(
+        &mut self,
+        record: Record,
+        objects: &dyn LiveObjects,
+    ) -> Result<(), DataError> {
         match record {
             Record::Upsert { id, object } => {
-                let kw = codec::decode(&object).ok_or_else(|| {
+                let kw = objects.decode(&object).map_err(|e| {
                     DataError::Core(GenieError::Internal(format!(
-                        "a logged object of id {id} does not decode"
+                        "the logged object of id {id}: {e}"
                     )))
                 })?;
                 self.upsert(id, kw);

@@ -339,7 +339,7 @@ fn writers_and_searches_at_once_leave_the_objects_written() {
     for m in models {
         want.extend(
             m.into_iter()
-                .map(|(id, kw)| (id, super::codec::normalize(kw))),
+                .map(|(id, kw)| (id, crate::kind::codec::normalize(kw))),
         );
     }
     assert_eq!(live.objects().expect("objects"), want);

@@ -104,6 +104,8 @@ pub struct Creating {
     pub spec: crate::open::OpenSpec,
     /// Its flushes, merges and refresh.
     pub live: crate::live::LiveConfig,
+    /// The kinds it may be of.
+    pub registry: crate::kind::Registry,
 }
 
 impl Default for ServerConfig {

@@ -214,26 +214,48 @@ pub(super) async fn create(
         .and_then(Value::as_str)
         .ok_or_else(|| bad("kind: expected the kind's name, e.g. \"keywords\""))?
         .to_string();
-    if map
-        .get("options")
-        .is_some_and(|o| o.as_object().is_none_or(|o| !o.is_empty()))
-    {
-        return Err(bad(format!(
-            "options: an empty live index of {kind} takes no build options"
-        )));
+    let options = match map.get("options") {
+        None => crate::kind::Options::new(),
+        Some(o) if o.is_object() => {
+            crate::kind::Options::from_json(o).map_err(|e| bad(format!("options: {e}")))?
+        }
+        Some(_) => {
+            return Err(bad(
+                "options: expected an object of the kind's build options",
+            ))
+        }
+    };
+    // the kind and its options are checked here, for a 400 naming the field
+    let kind_of = creating
+        .registry
+        .get(&kind)
+        .map_err(|e| bad(format!("kind: {e}")))?;
+    if let Err(e) = kind_of.live_metadata(&options) {
+        let field = match e {
+            crate::data_error::DataError::BadOption { .. } => "options",
+            _ => "kind",
+        };
+        return Err(bad(format!("{field}: {e}")));
     }
     let service = state.service.clone();
     let made = name.clone();
     let kind_made = kind.clone();
     blocking(move || {
-        if !crate::live::LIVE_KINDS.contains(&kind_made.as_str()) {
-            return Err(crate::data_error::DataError::BadQuery(format!(
-                "kind: live indexes take {} objects so far, not {kind_made}",
-                crate::live::LIVE_KINDS.join(", ")
-            )));
-        }
         let dir = creating.dir.join(format!("{made}.live"));
-        let live = crate::live::LiveIndex::create(&dir, &kind_made, creating.live.clone())?;
+        let live = crate::live::LiveIndex::create_with(
+            &creating.registry,
+            &dir,
+            &kind_made,
+            &options,
+            creating.live.clone(),
+        )
+        .map_err(|e| {
+            use crate::data_error::DataError as E;
+            match e {
+                E::Unsupported(_) | E::BadOption { .. } | E::Sa(_) => E::BadQuery(e.to_string()),
+                other => other,
+            }
+        })?;
         let replicas = crate::live::place_live(&live, &creating.spec)?;
         service.add(made, replicas)
     })

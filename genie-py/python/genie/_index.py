@@ -106,6 +106,43 @@ class _Base:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    @classmethod
+    def create_live(cls, path: "os.PathLike[str] | str", **options: Any) -> Any:
+        """An empty live index of this kind in the folder ``path`` (made if missing; it must
+        not hold a live index already), open for writes, with the kind's build options
+        (documents: ``keep_stop_words``). ``genie.load(path, writable=True)`` opens it again
+        (after :meth:`close`). Keyword and document indexes start empty; a table index starts
+        from a built one (its columns and bins come from the data: ``genie.load(path,
+        writable=True)`` on the built file); vector and sequence indexes take no writes yet
+        (ValueError)."""
+        return cls._wrap(
+            _genie.Handle.create_live(os.fspath(path), cls._kind, _options(options))
+        )
+
+    def delete(self, ids: Any) -> int:
+        """Deletes the objects of ``ids`` (a sequence or 1-D array of integers; ids of no
+        object are skipped) from a live index opened for writes. Returns how many of them the
+        index held, once the deletes are in its log on disk."""
+        return self._handle.delete(q.ids(ids, "ids"))
+
+    def flush(self) -> None:
+        """Writes what a live index holds only in its log (objects and deletes) to its segment
+        files and starts a new log, so that opening it replays nothing. Live indexes flush in
+        the background too (every million objects or minute); this is never needed for
+        durability."""
+        self._handle.flush()
+
+    def compact(self) -> None:
+        """Flushes a live index, then merges all its segments into one, leaving out the objects
+        deleted or replaced (a built index file it was made from stays as it is)."""
+        self._handle.compact()
+
+    def live_stats(self) -> Dict[str, int]:
+        """A live index's counters: ``written`` and ``deleted`` (objects, since it was opened),
+        ``segments``, ``live_objects``, ``flushes``, ``merges``, ``log_syncs``. ValueError for an
+        index that is not live."""
+        return dict(self._handle.live_stats())
+
     @property
     def num_objects(self) -> int:
         """The number of objects (rows, vectors, sequences, documents)."""
@@ -200,13 +237,6 @@ class Index(_Base):
 
     _kind = "keywords"
 
-    @classmethod
-    def create_live(cls, path: "os.PathLike[str] | str") -> "Index":
-        """An empty live index of keyword objects in the folder ``path`` (made if missing; it
-        must not hold a live index already), open for writes. ``genie.load(path,
-        writable=True)`` opens it again (after :meth:`close`)."""
-        return cls._wrap(_genie.Handle.create_live(os.fspath(path), cls._kind))
-
     def add(self, ids: Any, objects: Any) -> int:
         """Adds ``objects`` to a live index opened for writes, with the ids ``ids`` (one each, in
         order; an id the index holds has its object replaced; the last of a repeated id wins).
@@ -228,30 +258,6 @@ class Index(_Base):
             raise ValueError("objects: expected a list of objects, found one string")
         offsets, keywords = q.objects_csr(objects)
         return self._handle.add_csr(ids, offsets, keywords)
-
-    def delete(self, ids: Any) -> int:
-        """Deletes the objects of ``ids`` (a sequence or 1-D array of integers; ids of no
-        object are skipped) from a live index opened for writes. Returns how many of them the
-        index held, once the deletes are in its log on disk."""
-        return self._handle.delete(q.ids(ids, "ids"))
-
-    def flush(self) -> None:
-        """Writes what a live index holds only in its log (objects and deletes) to its segment
-        files and starts a new log, so that opening it replays nothing. Live indexes flush in
-        the background too (every million objects or minute); this is never needed for
-        durability."""
-        self._handle.flush()
-
-    def compact(self) -> None:
-        """Flushes a live index, then merges all its segments into one, leaving out the objects
-        deleted or replaced (a built index file it was made from stays as it is)."""
-        self._handle.compact()
-
-    def live_stats(self) -> Dict[str, int]:
-        """A live index's counters: ``written`` and ``deleted`` (objects, since it was opened),
-        ``segments``, ``live_objects``, ``flushes``, ``merges``, ``log_syncs``. ValueError for an
-        index that is not live."""
-        return dict(self._handle.live_stats())
 
     @classmethod
     def from_keywords(cls, objects: Any, name: str = "<memory>") -> "Index":
@@ -434,6 +440,13 @@ class DocumentIndex(_Base):
             lambda p: _write_lines(p, texts), "documents.txt", "documents", 1, options
         )
 
+    def add(self, ids: Any, documents: Any) -> int:
+        """Adds ``documents`` (a list of strings) with the ids ``ids`` to a live index opened
+        for writes, as :meth:`Index.add` does (an id it holds has its document replaced).
+        Words the index has not seen become words of its dictionary, so later queries find
+        them."""
+        return self._handle.add_lines(q.ids(ids, "ids"), q.lines(documents, "document"))
+
     def search(
         self,
         queries: Any,
@@ -459,6 +472,15 @@ class TableIndex(_Base):
 
     def __init__(self, table: Any, **options: Any) -> None:
         self._build_from_file(lambda p: _write_csv(table, p), "table.csv", "table", 2, options)
+
+    def add(self, ids: Any, rows: Any) -> int:
+        """Adds ``rows`` with the ids ``ids`` to a live index opened for writes, as
+        :meth:`Index.add` does. ``rows``: a pandas DataFrame or pyarrow Table with the index's
+        columns (by name; a column left out is missing in every row), a list of dicts by
+        column name, or a list of CSV lines in the table's column order. Rows keep the bins of
+        the build: a number outside a column's range goes to its first or last interval; a
+        category the build did not see raises ValueError."""
+        return self._handle.add_json(q.ids(ids, "ids"), _rows_json(rows))
 
     def search(
         self,
@@ -559,3 +581,26 @@ def read_queries(path: "os.PathLike[str] | str", kind: str = "keywords", **optio
     ``(offsets, lo, hi, weight)`` that :meth:`Index.search` takes, for vectors a float32 array,
     for the other kinds a list of strings. Errors name the file and line."""
     return _genie.read_queries(kind, os.fspath(path), _options(options))
+
+
+def _rows_json(rows: Any) -> str:
+    """Table rows as a JSON array (each row an object by column, or a CSV line)."""
+    if hasattr(rows, "to_pylist"):  # a pyarrow Table
+        rows = rows.to_pylist()
+    elif hasattr(rows, "to_json") and hasattr(rows, "columns"):  # a pandas DataFrame
+        return rows.to_json(orient="records")
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, (list, tuple)):
+        raise ValueError(
+            "rows: expected a DataFrame, a pyarrow Table, a list of dicts or a list of CSV "
+            f"lines, found {type(rows).__name__}"
+        )
+
+    def plain(v: Any) -> Any:
+        return v.item() if hasattr(v, "item") else v
+
+    return json.dumps(
+        [
+            {str(k): plain(v) for k, v in r.items()} if isinstance(r, dict) else r
+            for r in rows
+        ]
+    )

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _queries as q
+from ._index import _rows_json
 
 
 class Client:
@@ -67,7 +68,8 @@ class Client:
         """Adds objects to the live index ``name`` of a server started with
         ``genie serve --writable``, or replaces those of ids it holds: ``ids`` and ``objects``
         as :meth:`genie.Index.add` takes them (ids from 0 to 2^63 - 1, one per object; keyword
-        arrays, a CSR pair or keyword lines). Sent ``batch`` objects a request, each request
+        arrays, a CSR pair or keyword lines; documents as strings; table rows as
+        :meth:`genie.TableIndex.add` takes them). Sent ``batch`` objects a request, each request
         durable on the server when it is answered. Returns the objects written. An index the
         server takes no writes to raises PermissionError; bad ids or objects ValueError."""
         keys = q.id_list(ids, "ids")
@@ -77,6 +79,11 @@ class Client:
             isinstance(o, str) for o in objects
         ):
             sent: list = q.lines(objects, "object")
+        elif hasattr(objects, "columns") or hasattr(objects, "to_pylist") or (
+            isinstance(objects, (list, tuple)) and objects
+            and all(isinstance(o, dict) for o in objects)
+        ):
+            sent = json.loads(_rows_json(objects))
         else:
             offsets, keywords = q.objects_csr(objects)
             kw = [int(v) for v in keywords]

@@ -114,7 +114,8 @@ impl Handle {
         py.detach(|| {
             let registry = Registry::default();
             if LiveIndex::is_live(&path) {
-                return Self::of_live(LiveIndex::open(&path, LiveConfig::default())?, writable);
+                let live = LiveIndex::open_with(&registry, &path, LiveConfig::default())?;
+                return Self::of_live(live, writable);
             }
             if path.is_dir() {
                 return Err(DataError::File {
@@ -137,10 +138,17 @@ impl Handle {
     /// Creates an empty live index of `kind` in the folder `path` (made if missing; it must not
     /// hold a live index already), open for writes.
     #[staticmethod]
-    #[pyo3(signature = (path, kind="keywords"))]
-    fn create_live(py: Python<'_>, path: PathBuf, kind: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path, kind="keywords", options="{}"))]
+    fn create_live(py: Python<'_>, path: PathBuf, kind: &str, options: &str) -> PyResult<Self> {
         py.detach(|| {
-            let live = LiveIndex::create(&path, kind, LiveConfig::default())?;
+            let options = options_of(options)?;
+            let live = LiveIndex::create_with(
+                &Registry::default(),
+                &path,
+                kind,
+                &options,
+                LiveConfig::default(),
+            )?;
             Self::of_live(live, true)
         })
         .map_err(to_py)
@@ -460,6 +468,16 @@ impl Handle {
             live.add(&ids, &objects)
         })
         .map_err(to_py)
+    }
+
+    /// Adds objects given as a JSON array in the kind's query form (table rows as objects by
+    /// column), with the ids `ids`, to a live index opened for writes.
+    fn add_json(&self, py: Python<'_>, ids: &Bound<'_, PyAny>, objects: &str) -> PyResult<u64> {
+        let live = self.writer().map_err(to_py)?;
+        let objects: Vec<Value> = serde_json::from_str(objects)
+            .map_err(|e| to_py(DataError::BadQuery(format!("objects: {e}"))))?;
+        let ids = object_ids(ids, objects.len())?;
+        py.detach(|| live.add(&ids, &objects)).map_err(to_py)
     }
 
     /// Deletes the objects of `ids` (a 1-D integer array; ids of no object are skipped) from a

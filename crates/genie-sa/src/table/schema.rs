@@ -286,6 +286,25 @@ impl Schema {
         }
     }
 
+    /// The keyword of one field of a row written to a live index: like
+    /// [`Schema::field_keyword`], but a number outside `[min, max]` goes to the first or last
+    /// interval (the bins stay those of the build).
+    pub fn field_keyword_clamped(&self, attr: usize, raw: &str) -> Result<Option<Keyword>> {
+        let value = raw.trim();
+        let a = &self.attributes()[attr];
+        match &a.kind {
+            AttributeKind::Numeric { .. } if !self.is_missing(value) => {
+                if is_not_finite_number(value) {
+                    return Ok(None);
+                }
+                let v = parse_number(&a.name, value)?;
+                let i = self.interval(attr, v).unwrap_or(0);
+                Ok(Some(self.starts[attr] + i as Keyword))
+            }
+            _ => self.field_keyword(attr, value),
+        }
+    }
+
     /// The interval number of `v` for numeric attribute `attr`, not clamped (may be negative or
     /// at least `bins` for values outside `[min, max]`); `None` for a categorical attribute.
     pub fn raw_interval(&self, attr: usize, v: f64) -> Option<i64> {
