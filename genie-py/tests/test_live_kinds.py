@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import serving
@@ -68,8 +69,10 @@ def test_empty_live_indexes_of_documents_and_the_kinds_that_refuse(tmp_path, dev
         assert len(index) == 2
     with pytest.raises(ValueError, match=r"radius"):
         genie.DocumentIndex.create_live(tmp_path / "x", radius=2)
-    with pytest.raises(ValueError, match=r"do not take writes"):
+    with pytest.raises(ValueError, match=r"cannot be created"):
         genie.VectorIndex.create_live(tmp_path / "v")
+    with pytest.raises(ValueError, match=r"cannot be created"):
+        genie.SequenceIndex.create_live(tmp_path / "s")
     with pytest.raises(ValueError, match=r"table"):
         genie.TableIndex.create_live(tmp_path / "t")
 
@@ -122,3 +125,64 @@ def test_the_client_writes_documents_and_rows(cli, tmp_path, device):
         assert ids[0].tolist() == [9] and counts[0].tolist() == [2]
         with pytest.raises(ValueError, match=r"astronaut"):
             client.add("t", [11], [{"age": 30, "job": "astronaut"}])
+
+
+def test_a_live_vector_index_finds_what_was_written(cli, tmp_path, device):
+    rng = np.random.default_rng(3)
+    centres = rng.uniform(-10, 10, size=(8, 16))
+    data = (centres[np.arange(600) % 8] + rng.uniform(-1, 1, size=(600, 16))).astype(np.float32)
+    path = tmp_path / "v.genie"
+    genie.VectorIndex(data[:500], lsh="e2lsh").save(path)
+    with genie.load(path, writable=True) as index:
+        assert isinstance(index, genie.VectorIndex) and index.writable
+        ids = np.arange(1000, 1100)
+        assert index.add(ids, data[500:]) == 100
+        assert index.delete([1003, 7]) == 2
+        dist, got = index.search(data[500:510], 1, device=device)
+        want = [1000 + i for i in range(10)]
+        assert [g for g, w in zip(got[:, 0], want) if w != 1003] == [w for w in want if w != 1003]
+        assert got[3, 0] != 1003 and float(dist[0, 0]) == 0.0
+        dist, got = index.search(data[7:8], 5, device=device)
+        assert 7 not in got[0]
+        _, got = index.search(data[520:521], 5, device=device, filter=[1020, 1021, 2])
+        assert got[0][0] == 1020 and set(got[0][got[0] >= 0]) <= {1020, 1021, 2}
+        assert index.live_stats()["live_objects"] == 598
+        with pytest.raises(ValueError, match=r"16"):
+            index.add([1], np.zeros((1, 3), np.float32))
+    with serving(
+        cli, "--index", f"v={path}", "--writable", "--refresh-ms", 0, "--device", device
+    ) as url:
+        client = genie.Client(url)
+        assert client.add("v", [5000], data[10:11] + 50) == 1
+        dist, got = client.search("v", data[10:11] + 50, 1)
+        assert got[0].tolist() == [5000] and float(dist[0, 0]) == 0.0
+
+
+def test_where_filters_on_table_indexes(cli, tmp_path, device):
+    table = pd.DataFrame(
+        {"age": [(20 + i * 7) % 65 for i in range(90)], "job": ["clerk", "pilot", "nurse"] * 30}
+    )
+    index = genie.TableIndex(table)
+    queries = [{"age": (30, 40)}, "job=nurse age=25"]
+    counts, ids = index.search(queries, 90, device=device)
+    for where, keep in (({"job": "pilot"}, lambda i: table.job[i] == "pilot"),
+                        ("job=clerk", lambda i: table.job[i] == "clerk")):
+        got_c, got_i = index.search(queries, 5, device=device, where=where)
+        for row in range(len(queries)):
+            want = [(i, c) for i, c in zip(ids[row], counts[row]) if i >= 0 and keep(i)][:5]
+            got = [(i, c) for i, c in zip(got_i[row], got_c[row]) if i >= 0]
+            assert got == want, (where, row)
+    # ids and a condition together; a category no row has
+    _, got = index.search(queries[:1], 90, device=device, where={"job": "pilot"}, filter=range(45))
+    assert set(got[0][got[0] >= 0]) <= {i for i in range(45) if table.job[i] == "pilot"}
+    counts, _ = index.search(queries[:1], 5, device=device, where="job=astronaut")
+    assert counts.sum() == 0
+    with pytest.raises(ValueError, match=r"salary"):
+        index.search(queries, 5, device=device, where="salary=3")
+    path = tmp_path / "t.genie"
+    index.save(path)
+    with serving(cli, "--index", f"t={path}", "--device", device) as url:
+        client = genie.Client(url)
+        got_c, got_i = client.search("t", queries, 5, where={"job": "pilot"})
+        local_c, local_i = index.search(queries, 5, device=device, where={"job": "pilot"})
+        assert (got_i == local_i).all() and (got_c == local_c).all()

@@ -127,6 +127,11 @@ pub fn search(
     replicas[0]
         .check_options(&options)
         .with_context(|| format!("cannot search {}", job.index.display()))?;
+    if let Some(f) = &job.filter {
+        replicas[0]
+            .check_filter(f)
+            .with_context(|| format!("cannot search {}", job.index.display()))?;
+    }
     let names: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
     log::info!(
         "backend: {} (ready in {:.3} s)",

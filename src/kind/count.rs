@@ -2,7 +2,10 @@
 //! how a raw query becomes a core query ([`CountParser`]); the opened index and its search are
 //! one ([`CountIndex`]).
 
-use super::{prepared, Answer, Filter, IdSpace, KindIndex, Options, Prepared, Request};
+use super::{
+    condition_mask, no_conditions, prepared, Answer, Clause, Filter, IdSpace, KindIndex, Options,
+    Prepared, Request,
+};
 use crate::data_error::DataError;
 use crate::searcher::Searcher;
 use genie_core::{Method, ObjectMask, Query, SearchParams, StageTimes};
@@ -17,6 +20,12 @@ pub trait CountParser: Send + Sync {
     fn kind(&self) -> &str;
     /// The core query of a raw query under the kind's search options.
     fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError>;
+    /// The clauses of a filter's condition on columns (table rows); by default the kind has
+    /// no columns.
+    fn clauses(&self, condition: &str) -> Result<Vec<Clause>, DataError> {
+        let _ = condition;
+        Err(no_conditions(self.kind()))
+    }
 }
 
 /// An opened index of a kind whose answers are count hits: a [`CountParser`] and the search.
@@ -54,6 +63,13 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
         Ok(Box::new(self.parser.parse(raw, options)?))
     }
 
+    fn check_filter(&self, filter: &Filter) -> Result<(), DataError> {
+        match filter.condition() {
+            None => Ok(()),
+            Some(c) => self.parser.clauses(c).map(|_| ()),
+        }
+    }
+
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
         query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
     }
@@ -63,7 +79,23 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
             .map_err(|_| DataError::Unsupported("more than 2^32 objects".into()))?;
         by_filter(batch, |part, filter| {
             let queries = core_queries(part)?;
-            let mask = filter.map(|f| f.mask(IdSpace::Rows(n), None)).transpose()?;
+            let mask = filter
+                .map(|f| -> Result<_, DataError> {
+                    let meeting = match f.condition() {
+                        None => None,
+                        Some(c) => {
+                            let clauses = self.parser.clauses(c)?;
+                            let Searcher::Single(engine) = &self.searcher else {
+                                return Err(DataError::Unsupported(
+                                    "a filter's condition on an index searched in parts".into(),
+                                ));
+                            };
+                            Some(condition_mask(engine.index(), &clauses)?)
+                        }
+                    };
+                    f.mask(IdSpace::Rows(n), None, meeting.as_ref())
+                })
+                .transpose()?;
             search_counts(&self.searcher, &queries, part, self.method, mask)
         })
     }

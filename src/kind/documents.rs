@@ -371,7 +371,7 @@ impl LiveObjects for LiveDocuments {
         Ok(out)
     }
 
-    fn query(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
+    fn query(&self, raw: &Value, options: &Options) -> Result<super::LiveQuery, DataError> {
         options.check(self.kind(), Documents.search_options())?;
         let learned = self.read();
         let mut kws = Vec::new();
@@ -379,7 +379,7 @@ impl LiveObjects for LiveDocuments {
             .for_each_word(text_query(raw)?, |w| kws.extend(learned.ids.get(w)));
         kws.sort_unstable();
         kws.dedup();
-        Ok(Query::from_keywords(&kws))
+        Ok(super::LiveQuery::counts(Query::from_keywords(&kws)))
     }
 
     /// The whole dictionary, as a string table.

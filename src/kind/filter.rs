@@ -1,16 +1,55 @@
-//! A search's filter: the objects it may return, by the user's ids. An allow-list (only these),
-//! a deny-list (never these), or both. It becomes an [`ObjectMask`] per index or segment and is
-//! applied by the backends before the top-k selection, so a filtered search still returns `k`
-//! hits whenever `k` allowed objects match.
+//! A search's filter: the objects it may return, by the user's ids (an allow-list: only these;
+//! a deny-list: never these) and, on a table index, by a **condition** on columns
+//! (`age=30..40 job=clerk`: every condition met). It becomes an [`ObjectMask`] per index or
+//! segment and is applied by the backends before the top-k selection, so a filtered search
+//! still returns `k` hits whenever `k` allowed objects match.
+//!
+//! A condition is resolved by the index's kind into [`Clause`]s, each a set of keyword ranges
+//! (one column's condition), and an object meets it when each clause holds one of its keywords
+//! ([`condition_mask`]: the lists of the clauses' keywords read once).
 
 use crate::data_error::DataError;
-use genie_core::ObjectMask;
+use genie_core::{InvertedIndex, Keyword, ObjectMask};
 
-/// The objects a search may return, by id (sorted and de-duplicated on construction).
+/// The objects a search may return, by id (sorted and de-duplicated on construction) and by a
+/// condition on columns.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Filter {
     allow: Option<Vec<u64>>,
     deny: Vec<u64>,
+    condition: Option<String>,
+}
+
+/// Keyword ranges (inclusive), any of which an object must hold: one condition of a filter.
+pub type Clause = Vec<(Keyword, Keyword)>;
+
+/// The objects of `index` that hold a keyword of every clause.
+pub fn condition_mask(index: &InvertedIndex, clauses: &[Clause]) -> Result<ObjectMask, DataError> {
+    let n = index.num_objects();
+    let mut out: Option<ObjectMask> = None;
+    for clause in clauses {
+        let mut words = vec![0u32; (n as usize).div_ceil(32)];
+        for &(lo, hi) in clause {
+            for kw in lo..=hi.min(index.keyword_space().saturating_sub(1)) {
+                for &o in index.postings_of(kw) {
+                    words[(o / 32) as usize] |= 1 << (o % 32);
+                }
+            }
+        }
+        let mask = ObjectMask::from_words(n, words)?;
+        out = Some(match out {
+            None => mask,
+            Some(m) => m.and(&mask)?,
+        });
+    }
+    Ok(out.unwrap_or_else(|| ObjectMask::all(n)))
+}
+
+/// The error of a condition given to an index whose kind has no columns.
+pub fn no_conditions(kind: &str) -> DataError {
+    DataError::BadQuery(format!(
+        "a filter's \"where\" condition applies to table indexes, not to an index of {kind}"
+    ))
 }
 
 /// How the objects of an index (or a segment of a live index) are numbered for the user.
@@ -89,18 +128,12 @@ fn sorted(mut ids: Vec<u64>) -> Vec<u64> {
 impl Filter {
     /// Only the objects of these ids (ids of no object are allowed and match nothing).
     pub fn allow(ids: Vec<u64>) -> Self {
-        Self {
-            allow: Some(sorted(ids)),
-            deny: Vec::new(),
-        }
+        Self::new(Some(ids), Vec::new())
     }
 
     /// Every object but those of these ids.
     pub fn deny(ids: Vec<u64>) -> Self {
-        Self {
-            allow: None,
-            deny: sorted(ids),
-        }
+        Self::new(None, ids)
     }
 
     /// An allow-list (if any) and a deny-list together: the allowed objects not denied.
@@ -108,12 +141,25 @@ impl Filter {
         Self {
             allow: allow.map(sorted),
             deny: sorted(deny),
+            condition: None,
         }
+    }
+
+    /// The same, with only the objects that meet `condition` (a table index's conditions,
+    /// `age=30..40 job=clerk`) allowed.
+    pub fn with_condition(mut self, condition: impl Into<String>) -> Self {
+        self.condition = Some(condition.into());
+        self
+    }
+
+    /// The condition on columns, if any.
+    pub fn condition(&self) -> Option<&str> {
+        self.condition.as_deref()
     }
 
     /// Whether it lets every object through.
     pub fn is_everything(&self) -> bool {
-        self.allow.is_none() && self.deny.is_empty()
+        self.allow.is_none() && self.deny.is_empty() && self.condition.is_none()
     }
 
     /// The allow-list, sorted (`None`: every object).
@@ -135,12 +181,25 @@ impl Filter {
     }
 
     /// The mask of the objects of `space` that pass, `base` (the live objects) included when
-    /// given.
+    /// given; `meeting`: the objects that meet the condition ([`condition_mask`]), which a
+    /// filter with a condition needs.
     pub fn mask(
         &self,
         space: IdSpace<'_>,
         base: Option<&ObjectMask>,
+        meeting: Option<&ObjectMask>,
     ) -> Result<ObjectMask, DataError> {
+        let base = match (&self.condition, meeting, base) {
+            (None, _, base) => base.cloned(),
+            (Some(_), Some(m), None) => Some(m.clone()),
+            (Some(_), Some(m), Some(b)) => Some(b.and(m)?),
+            (Some(_), None, _) => {
+                return Err(DataError::Core(genie_core::GenieError::Internal(
+                    "a filter's condition was not resolved".into(),
+                )))
+            }
+        };
+        let base = base.as_ref();
         let n = space.len();
         let allowed = match &self.allow {
             Some(ids) => ObjectMask::from_allowed(n, space.positions(ids))?,
@@ -160,8 +219,9 @@ impl Filter {
         Ok(allowed.and_not(&denied)?)
     }
 
-    /// The filter of a request body's `"filter": {"ids": [...]}` and `"exclude": {"ids": [...]}`
-    /// (either may be absent); `None` when neither is given.
+    /// The filter of a request body's `"filter": {"ids": [...], "where": "..."}` (either or
+    /// both) and `"exclude": {"ids": [...]}` (either may be absent); `None` when neither is
+    /// given.
     pub fn from_json(
         filter: Option<&serde_json::Value>,
         exclude: Option<&serde_json::Value>,
@@ -169,9 +229,38 @@ impl Filter {
         if filter.is_none() && exclude.is_none() {
             return Ok(None);
         }
-        let allow = filter.map(|f| ids_field(f, "filter")).transpose()?;
+        let mut condition = None;
+        let mut allow = None;
+        if let Some(f) = filter {
+            let map = f.as_object().ok_or_else(|| {
+                DataError::BadQuery(
+                    "\"filter\": expected an object {\"ids\": [...]} or {\"where\": \"...\"}"
+                        .into(),
+                )
+            })?;
+            if let Some(other) = map.keys().find(|k| *k != "ids" && *k != "where") {
+                return Err(DataError::BadQuery(format!(
+                    "\"filter\": unknown field {other:?}, expected \"ids\" and \"where\""
+                )));
+            }
+            if let Some(w) = map.get("where") {
+                let text = w.as_str().ok_or_else(|| {
+                    DataError::BadQuery(format!(
+                        "\"filter\".where: expected a string of conditions, found {w}"
+                    ))
+                })?;
+                condition = Some(text.to_string());
+            }
+            if map.contains_key("ids") || condition.is_none() {
+                allow = Some(ids_field(f, "filter")?);
+            }
+        }
         let deny = exclude.map(|e| ids_field(e, "exclude")).transpose()?;
-        Ok(Some(Self::new(allow, deny.unwrap_or_default())))
+        let f = Self::new(allow, deny.unwrap_or_default());
+        Ok(Some(match condition {
+            Some(c) => f.with_condition(c),
+            None => f,
+        }))
     }
 }
 
@@ -207,21 +296,21 @@ mod tests {
         let ids = [3u64, 10, 11, 40];
         let space = IdSpace::Sorted(&ids);
         let f = Filter::new(Some(vec![40, 3, 3, 99]), vec![40]);
-        let m = f.mask(space, None).expect("mask");
+        let m = f.mask(space, None, None).expect("mask");
         assert_eq!(
             (0..4).map(|i| m.contains(i)).collect::<Vec<_>>(),
             [true, false, false, false]
         );
         let live = ObjectMask::from_allowed(4, [1, 2, 3]).expect("live");
         let m = Filter::deny(vec![11])
-            .mask(space, Some(&live))
+            .mask(space, Some(&live), None)
             .expect("mask");
         assert_eq!(
             (0..4).map(|i| m.contains(i)).collect::<Vec<_>>(),
             [false, true, false, true]
         );
         let rows = Filter::allow(vec![0, 5, 1 << 40])
-            .mask(IdSpace::Rows(6), None)
+            .mask(IdSpace::Rows(6), None, None)
             .expect("rows");
         // positions in listed ids, across chunks
         let many: Vec<u64> = (0..20_000u64).map(|i| i * 3).collect();

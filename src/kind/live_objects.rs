@@ -5,11 +5,13 @@
 
 use super::codec;
 use super::keywords::{keyword_object, parse_keyword_query};
-use super::Options;
+use super::{no_conditions, AnswerHit, Clause, Options};
 use crate::data_error::DataError;
-use genie_core::{GenieError, Keyword, Query};
+use genie_core::{GenieError, InvertedIndex, Keyword, Query};
+use genie_sa::StringTable;
 use serde_json::Value;
-use std::path::PathBuf;
+use std::any::Any;
+use std::path::{Path, PathBuf};
 
 /// An object on its way into a live index.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,6 +35,28 @@ pub struct LiveSetup {
     pub state: Option<Vec<u8>>,
 }
 
+/// A query of a live index: the keyword query counted in every segment and, for a kind that
+/// re-ranks the counted candidates, what its re-rank needs (the query vector).
+pub struct LiveQuery {
+    /// The query counted.
+    pub query: Query,
+    /// What the kind's re-rank needs, if it re-ranks.
+    pub rerank: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl LiveQuery {
+    /// A query answered by its counts alone.
+    pub fn counts(query: Query) -> Self {
+        Self {
+            query,
+            rerank: None,
+        }
+    }
+}
+
+/// A candidate a re-rank orders: its id, its count and the object as the log held it.
+pub type Candidate<'a> = (u64, u32, &'a [u8]);
+
 /// A kind's objects in a live index; one per live index, shared by its writers and searches.
 pub trait LiveObjects: Send + Sync {
     /// The kind's name.
@@ -44,10 +68,55 @@ pub trait LiveObjects: Send + Sync {
     /// (a kind that learns, such as the documents' dictionary, learns here).
     fn decode(&self, log: &[u8]) -> Result<Vec<Keyword>, DataError>;
     /// Parses a query under the kind's search options.
-    fn query(&self, raw: &Value, options: &Options) -> Result<Query, DataError>;
+    fn query(&self, raw: &Value, options: &Options) -> Result<LiveQuery, DataError>;
+    /// The clauses of a filter's condition on columns (table rows); by default the kind has
+    /// no columns.
+    fn clauses(&self, condition: &str) -> Result<Vec<Clause>, DataError> {
+        let _ = condition;
+        Err(no_conditions(self.kind()))
+    }
+    /// Whether each object's logged form is kept with its segment, for the re-rank (vectors).
+    fn keeps_objects(&self) -> bool {
+        false
+    }
+    /// The logged forms of the objects of the index file `base` (with `index`, its loaded
+    /// index) a live index was made from, in object order, for a kind that keeps them.
+    fn base_objects(
+        &self,
+        base: &Path,
+        index: &InvertedIndex,
+    ) -> Result<Option<StringTable>, DataError> {
+        let _ = (base, index);
+        Ok(None)
+    }
+    /// The candidates counted in each segment for `k` hits of a query that re-ranks.
+    fn candidates(&self, query: &LiveQuery, k: u32) -> u32 {
+        let _ = query;
+        k
+    }
+    /// The best `k` of a segment's `candidates` for a query that re-ranks, in the kind's order
+    /// (distance ascending, then id), each with its distance.
+    fn rerank(
+        &self,
+        query: &LiveQuery,
+        k: u32,
+        candidates: &[Candidate<'_>],
+    ) -> Result<Vec<AnswerHit>, DataError> {
+        let _ = (query, k, candidates);
+        Err(DataError::Unsupported(format!(
+            "{} queries are not re-ranked",
+            self.kind()
+        )))
+    }
     /// What the index has learned that its files must keep (saved with each flush that follows
     /// a change, restored through [`LiveSetup::state`]); `None` for a kind that learns nothing.
     fn state(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// Of the objects written since the index was opened, how many, and how many of them
+    /// landed where the kind's trained coding is strained (vectors of a codebook index in
+    /// over-full cells: [`super::live_vectors`]); `None` for a kind that watches nothing.
+    fn drift(&self) -> Option<(u64, u64)> {
         None
     }
     /// A number that changes whenever [`LiveObjects::state`] does.
@@ -79,9 +148,9 @@ impl LiveObjects for KeywordObjects {
         codec::decode(log).ok_or_else(|| undecodable("keywords"))
     }
 
-    fn query(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
+    fn query(&self, raw: &Value, options: &Options) -> Result<LiveQuery, DataError> {
         options.check(self.kind(), &[])?;
-        parse_keyword_query(raw)
+        Ok(LiveQuery::counts(parse_keyword_query(raw)?))
     }
 }
 

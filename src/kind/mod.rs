@@ -21,6 +21,7 @@ pub mod documents;
 mod filter;
 pub mod keywords;
 mod live_objects;
+pub mod live_vectors;
 mod options;
 pub mod sequences;
 pub mod table;
@@ -31,8 +32,10 @@ pub use answer::{write_answers, Answer, AnswerHit};
 pub use count::{
     by_filter, core_queries, search_counts, CountIndex, CountParser, MIN_COUNT_FIRST_K,
 };
-pub use filter::{ids_field, Filter, IdSpace};
-pub use live_objects::{undecodable, Encoded, KeywordObjects, LiveObjects, LiveSetup};
+pub use filter::{condition_mask, ids_field, no_conditions, Clause, Filter, IdSpace};
+pub use live_objects::{
+    undecodable, Candidate, Encoded, KeywordObjects, LiveObjects, LiveQuery, LiveSetup,
+};
 pub use options::{OptionSpec, OptionType, Options};
 pub use writes::{LiveStats, Writes};
 
@@ -299,15 +302,20 @@ pub trait Kind: Send + Sync {
     /// server's `PUT`, Python's `Index.create_live`); by default the kind cannot start empty.
     fn live_metadata(&self, options: &Options) -> Result<Value, DataError> {
         let _ = options;
-        Err(no_live(self.name()))
+        Err(DataError::Unsupported(format!(
+            "an empty live index of {} cannot be created (what its objects become is learned \
+             from data): make one from an index file built by `genie build` (`genie serve \
+             --writable`, `genie.load(path, writable=True)`), if the kind takes writes",
+            self.name()
+        )))
     }
 }
 
 /// The error of a kind that takes no writes.
 pub fn no_live(kind: &str) -> DataError {
     DataError::Unsupported(format!(
-        "indexes of {kind} do not take writes yet (live indexes take keywords, documents and \
-         table rows)"
+        "indexes of {kind} do not take writes yet (live indexes take keywords, documents, \
+         table rows and vectors)"
     ))
 }
 
@@ -325,6 +333,15 @@ pub trait KindIndex: Send + Sync {
     fn check_options(&self, options: &Options) -> Result<(), DataError> {
         let _ = options;
         Ok(())
+    }
+    /// An error when `filter` cannot apply to this index (a condition on columns of an index
+    /// without columns, or one naming a column it lacks); front ends call this before the
+    /// search, for a message of their own.
+    fn check_filter(&self, filter: &Filter) -> Result<(), DataError> {
+        match filter.condition() {
+            None => Ok(()),
+            Some(_) => Err(no_conditions(self.kind())),
+        }
     }
     /// Parses one raw query (a text line as a JSON string, or the kind's JSON form) under the
     /// kind's search options; the error says what was wrong with it.

@@ -437,8 +437,12 @@ impl LiveObjects for LiveRows {
         super::codec::decode(log).ok_or_else(|| super::undecodable("table keywords"))
     }
 
-    fn query(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
-        self.0.parse(raw, options)
+    fn query(&self, raw: &Value, options: &Options) -> Result<super::LiveQuery, DataError> {
+        Ok(super::LiveQuery::counts(self.0.parse(raw, options)?))
+    }
+
+    fn clauses(&self, condition: &str) -> Result<Vec<super::Clause>, DataError> {
+        self.0.clauses(condition)
     }
 }
 
@@ -473,6 +477,22 @@ impl CountParser for TableParser {
         }
         let q = parse_query_line(text_query(raw)?, self.0.schema(), radius, format)?;
         Ok(self.0.prepare(&q)?)
+    }
+
+    /// The conditions `age=30..40 job=clerk` as clauses, one per column: the bins a numeric
+    /// interval touches, the value a categorical condition names; a condition no row can meet
+    /// (a category the index has not seen) is a clause of nothing, which no row meets.
+    fn clauses(&self, condition: &str) -> Result<Vec<super::Clause>, DataError> {
+        let schema = self.0.schema();
+        let q = TableQuery::parse(condition, schema)
+            .map_err(|e| DataError::BadQuery(format!("\"where\": {e}")))?;
+        let ranges = q
+            .condition_ranges(schema)
+            .map_err(|e| DataError::BadQuery(format!("\"where\": {e}")))?;
+        Ok(ranges
+            .into_iter()
+            .map(|r| r.into_iter().collect())
+            .collect())
     }
 }
 

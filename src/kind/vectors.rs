@@ -355,6 +355,15 @@ impl Kind for Vectors {
         Ok(Box::new(VectorQueries::open(path)?))
     }
 
+    fn live_objects(
+        &self,
+        setup: &super::LiveSetup,
+    ) -> Result<std::sync::Arc<dyn super::LiveObjects>, DataError> {
+        Ok(std::sync::Arc::new(super::live_vectors::LiveVectors::new(
+            setup,
+        )?))
+    }
+
     fn open(&self, source: &IndexSource, placement: Placement, options: &OpenOptions) -> Opened {
         let index = super::single_index(source, self.name())?;
         let Placement::Resident(backend) = placement else {

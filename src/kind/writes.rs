@@ -33,4 +33,7 @@ pub struct LiveStats {
     pub merges: u64,
     /// Disk syncs of the log (shared by concurrent writers).
     pub log_syncs: u64,
+    /// Objects written where the kind's trained coding is strained (vectors of a codebook
+    /// index into over-full cells: the data drifting from what it was trained on).
+    pub crowded: u64,
 }

@@ -8,7 +8,6 @@ use super::MAX_PENDING;
 use super::{policy, LiveIndex, Manifest, Segment, SegmentEntry, SegmentView, MANIFEST};
 use crate::data_error::DataError;
 use genie_core::live::wal::Wal;
-use genie_core::Keyword;
 use rayon::prelude::*;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,6 +72,7 @@ impl LiveIndex {
                 ids: files.ids,
                 deleted,
                 objects: Some(u64::from(segment.len())),
+                stored: files.stored,
             });
         }
         let mut next = manifest.clone();
@@ -166,7 +166,7 @@ impl LiveIndex {
             (chosen, st.next_segment - 1)
         };
         let on_disk = chosen.iter().any(|c| c.segment.files().is_some());
-        let objects: Vec<(u64, Vec<Keyword>)> = chosen
+        let objects: Vec<super::LiveObject> = chosen
             .par_iter()
             .flat_map_iter(|c| c.segment.live_objects(&c.live))
             .collect();
@@ -226,6 +226,7 @@ impl LiveIndex {
                     ids: files.ids,
                     deleted,
                     objects: Some(u64::from(merged.len())),
+                    stored: files.stored,
                 },
             );
             next.next_segment = next_segment;
@@ -340,6 +341,7 @@ pub(super) fn remove_orphans(dir: &Path, manifest: &Manifest, wal_gen: u64) {
         } else {
             name.starts_with("seg-") && name.ends_with("npy")
                 || name.ends_with(".genie")
+                || name.starts_with("seg-") && name.ends_with(".objects")
                 || name.starts_with("state-") && name.ends_with(".bin")
         } && !named.contains(&name);
         if orphan {

@@ -52,6 +52,10 @@ pub struct SegmentEntry {
     /// refused rather than read with another's ids and deletes).
     #[serde(default)]
     pub objects: Option<u64>,
+    /// The file of its objects as the log held them (a string table), for a kind that keeps
+    /// them (vectors, for their re-rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored: Option<String>,
 }
 
 impl Manifest {
@@ -120,7 +124,14 @@ impl Manifest {
     pub fn files(&self) -> Vec<&str> {
         self.segments
             .iter()
-            .flat_map(|s| [Some(&s.index), s.ids.as_ref(), s.deleted.as_ref()])
+            .flat_map(|s| {
+                [
+                    Some(&s.index),
+                    s.ids.as_ref(),
+                    s.deleted.as_ref(),
+                    s.stored.as_ref(),
+                ]
+            })
             .flatten()
             .chain(&self.state)
             .map(String::as_str)

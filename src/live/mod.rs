@@ -30,13 +30,13 @@ pub use crate::kind::LiveStats;
 use maintain::{remove_orphans, spawn_maintenance, Wake};
 pub use manifest::{Manifest, SegmentEntry, MANIFEST};
 pub use replica::{place_live, place_live_on, LiveCountIndex};
-pub use segment::{Segment, SegmentFiles, SegmentIds};
+pub use segment::{LiveObject, Segment, SegmentFiles, SegmentIds};
 use state::{Loc, Slot, State};
 
 use crate::data_error::DataError;
 use crate::kind::{LiveObjects, LiveSetup, Options, Registry};
 use genie_core::live::wal::{Record, Wal};
-use genie_core::{Keyword, ObjectMask};
+use genie_core::{InvertedIndex, Keyword, ObjectMask};
 use manifest::{wal_generation, wal_name};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -232,6 +232,7 @@ impl LiveIndex {
             ids: None,
             deleted: None,
             objects: Some(u64::from(index.num_objects())),
+            stored: None,
         });
         m.next_segment = 1;
         m.base = Some(format!("../{name}"));
@@ -279,8 +280,18 @@ impl LiveIndex {
             let files = SegmentFiles {
                 index: e.index.clone(),
                 ids: e.ids.clone(),
+                stored: e.stored.clone(),
             };
-            let segment = Arc::new(Segment::read(e.number, dir, files)?);
+            // the built file's objects come from its side files, for a kind that keeps them
+            let base_stored = match (&e.stored, objects.keeps_objects()) {
+                (None, true) => {
+                    let path = dir.join(&e.index);
+                    let index = InvertedIndex::load(&path)?;
+                    objects.base_objects(&path, &index)?
+                }
+                _ => None,
+            };
+            let segment = Arc::new(Segment::read(e.number, dir, files, base_stored)?);
             if let Some(n) = e.objects.filter(|&n| n != u64::from(segment.len())) {
                 return Err(DataError::File {
                     path: dir.join(&e.index),
@@ -442,14 +453,22 @@ impl LiveIndex {
             records.push(Record::Upsert { id, object: e.log });
         }
         let n = ids.len() as u64;
+        let keeps = self.objects.keeps_objects();
         self.write(&records, |st| {
             for ((&id, kw), r) in ids.iter().zip(known).zip(&records) {
-                let kw = match (kw, r) {
-                    (Some(kw), _) => kw,
-                    (None, Record::Upsert { object, .. }) => self.objects.decode(object)?,
-                    (None, Record::Delete { .. }) => Vec::new(),
+                let Record::Upsert { object, .. } = r else {
+                    continue;
                 };
-                st.upsert(id, kw);
+                let keywords = match kw {
+                    Some(kw) => kw,
+                    None => self.objects.decode(object)?,
+                };
+                let stored = keeps.then(|| Arc::from(object.as_slice()));
+                st.upsert(LiveObject {
+                    id,
+                    keywords,
+                    stored,
+                });
             }
             Ok(())
         })?;
@@ -487,8 +506,12 @@ impl LiveIndex {
             .collect();
         let n = ids.len() as u64;
         self.write(&records, |st| {
-            for (&id, kw) in ids.iter().zip(objects) {
-                st.upsert(id, kw);
+            for (&id, keywords) in ids.iter().zip(objects) {
+                st.upsert(LiveObject {
+                    id,
+                    keywords,
+                    stored: None,
+                });
             }
             Ok(())
         })?;
@@ -578,7 +601,7 @@ impl LiveIndex {
         // go on meanwhile
         let (taken, number) = {
             let mut st = self.lock();
-            let taken: Vec<(u64, Vec<Keyword>)> = st.pending.iter().flatten().cloned().collect();
+            let taken: Vec<LiveObject> = st.pending.iter().flatten().cloned().collect();
             let number = st.next_segment;
             if !taken.is_empty() {
                 st.next_segment += 1;
@@ -617,6 +640,7 @@ impl LiveIndex {
             .segments
             .par_iter()
             .flat_map_iter(|v| v.segment.live_objects(&v.live))
+            .map(|o| (o.id, o.keywords))
             .collect())
     }
 
@@ -637,6 +661,7 @@ impl LiveIndex {
             flushes: self.flushes.load(Ordering::Relaxed),
             merges: self.merges.load(Ordering::Relaxed),
             log_syncs: self.syncs_before.load(Ordering::Relaxed) + wal.syncs(),
+            crowded: self.objects.drift().map_or(0, |d| d.1),
         }
     }
 

@@ -3,11 +3,11 @@
 //! time a search sees it (and let go when no snapshot holds it); a search runs every segment with
 //! its live mask and the request's filter applied on the device, and merges the answers.
 
-use super::{LiveIndex, SegmentIds, Snapshot};
+use super::{LiveIndex, Segment, SegmentIds, Snapshot};
 use crate::data_error::DataError;
 use crate::kind::{
-    by_filter, core_queries, search_counts, Answer, AnswerHit, KindIndex, Options, Prepared,
-    Request,
+    by_filter, condition_mask, prepared, search_counts, Answer, AnswerHit, Candidate, KindIndex,
+    LiveObjects, LiveQuery, Options, Prepared, Request,
 };
 use crate::open::OpenSpec;
 use crate::searcher::Searcher;
@@ -103,8 +103,18 @@ impl KindIndex for LiveCountIndex {
         Ok(Box::new(self.live.codec().query(raw, options)?))
     }
 
+    fn check_filter(&self, filter: &crate::kind::Filter) -> Result<(), DataError> {
+        match filter.condition() {
+            None => Ok(()),
+            Some(c) => self.live.codec().clauses(c).map(|_| ()),
+        }
+    }
+
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
-        query.downcast_ref::<Query>().map_or(0, |q| q.items.len())
+        match query.downcast_ref::<LiveQuery>() {
+            Some(q) => q.query.items.len(),
+            None => query.downcast_ref::<Query>().map_or(0, |q| q.items.len()),
+        }
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
@@ -112,18 +122,56 @@ impl KindIndex for LiveCountIndex {
         let snapshot = self.live.snapshot()?;
         let searchers = self.searchers(&snapshot)?;
         let mut times = [t.elapsed().as_secs_f64() * 1e3, 0.0, 0.0, 0.0];
+        let codec = self.live.codec();
         let answers = by_filter(batch, |part, filter| {
-            let queries = core_queries(part)?;
+            // parsed by this index, or core queries built by the caller (counted alone)
+            let live_queries: Vec<Option<&LiveQuery>> = part
+                .iter()
+                .map(|r| r.query.downcast_ref::<LiveQuery>())
+                .collect();
+            let queries = part
+                .iter()
+                .zip(&live_queries)
+                .map(|(r, l)| match l {
+                    Some(l) => Ok(&l.query),
+                    None => prepared::<Query>(r.query),
+                })
+                .collect::<Result<Vec<&Query>, _>>()?;
+            let reranking = |i: usize| live_queries[i].filter(|q| q.rerank.is_some());
+            // a query that re-ranks counts its candidates in each segment, then re-ranks them
+            let reranks = (0..part.len()).any(|i| reranking(i).is_some());
+            let counted: Vec<Request<'_>> = part
+                .iter()
+                .enumerate()
+                .map(|(i, r)| match reranking(i) {
+                    Some(q) => Request {
+                        k: codec.candidates(q, r.k).max(r.k),
+                        min_count: None,
+                        ..*r
+                    },
+                    None => *r,
+                })
+                .collect();
             // per segment, per request: hits in (count desc, id asc), ids the user's
             // the masks, then every segment searched at once: each resident segment has its own
             // stream on a GPU, so one's host work overlaps another's kernels
             let t = std::time::Instant::now();
+            let clauses = filter
+                .and_then(|f| f.condition())
+                .map(|c| codec.clauses(c))
+                .transpose()?;
             let masks = snapshot
                 .segments
-                .iter()
+                .par_iter()
                 .map(|view| match filter {
                     None => Ok(view.live.clone()),
-                    Some(f) => f.mask(view.segment.id_space(), Some(&view.live)),
+                    Some(f) => {
+                        let meeting = clauses
+                            .as_ref()
+                            .map(|c| condition_mask(&view.segment.index, c))
+                            .transpose()?;
+                        f.mask(view.segment.id_space(), Some(&view.live), meeting.as_ref())
+                    }
                 })
                 .collect::<Result<Vec<_>, DataError>>()?;
             times[1] += t.elapsed().as_secs_f64() * 1e3;
@@ -139,11 +187,21 @@ impl KindIndex for LiveCountIndex {
                     .zip(masks)
                     .filter(|(_, mask)| mask.count() > 0)
                     .map(|((view, searcher), mask)| {
-                        let queries = &queries;
+                        let (queries, counted, live_queries) = (&queries, &counted, &live_queries);
                         s.spawn(move || -> Result<Vec<Answer>, DataError> {
                             let mask = (!mask.is_all()).then_some(mask);
                             let mut answers =
-                                search_counts(searcher, queries, part, self.method, mask)?;
+                                search_counts(searcher, queries, counted, self.method, mask)?;
+                            if reranks {
+                                rerank(
+                                    codec.as_ref(),
+                                    &view.segment,
+                                    live_queries,
+                                    part,
+                                    &mut answers,
+                                )?;
+                                return Ok(answers);
+                            }
                             if let SegmentIds::Listed(ids) = &view.segment.ids {
                                 answers.par_iter_mut().for_each(|a| {
                                     for h in &mut a.hits {
@@ -168,9 +226,16 @@ impl KindIndex for LiveCountIndex {
             let t = std::time::Instant::now();
             let merged = (0..part.len())
                 .into_par_iter()
-                .map(|i| Answer {
-                    hits: merge_hits(per_segment.iter().map(|a| &a[i].hits[..]), part[i].k),
-                    ..Answer::default()
+                .map(|i| {
+                    let lists = per_segment.iter().map(|a| &a[i].hits[..]);
+                    let hits = match reranking(i) {
+                        Some(_) => merge_by_distance(lists, part[i].k),
+                        None => merge_hits(lists, part[i].k),
+                    };
+                    Answer {
+                        hits,
+                        ..Answer::default()
+                    }
                 })
                 .collect();
             times[3] += t.elapsed().as_secs_f64() * 1e3;
@@ -218,6 +283,53 @@ impl KindIndex for LiveCountIndex {
     fn writes(&self) -> Option<Arc<dyn crate::kind::Writes>> {
         Some(Arc::clone(&self.live) as Arc<dyn crate::kind::Writes>)
     }
+}
+
+/// Re-ranks the counted candidates of a segment's answers (object numbers) for the queries that
+/// re-rank, in place: hits with the user's ids and distances, the best `k` of each.
+fn rerank(
+    codec: &dyn LiveObjects,
+    segment: &Segment,
+    queries: &[Option<&LiveQuery>],
+    part: &[Request<'_>],
+    answers: &mut [Answer],
+) -> Result<(), DataError> {
+    answers
+        .par_iter_mut()
+        .zip(queries.par_iter().zip(part))
+        .try_for_each(|(a, (q, r))| -> Result<(), DataError> {
+            let Some(q) = q.filter(|q| q.rerank.is_some()) else {
+                for h in &mut a.hits {
+                    h.id = segment.id(h.id as u32);
+                }
+                return Ok(());
+            };
+            let candidates: Vec<Candidate<'_>> = a
+                .hits
+                .iter()
+                .map(|h| {
+                    let local = h.id as u32;
+                    let stored = segment.stored(local).ok_or_else(|| {
+                        DataError::Unsupported(format!(
+                            "segment {} keeps no objects to re-rank",
+                            segment.number
+                        ))
+                    })?;
+                    Ok((segment.id(local), h.count, stored))
+                })
+                .collect::<Result<_, DataError>>()?;
+            a.hits = codec.rerank(q, r.k, &candidates)?;
+            Ok(())
+        })
+}
+
+/// The first `k` hits of lists each in (distance asc, id asc) order, merged in that order.
+fn merge_by_distance<'a>(lists: impl Iterator<Item = &'a [AnswerHit]>, k: u32) -> Vec<AnswerHit> {
+    let mut all: Vec<AnswerHit> = lists.flatten().copied().collect();
+    let key = |h: &AnswerHit| h.distance.unwrap_or(f64::INFINITY);
+    all.sort_by(|a, b| key(a).total_cmp(&key(b)).then(a.id.cmp(&b.id)));
+    all.truncate(k as usize);
+    all
 }
 
 /// The first `k` hits of lists each in (count desc, id asc) order, merged in that order (a

@@ -1,9 +1,11 @@
 //! A segment of a live index: an immutable index of keyword objects, the user's ids of its
 //! objects in ascending order (so the index's tie order, by object number, is the order of the
-//! ids), and where it lies on disk once it is there.
+//! ids), the objects themselves for a kind that re-ranks (vectors), and where it lies on disk
+//! once it is there.
 
 use crate::data_error::DataError;
 use genie_core::{IndexBuilder, InvertedIndex, Keyword, ObjectMask};
+use genie_sa::StringTable;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -16,6 +18,18 @@ pub enum SegmentIds {
     Listed(Arc<[u64]>),
 }
 
+/// An object of a live index: its id, its keywords (sorted, each once) and, for a kind that keeps
+/// them ([`crate::kind::LiveObjects::keeps_objects`]), the object as the log holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveObject {
+    /// The user's id.
+    pub id: u64,
+    /// Its keywords.
+    pub keywords: Vec<Keyword>,
+    /// The object, for a kind that re-ranks.
+    pub stored: Option<Arc<[u8]>>,
+}
+
 /// One immutable segment.
 #[derive(Debug)]
 pub struct Segment {
@@ -25,6 +39,8 @@ pub struct Segment {
     pub index: Arc<InvertedIndex>,
     /// The ids of its objects.
     pub ids: SegmentIds,
+    /// Its objects in object order, for a kind that keeps them.
+    pub stored: Option<Arc<StringTable>>,
     /// Its files once written: the index file and the ids file (`None` for rows).
     files: OnceLock<SegmentFiles>,
 }
@@ -36,15 +52,23 @@ pub struct SegmentFiles {
     pub index: String,
     /// The ids file (`.npy` of uint64), absent for row ids.
     pub ids: Option<String>,
+    /// The file of its objects (a string table), for a kind that keeps them.
+    pub stored: Option<String>,
 }
 
 impl Segment {
     /// A segment of `index` whose objects have `ids`, written nowhere yet.
-    pub fn new(number: u64, index: Arc<InvertedIndex>, ids: SegmentIds) -> Self {
+    pub fn new(
+        number: u64,
+        index: Arc<InvertedIndex>,
+        ids: SegmentIds,
+        stored: Option<Arc<StringTable>>,
+    ) -> Self {
         Self {
             number,
             index,
             ids,
+            stored,
             files: OnceLock::new(),
         }
     }
@@ -54,31 +78,44 @@ impl Segment {
         number: u64,
         index: Arc<InvertedIndex>,
         ids: SegmentIds,
+        stored: Option<Arc<StringTable>>,
         files: SegmentFiles,
     ) -> Self {
-        let s = Self::new(number, index, ids);
+        let s = Self::new(number, index, ids, stored);
         let _ = s.files.set(files);
         s
     }
 
-    /// The segment of the objects `(id, keywords)`, which are sorted by id here (ids unique).
+    /// The segment of `objects`, which are sorted by id here (ids unique); it keeps their
+    /// stored forms when they have them.
     pub fn build(
         number: u64,
-        mut objects: Vec<(u64, Vec<Keyword>)>,
+        mut objects: Vec<LiveObject>,
         metadata: &str,
     ) -> Result<Self, DataError> {
-        objects.sort_unstable_by_key(|o| o.0);
+        objects.sort_unstable_by_key(|o| o.id);
         let mut builder = IndexBuilder::new().metadata(metadata.to_string());
         let mut ids = Vec::with_capacity(objects.len());
-        for (id, keywords) in &objects {
-            builder.push_object(keywords)?;
-            ids.push(*id);
+        let keeps = objects.first().is_some_and(|o| o.stored.is_some());
+        let mut stored = keeps.then(StringTable::new);
+        for o in &objects {
+            builder.push_object(&o.keywords)?;
+            ids.push(o.id);
+            if let Some(table) = &mut stored {
+                table.push(o.stored.as_deref().unwrap_or(&[]));
+            }
         }
         Ok(Self::new(
             number,
             Arc::new(builder.build()?),
             SegmentIds::Listed(ids.into()),
+            stored.map(Arc::new),
         ))
+    }
+
+    /// The stored form of object `i`, for a kind that keeps them.
+    pub fn stored(&self, i: u32) -> Option<&[u8]> {
+        self.stored.as_ref().map(|t| t.get(i as usize))
     }
 
     /// The number of objects (live or not).
@@ -128,15 +165,56 @@ impl Segment {
                 Some(name)
             }
         };
-        let _ = self.files.set(SegmentFiles { index, ids });
+        let stored = match &self.stored {
+            None => None,
+            Some(table) => {
+                let name = format!("seg-{}.objects", self.number);
+                let path = dir.join(&name);
+                genie_core::atomic::write_atomic(&path, &table.to_bytes())
+                    .map_err(|error| DataError::Io { path, error })?;
+                Some(name)
+            }
+        };
+        let _ = self.files.set(SegmentFiles { index, ids, stored });
         self.files
             .get()
             .ok_or_else(|| DataError::Unsupported("segment files not recorded".into()))
     }
 
-    /// Reads a segment written by [`Segment::write`] (or an index file of row ids).
-    pub fn read(number: u64, dir: &Path, files: SegmentFiles) -> Result<Self, DataError> {
+    /// Reads a segment written by [`Segment::write`] (or an index file of row ids, whose stored
+    /// objects, if the kind keeps them, are `base_stored`).
+    pub fn read(
+        number: u64,
+        dir: &Path,
+        files: SegmentFiles,
+        base_stored: Option<StringTable>,
+    ) -> Result<Self, DataError> {
         let index = Arc::new(InvertedIndex::load(dir.join(&files.index))?);
+        let stored = match &files.stored {
+            None => base_stored,
+            Some(name) => {
+                let path = dir.join(name);
+                let bytes = std::fs::read(&path).map_err(|error| DataError::Io {
+                    path: path.clone(),
+                    error,
+                })?;
+                Some(StringTable::from_bytes(&bytes).map_err(|m| bad(&path, m))?)
+            }
+        };
+        if let Some(t) = stored
+            .as_ref()
+            .filter(|t| t.len() != index.num_objects() as usize)
+        {
+            return Err(bad(
+                &dir.join(&files.index),
+                format!(
+                    "{} stored objects for the {} objects of the index",
+                    t.len(),
+                    index.num_objects()
+                ),
+            ));
+        }
+        let stored = stored.map(Arc::new);
         let ids = match &files.ids {
             None => SegmentIds::Rows(index.num_objects()),
             Some(name) => {
@@ -163,12 +241,12 @@ impl Segment {
                 SegmentIds::Listed(ids)
             }
         };
-        Ok(Self::on_disk(number, index, ids, files))
+        Ok(Self::on_disk(number, index, ids, stored, files))
     }
 
-    /// The live objects (`live` = their mask) as `(id, keywords)`: the index read back (an
-    /// object's keywords are the lists it is in), for a merge.
-    pub fn live_objects(&self, live: &ObjectMask) -> Vec<(u64, Vec<Keyword>)> {
+    /// The live objects (`live` = their mask): the index read back (an object's keywords are
+    /// the lists it is in), with their stored forms, for a merge.
+    pub fn live_objects(&self, live: &ObjectMask) -> Vec<LiveObject> {
         let n = self.len() as usize;
         let mut objects: Vec<Vec<Keyword>> = vec![Vec::new(); n];
         let index = &self.index;
@@ -183,7 +261,11 @@ impl Segment {
             .into_iter()
             .enumerate()
             .filter(|&(i, _)| live.contains(i as u32))
-            .map(|(i, k)| (self.id(i as u32), k))
+            .map(|(i, keywords)| LiveObject {
+                id: self.id(i as u32),
+                keywords,
+                stored: self.stored(i as u32).map(Arc::from),
+            })
             .collect()
     }
 }

@@ -1,11 +1,11 @@
 //! The writer's state of a live index: where each id's object is, the segments with their live
 //! bits, the pending objects; applying log records, and publishing snapshots.
 
-use super::{Segment, SegmentView, Snapshot};
+use super::{LiveObject, Segment, SegmentView, Snapshot};
 use crate::data_error::DataError;
 use crate::kind::LiveObjects;
 use genie_core::live::wal::Record;
-use genie_core::{GenieError, Keyword, ObjectMask};
+use genie_core::{GenieError, ObjectMask};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -62,7 +62,7 @@ impl Slot {
 
 pub(super) struct State {
     pub(super) slots: Vec<Slot>,
-    pub(super) pending: Vec<Option<(u64, Vec<Keyword>)>>,
+    pub(super) pending: Vec<Option<LiveObject>>,
     /// Objects of `pending` that are live.
     pub(super) pending_live: usize,
     pub(super) ids: HashMap<u64, Loc>,
@@ -87,12 +87,17 @@ impl State {
     ) -> Result<(), DataError> {
         match record {
             Record::Upsert { id, object } => {
-                let kw = objects.decode(&object).map_err(|e| {
+                let keywords = objects.decode(&object).map_err(|e| {
                     DataError::Core(GenieError::Internal(format!(
                         "the logged object of id {id}: {e}"
                     )))
                 })?;
-                self.upsert(id, kw);
+                let stored = objects.keeps_objects().then(|| Arc::from(object));
+                self.upsert(LiveObject {
+                    id,
+                    keywords,
+                    stored,
+                });
             }
             Record::Delete { id } => {
                 self.remove(id);
@@ -101,10 +106,11 @@ impl State {
         Ok(())
     }
 
-    pub(super) fn upsert(&mut self, id: u64, keywords: Vec<Keyword>) {
+    pub(super) fn upsert(&mut self, object: LiveObject) {
+        let id = object.id;
         self.remove(id);
         let at = self.pending.len() as u32;
-        self.pending.push(Some((id, keywords)));
+        self.pending.push(Some(object));
         self.pending_live += 1;
         self.ids.insert(id, Loc::Pending(at));
         self.unflushed += 1;
@@ -153,8 +159,8 @@ impl State {
         // the frozen objects still live were adopted; those left pending are renumbered
         self.pending_live -= gone;
         for (at, o) in self.pending.iter().enumerate() {
-            if let Some((id, _)) = o {
-                self.ids.insert(*id, Loc::Pending(at as u32));
+            if let Some(o) = o {
+                self.ids.insert(o.id, Loc::Pending(at as u32));
             }
         }
         slot.changed = true;
@@ -167,7 +173,7 @@ impl State {
     pub(super) fn publish(&mut self, metadata: &str) -> Result<(), DataError> {
         if !self.pending.is_empty() {
             self.pending_live = 0;
-            let objects: Vec<(u64, Vec<Keyword>)> = std::mem::take(&mut self.pending)
+            let objects: Vec<LiveObject> = std::mem::take(&mut self.pending)
                 .into_iter()
                 .flatten()
                 .collect();

@@ -215,8 +215,15 @@ impl Client {
             body["min_count"] = t.into();
         }
         if let Some(f) = filter {
+            let mut allowed = serde_json::Map::new();
             if let Some(allow) = f.allowed() {
-                body["filter"] = json!({ "ids": allow });
+                allowed.insert("ids".into(), json!(allow));
+            }
+            if let Some(c) = f.condition() {
+                allowed.insert("where".into(), json!(c));
+            }
+            if !allowed.is_empty() {
+                body["filter"] = Value::Object(allowed);
             }
             if !f.denied().is_empty() {
                 body["exclude"] = json!({ "ids": f.denied() });

@@ -228,7 +228,7 @@ fn render_live(o: &mut String, service: &Service) {
         return;
     }
     type Get = fn(&crate::kind::LiveStats) -> u64;
-    let series: [(&str, &str, &str, Get); 7] = [
+    let series: [(&str, &str, &str, Get); 8] = [
         (
             "genie_live_written_total",
             "counter",
@@ -267,6 +267,12 @@ fn render_live(o: &mut String, service: &Service) {
             "counter",
             "Disk syncs of the write-ahead log.",
             |s| s.log_syncs,
+        ),
+        (
+            "genie_live_crowded_total",
+            "counter",
+            "Vectors written into over-full codebook cells (drift from the training data).",
+            |s| s.crowded,
         ),
     ];
     for (name, kind, text, get) in series {

@@ -367,6 +367,9 @@ pub fn decode_search(
     let options = Options::from_json(&body.options).map_err(|e| e.to_string())?;
     let filter = Filter::from_json(body.filter.as_ref(), body.exclude.as_ref())
         .map_err(|e| e.to_string())?;
+    if let Some(f) = &filter {
+        index.check_filter(f).map_err(|e| e.to_string())?;
+    }
     let mut parsed = Vec::with_capacity(body.queries.len());
     for (i, raw) in body.queries.iter().enumerate() {
         let q = index

@@ -113,6 +113,7 @@ class VectorIndex(_Base):
     def __init__(self, x: npt.ArrayLike, lsh: str = "e2lsh", **options: Any) -> None: ...
     @property
     def ntotal(self) -> int: ...
+    def add(self, ids: Ids, x: npt.ArrayLike) -> int: ...
     def search(
         self,
         xq: npt.ArrayLike,
@@ -162,6 +163,7 @@ class TableIndex(_Base):
         radius: Optional[int] = None,
         filter: Optional[Ids] = None,
         exclude: Optional[Ids] = None,
+        where: Optional[TableQuery] = None,
     ) -> Counts: ...
 
 class Client:
@@ -181,6 +183,7 @@ class Client:
         min_count: Optional[int] = None,
         filter: Optional[Ids] = None,
         exclude: Optional[Ids] = None,
+        where: Optional[TableQuery] = None,
         **options: Any,
     ) -> Tuple[np.ndarray, npt.NDArray[np.int64]]: ...
     def search_json(
@@ -191,5 +194,6 @@ class Client:
         min_count: Optional[int] = None,
         filter: Optional[Ids] = None,
         exclude: Optional[Ids] = None,
+        where: Optional[TableQuery] = None,
         **options: Any,
     ) -> List[Dict[str, Any]]: ...

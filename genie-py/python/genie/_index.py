@@ -113,8 +113,8 @@ class _Base:
         (documents: ``keep_stop_words``). ``genie.load(path, writable=True)`` opens it again
         (after :meth:`close`). Keyword and document indexes start empty; a table index starts
         from a built one (its columns and bins come from the data: ``genie.load(path,
-        writable=True)`` on the built file); vector and sequence indexes take no writes yet
-        (ValueError)."""
+        writable=True)`` on the built file), as does a vector index (its hash functions or
+        codebook come from the data); sequence indexes take no writes yet (ValueError)."""
         return cls._wrap(
             _genie.Handle.create_live(os.fspath(path), cls._kind, _options(options))
         )
@@ -192,13 +192,14 @@ class _Base:
         return q.k_of(k, self._handle.num_objects)
 
     def _search(
-        self, queries, k, device, min_count, options, as_json, filter=None, exclude=None
+        self, queries, k, device, min_count, options, as_json, filter=None, exclude=None,
+        where=None,
     ) -> Any:
         k = self._k(k)
         texts = self._texts(queries)
         return self._handle.search_texts(
             texts, k, min_count, device, _options(options), as_json,
-            q.ids(filter, "filter"), q.ids(exclude, "exclude"),
+            q.ids(filter, "filter"), q.ids(exclude, "exclude"), _where(where),
         )
 
     def _texts(self, queries: Any) -> List[str]:
@@ -347,6 +348,19 @@ class VectorIndex(_Base):
         """The number of vectors (as faiss names it)."""
         return self.num_objects
 
+    def add(self, ids: Any, x: Any) -> int:
+        """Adds the rows of ``x`` (a 2-D array, converted to float32) with the ids ``ids`` to a
+        live index opened for writes (``genie.load(path, writable=True)`` on a built vector
+        index), as faiss's ``add_with_ids``; an id it holds has its vector replaced. The vectors
+        are hashed by the index's own functions (or codebook) and re-ranked by the exact
+        distance like the built ones."""
+        x = q.aligned_rows(x, np.float32)
+        if x.ndim == 1:
+            x = x.reshape(1, -1)
+        if x.ndim != 2:
+            raise ValueError(f"x: expected a 2-D array, found {x.ndim} dimensions")
+        return self._handle.add_vectors(q.ids(ids, "ids"), x)
+
     def search(
         self,
         xq: Any,
@@ -363,8 +377,8 @@ class VectorIndex(_Base):
         ``IndexFlatL2`` gives it; L1 for ``l1`` and ``rbh``; the cosine distance for ``srp``).
         Options: ``candidates`` (how many candidates are re-ranked), and for codebook indexes
         ``probes``, ``entries``, ``levels``. ``filter`` and ``exclude`` as :meth:`Index.search`
-        takes them, where the library filters vector indexes (so far it refuses them with
-        ValueError)."""
+        takes them, on a live index (a vector index file refuses them with ValueError; open it
+        with ``writable=True`` or as its live folder to filter)."""
         _, ids, dist, _ = self._search(
             xq, k, device, min_count, options, False, filter, exclude
         )
@@ -491,15 +505,23 @@ class TableIndex(_Base):
         radius: Optional[int] = None,
         filter: Any = None,
         exclude: Any = None,
+        where: Any = None,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The top-``k`` rows of each query: ``(counts, ids)`` of shape
         ``(nq, min(k, len(index)))`` as :meth:`Index.search`, ``filter`` and ``exclude`` too
         (ids: the rows' positions). A query is a dict of conditions,
         ``{"age": (30, 40), "workclass": "Private"}`` (a value, or a ``(lo, hi)`` range with
         ``None`` for an open end), or a string as `genie search` reads it (conditions
-        ``age=30..40``, or a CSV row searched ``radius`` intervals around each number)."""
+        ``age=30..40``, or a CSV row searched ``radius`` intervals around each number).
+
+        ``where``: only rows that meet these conditions may be hits (a dict or a string as a
+        query takes them; every condition met), applied before the top-``k`` like ``filter``.
+        A numeric interval passes the rows of every bin it touches: the index keeps bins, not
+        the values."""
         opts = {"radius": radius}
-        return self._search(queries, k, device, min_count, opts, False, filter, exclude)[:2]
+        return self._search(
+            queries, k, device, min_count, opts, False, filter, exclude, where
+        )[:2]
 
     def _texts(self, queries: Any) -> List[str]:
         if isinstance(queries, (str, dict)):
@@ -603,4 +625,17 @@ def _rows_json(rows: Any) -> str:
             {str(k): plain(v) for k, v in r.items()} if isinstance(r, dict) else r
             for r in rows
         ]
+    )
+
+
+def _where(where: Any) -> Optional[str]:
+    """A ``where`` condition as the conditions text (a dict or a string)."""
+    if where is None:
+        return None
+    if isinstance(where, dict):
+        return q.conditions(where)
+    if isinstance(where, str):
+        return where
+    raise ValueError(
+        f"where: expected a dict of conditions or a string, found {type(where).__name__}"
     )

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _queries as q
-from ._index import _rows_json
+from ._index import _rows_json, _where
 
 
 class Client:
@@ -69,7 +69,7 @@ class Client:
         ``genie serve --writable``, or replaces those of ids it holds: ``ids`` and ``objects``
         as :meth:`genie.Index.add` takes them (ids from 0 to 2^63 - 1, one per object; keyword
         arrays, a CSR pair or keyword lines; documents as strings; table rows as
-        :meth:`genie.TableIndex.add` takes them). Sent ``batch`` objects a request, each request
+        :meth:`genie.TableIndex.add` takes them; vectors as the rows of a 2-D float array). Sent ``batch`` objects a request, each request
         durable on the server when it is answered. Returns the objects written. An index the
         server takes no writes to raises PermissionError; bad ids or objects ValueError."""
         keys = q.id_list(ids, "ids")
@@ -84,6 +84,12 @@ class Client:
             and all(isinstance(o, dict) for o in objects)
         ):
             sent = json.loads(_rows_json(objects))
+        elif isinstance(objects, np.ndarray) and objects.dtype.kind == "f":
+            if objects.ndim != 2:
+                raise ValueError(
+                    f"objects: expected a 2-D array of vectors, found {objects.ndim} dimensions"
+                )
+            sent = objects.astype(np.float64).tolist()
         else:
             offsets, keywords = q.objects_csr(objects)
             kw = [int(v) for v in keywords]
@@ -136,19 +142,23 @@ class Client:
         min_count: Optional[int] = None,
         filter: Any = None,
         exclude: Any = None,
+        where: Any = None,
         **options: Any,
     ) -> List[dict]:
         """The server's results for these queries, one dict per query: the JSON lines of
         `genie search`, parsed. ``k``: a non-negative integer; one beyond the index's objects is
         sent as the number of objects (the same hits). ``filter``: only objects of these ids;
         ``exclude``: never these (as :meth:`genie.Index.search` takes them; the server applies
-        them before the top-k)."""
+        them before the top-k); ``where``: only rows that meet these conditions (a table index,
+        as :meth:`genie.TableIndex.search` takes it)."""
         k = self._k(name, k)
         body: Dict[str, Any] = {"queries": self._queries(name, queries), "k": k}
         if min_count is not None:
             body["min_count"] = min_count
         if filter is not None:
             body["filter"] = {"ids": q.id_list(filter, "filter")}
+        if where is not None:
+            body.setdefault("filter", {})["where"] = _where(where)
         if exclude is not None:
             body["exclude"] = {"ids": q.id_list(exclude, "exclude")}
         opts = {key: v for key, v in options.items() if v is not None}
@@ -164,6 +174,7 @@ class Client:
         min_count: Optional[int] = None,
         filter: Any = None,
         exclude: Any = None,
+        where: Any = None,
         **options: Any,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """Searches the index ``name``: the queries and the return values as the local index of
@@ -172,7 +183,9 @@ class Client:
         is the number of objects the server has in the index (``indexes()``; asked again after
         this client's writes, while another client's writes show after ``indexes()``)."""
         k = self._k(name, k)
-        results = self.search_json(name, queries, k, min_count, filter, exclude, **options)
+        results = self.search_json(
+            name, queries, k, min_count, filter, exclude, where, **options
+        )
         kind = self._kind(name)
         ids = np.full((len(results), k), -1, dtype=np.int64)
         if kind in ("vectors", "sequences"):

@@ -429,16 +429,21 @@ pub fn options_of(json: &str) -> Result<Options, DataError> {
 pub(super) fn filter_of(
     filter: Option<&Bound<'_, PyAny>>,
     exclude: Option<&Bound<'_, PyAny>>,
+    condition: Option<String>,
 ) -> PyResult<Option<Arc<Filter>>> {
     let ids = |a: &Bound<'_, PyAny>, what: &str| -> PyResult<Vec<u64>> {
         Ok(Ints::of(a, what)?.as_u64(what, "id")?.into_owned())
     };
     let allow = filter.map(|f| ids(f, "filter")).transpose()?;
     let deny = exclude.map(|e| ids(e, "exclude")).transpose()?;
-    if allow.is_none() && deny.is_none() {
+    if allow.is_none() && deny.is_none() && condition.is_none() {
         return Ok(None);
     }
-    Ok(Some(Arc::new(Filter::new(allow, deny.unwrap_or_default()))))
+    let f = Filter::new(allow, deny.unwrap_or_default());
+    Ok(Some(Arc::new(match condition {
+        Some(c) => f.with_condition(c),
+        None => f,
+    })))
 }
 
 /// Checks that `offsets` are a CSR's offsets into `items` values (named `what` in errors):

@@ -271,7 +271,7 @@ impl Handle {
     /// before the top-k.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (offsets, lo, hi, weight, k, min_count=None, device=None, json=false,
-                        filter=None, exclude=None))]
+                        filter=None, exclude=None, condition=None))]
     fn search_items<'py>(
         &self,
         py: Python<'py>,
@@ -285,8 +285,9 @@ impl Handle {
         json: bool,
         filter: Option<&Bound<'py, PyAny>>,
         exclude: Option<&Bound<'py, PyAny>>,
+        condition: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let filter = filter_of(filter, exclude)?;
+        let filter = filter_of(filter, exclude, condition)?;
         let (o, l, h, w) = (
             Ints::of(offsets, "offsets")?,
             Ints::of(lo, "lo")?,
@@ -331,7 +332,7 @@ impl Handle {
     /// kind's search options (JSON text of an object).
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false,
-                        filter=None, exclude=None))]
+                        filter=None, exclude=None, condition=None))]
     fn search_json<'py>(
         &self,
         py: Python<'py>,
@@ -343,8 +344,9 @@ impl Handle {
         json: bool,
         filter: Option<&Bound<'py, PyAny>>,
         exclude: Option<&Bound<'py, PyAny>>,
+        condition: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let filter = filter_of(filter, exclude)?;
+        let filter = filter_of(filter, exclude, condition)?;
         let raw = |i: usize| {
             serde_json::from_str(&queries[i]).map_err(|e| DataError::BadQuery(e.to_string()))
         };
@@ -356,7 +358,7 @@ impl Handle {
     /// each, under the kind's search options (JSON text of an object).
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false,
-                        filter=None, exclude=None))]
+                        filter=None, exclude=None, condition=None))]
     fn search_texts<'py>(
         &self,
         py: Python<'py>,
@@ -368,8 +370,9 @@ impl Handle {
         json: bool,
         filter: Option<&Bound<'py, PyAny>>,
         exclude: Option<&Bound<'py, PyAny>>,
+        condition: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let filter = filter_of(filter, exclude)?;
+        let filter = filter_of(filter, exclude, condition)?;
         let raw = |i: usize| Ok(Value::String(queries[i].clone()));
         let n = queries.len();
         self.search_raw(py, n, raw, k, min_count, filter, device, options, json)
@@ -378,7 +381,7 @@ impl Handle {
     /// Searches query vectors, the rows of a 2-D float32 array, under the kind's search options.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (queries, k, min_count=None, device=None, options="", json=false,
-                        filter=None, exclude=None))]
+                        filter=None, exclude=None, condition=None))]
     fn search_vectors<'py>(
         &self,
         py: Python<'py>,
@@ -390,8 +393,9 @@ impl Handle {
         json: bool,
         filter: Option<&Bound<'py, PyAny>>,
         exclude: Option<&Bound<'py, PyAny>>,
+        condition: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let filter = filter_of(filter, exclude)?;
+        let filter = filter_of(filter, exclude, condition)?;
         let options = options_of(options).map_err(to_py)?;
         let (n, dim) = (queries.shape()[0], queries.shape()[1]);
         // the rows read in place when the array is in C order, else copied once
@@ -470,6 +474,43 @@ impl Handle {
         .map_err(to_py)
     }
 
+    /// Adds vectors, the rows of a 2-D float32 array, with the ids `ids`, to a live vector
+    /// index opened for writes.
+    fn add_vectors<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        vectors: PyReadonlyArray2<'py, f32>,
+    ) -> PyResult<u64> {
+        let live = self.writer().map_err(to_py)?;
+        let (n, dim) = (vectors.shape()[0], vectors.shape()[1]);
+        let ids = object_ids(ids, n)?;
+        let data: Vec<f32> = match vectors.as_slice() {
+            Ok(s) => s.to_vec(),
+            Err(_) => vectors.as_array().iter().copied().collect(),
+        };
+        py.detach(|| {
+            let objects = (0..n)
+                .map(|i| {
+                    let row = &data[i * dim..(i + 1) * dim];
+                    if let Some((j, x)) = row.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+                        return Err(DataError::BadQuery(format!(
+                            "x[{i}]: element {j} is {x}; expected a finite number"
+                        )));
+                    }
+                    Ok(Value::Array(
+                        row.iter()
+                            .filter_map(|&x| serde_json::Number::from_f64(f64::from(x)))
+                            .map(Value::Number)
+                            .collect(),
+                    ))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            live.add(&ids, &objects)
+        })
+        .map_err(to_py)
+    }
+
     /// Adds objects given as a JSON array in the kind's query form (table rows as objects by
     /// column), with the ids `ids`, to a live index opened for writes.
     fn add_json(&self, py: Python<'_>, ids: &Bound<'_, PyAny>, objects: &str) -> PyResult<u64> {
@@ -513,6 +554,7 @@ impl Handle {
         d.set_item("flushes", s.flushes)?;
         d.set_item("merges", s.merges)?;
         d.set_item("log_syncs", s.log_syncs)?;
+        d.set_item("crowded", s.crowded)?;
         Ok(d)
     }
 

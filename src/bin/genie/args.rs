@@ -238,6 +238,11 @@ pub struct SearchArgs {
     #[arg(long, value_name = "FILE")]
     pub exclude_ids: Option<PathBuf>,
 
+    /// Only rows that meet CONDITIONS (a table index: `age=30..40 job=clerk`, every condition
+    /// met; a numeric interval passes the rows of the bins it touches) may be hits.
+    #[arg(long, value_name = "CONDITIONS")]
+    pub filter_where: Option<String>,
+
     /// Send the queries to a `genie serve` server at URL (e.g. http://127.0.0.1:7700) instead of
     /// searching here; --index is then the name the server gives the index. The output is the
     /// same JSON lines.

@@ -117,10 +117,10 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
 }
 
-/// The filter of `--filter-ids` and `--exclude-ids`.
+/// The filter of `--filter-ids`, `--exclude-ids` and `--filter-where`.
 fn filter_of(args: &SearchArgs) -> Result<Option<std::sync::Arc<genie::kind::Filter>>> {
     use genie::cli::live::read_ids;
-    if args.filter_ids.is_none() && args.exclude_ids.is_none() {
+    if args.filter_ids.is_none() && args.exclude_ids.is_none() && args.filter_where.is_none() {
         return Ok(None);
     }
     let allow = args.filter_ids.as_deref().map(read_ids).transpose()?;
@@ -130,9 +130,11 @@ fn filter_of(args: &SearchArgs) -> Result<Option<std::sync::Arc<genie::kind::Fil
         .map(read_ids)
         .transpose()?
         .unwrap_or_default();
-    Ok(Some(std::sync::Arc::new(genie::kind::Filter::new(
-        allow, deny,
-    ))))
+    let filter = genie::kind::Filter::new(allow, deny);
+    Ok(Some(std::sync::Arc::new(match &args.filter_where {
+        Some(c) => filter.with_condition(c.clone()),
+        None => filter,
+    })))
 }
 
 /// `genie search`, here or (with --server) on a server, which refuses the flags of where to

@@ -18,7 +18,7 @@
 
 use crate::error::{Result, SaError};
 use crate::table::schema::{parse_number, AttributeKind, Schema};
-use genie_core::{Item, Query};
+use genie_core::{Item, Keyword, Query};
 
 /// A condition on one attribute.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,6 +124,15 @@ impl TableQuery {
         }
         self.conditions.push((attr, cond));
         Ok(())
+    }
+
+    /// The keyword range of each condition, in order: `None` for one that can match nothing
+    /// (a category the index has not seen, an interval outside every bin).
+    pub fn condition_ranges(&self, schema: &Schema) -> Result<Vec<Option<(Keyword, Keyword)>>> {
+        self.conditions
+            .iter()
+            .map(|(attr, cond)| condition_keywords(schema, *attr, cond))
+            .collect()
     }
 
     /// The match-count query: one item per condition that can match something.
