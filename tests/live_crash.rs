@@ -14,6 +14,18 @@ use std::time::Duration;
 const CHILD: &str = "GENIE_LIVE_CRASH_CHILD";
 const RUN: &str = "GENIE_LIVE_CRASH_RUN";
 const TEST_NAME: &str = "killed_writers_keep_every_acknowledged_write";
+/// Set for a child that writes documents (its words `w<keyword>`): their dictionary is learned
+/// in the log's order and must survive the kills with the objects.
+const DOCS: &str = "GENIE_LIVE_CRASH_DOCS";
+const DOCS_TEST_NAME: &str = "killed_document_writers_keep_their_words";
+
+/// The document of a keyword object: a word per keyword.
+fn doc_of(kw: &[u32]) -> String {
+    kw.iter()
+        .map(|k| format!("w{k}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 const THREADS: u64 = 3;
 
 /// What step `step` of thread `thread` in run `run` does: (id, Some(object)) to write, None to
@@ -43,7 +55,7 @@ fn normalized(mut kw: Vec<u32>) -> Vec<u32> {
 }
 
 #[cfg(target_os = "linux")]
-fn child(dir: &str, run: u64) {
+fn child(dir: &str, run: u64, docs: bool) {
     use genie::live::{LiveConfig, LiveIndex};
     use std::io::Write;
     use std::sync::Arc;
@@ -58,7 +70,8 @@ fn child(dir: &str, run: u64) {
     let live = if LiveIndex::is_live(path) {
         LiveIndex::open(path, config).unwrap()
     } else {
-        LiveIndex::create(path, "keywords", config).unwrap()
+        let kind = if docs { "documents" } else { "keywords" };
+        LiveIndex::create(path, kind, config).unwrap()
     };
     println!("OPEN");
     let threads: Vec<_> = (0..THREADS)
@@ -78,8 +91,14 @@ fn child(dir: &str, run: u64) {
                         .collect();
                     // one step is one write call: its deletes come after its objects
                     let ids: Vec<u64> = writes.iter().map(|w| w.0).collect();
-                    live.add_keywords(&ids, writes.into_iter().map(|w| w.1).collect())
-                        .unwrap();
+                    if docs {
+                        let texts: Vec<serde_json::Value> =
+                            writes.iter().map(|w| doc_of(&w.1).into()).collect();
+                        live.add(&ids, &texts).unwrap();
+                    } else {
+                        live.add_keywords(&ids, writes.into_iter().map(|w| w.1).collect())
+                            .unwrap();
+                    }
                     live.delete(&deletes).unwrap();
                     let mut out = std::io::stdout().lock();
                     writeln!(out, "ACK {t} {step}").unwrap();
@@ -98,14 +117,57 @@ fn killed_writers_keep_every_acknowledged_write() {
     if let Ok(dir) = std::env::var(CHILD) {
         let run: u64 = std::env::var(RUN).unwrap().parse().unwrap();
         #[cfg(target_os = "linux")]
-        child(&dir, run);
+        child(&dir, run, false);
         let _ = (dir, run);
         return;
     }
     #[cfg(target_os = "linux")]
-    parent();
+    parent(false);
     #[cfg(not(target_os = "linux"))]
     eprintln!("skipped: the crash test kills a child process with SIGKILL, on Linux only");
+}
+
+#[test]
+fn killed_document_writers_keep_their_words() {
+    if let Ok(dir) = std::env::var(CHILD) {
+        let run: u64 = std::env::var(RUN).unwrap().parse().unwrap();
+        #[cfg(target_os = "linux")]
+        child(&dir, run, std::env::var_os(DOCS).is_some());
+        let _ = (dir, run);
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    parent(true);
+    #[cfg(not(target_os = "linux"))]
+    eprintln!("skipped: the crash test kills a child process with SIGKILL, on Linux only");
+}
+
+/// Whether the document of `id` in the reopened index is the one of `words`: it has as many
+/// keywords as words, and a search for its words (it alone allowed) counts them all, so its
+/// keywords are its words' (the dictionary numbered them as when they were written).
+#[cfg(target_os = "linux")]
+fn document_is(
+    index: &dyn genie::kind::KindIndex,
+    got: &BTreeMap<u64, Vec<u32>>,
+    id: u64,
+    words: &[u32],
+) -> bool {
+    use genie::kind::{Filter, Options, Request};
+    if got.get(&id).map(Vec::len) != Some(words.len()) {
+        return false;
+    }
+    let q = index
+        .parse(&serde_json::json!(doc_of(words)), &Options::new())
+        .unwrap();
+    let only = Filter::allow(vec![id]);
+    let request = Request {
+        query: q.as_ref(),
+        k: 1,
+        min_count: None,
+        filter: Some(&only),
+    };
+    let hits = &index.search(&[request]).unwrap()[0].hits;
+    hits.iter().map(|h| (h.id, h.count)).collect::<Vec<_>>() == [(id, words.len() as u32)]
 }
 
 /// Applies step `step` of a thread to the model.
@@ -124,7 +186,7 @@ fn apply(model: &mut BTreeMap<u64, Vec<u32>>, run: u64, thread: u64, step: u64) 
 }
 
 #[cfg(target_os = "linux")]
-fn parent() {
+fn parent(docs: bool) {
     use genie::live::{LiveConfig, LiveIndex};
     use rand::Rng;
     use std::io::Read;
@@ -135,7 +197,8 @@ fn parent() {
     let kills_wanted: usize = std::env::var("GENIE_LIVE_CRASH_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+        .unwrap_or(200)
+        / if docs { 4 } else { 1 };
     let (max_kills, min_kills) = (kills_wanted, kills_wanted / 5);
     let budget = Duration::from_secs(40.max(kills_wanted as u64 / 4));
     let dir = tempfile::tempdir().unwrap();
@@ -152,8 +215,14 @@ fn parent() {
     while kills < max_kills && start.elapsed() < budget {
         let run = kills as u64;
         let mut child = Command::new(&exe)
-            .args([TEST_NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .args([
+                if docs { DOCS_TEST_NAME } else { TEST_NAME },
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD, &path)
+            .envs(docs.then_some((DOCS, "1")))
             .env(RUN, run.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -200,6 +269,64 @@ fn parent() {
             for (id, _) in step_of(run, t as u64, n) {
                 unsure.insert(id);
             }
+        }
+        if docs {
+            let index = genie::live::place_live(&live, &genie::open::OpenSpec::default())
+                .unwrap()
+                .remove(0);
+            let settled: Vec<(u64, Option<Vec<u32>>)> = unsure
+                .iter()
+                .map(|&id| {
+                    if !got.contains_key(&id) {
+                        return (id, None);
+                    }
+                    // the step in flight, or what was there before it
+                    let versions = done
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(t, &n)| step_of(run, t as u64, n))
+                        .filter(|(i, _)| *i == id)
+                        .filter_map(|(_, o)| o.map(normalized))
+                        .chain(model.get(&id).cloned());
+                    let found = versions
+                        .into_iter()
+                        .find(|w| document_is(index.as_ref(), &got, id, w));
+                    assert!(
+                        found.is_some(),
+                        "kill {kills}: id {id} holds a document never written"
+                    );
+                    (id, found)
+                })
+                .collect();
+            // the others: every one there, and (a sample, each a search) with its words
+            for (n, (id, words)) in model
+                .iter()
+                .filter(|(id, _)| !unsure.contains(id))
+                .enumerate()
+            {
+                assert!(got.contains_key(id), "kill {kills}: id {id} lost");
+                if n % 8 == 0 {
+                    assert!(
+                        document_is(index.as_ref(), &got, *id, words),
+                        "kill {kills}: id {id}'s words are not its keywords"
+                    );
+                }
+            }
+            for id in got.keys() {
+                assert!(
+                    model.contains_key(id) || unsure.contains(id),
+                    "kill {kills}: id {id} was deleted"
+                );
+            }
+            for (id, found) in settled {
+                match found {
+                    Some(w) => model.insert(id, w),
+                    None => model.remove(&id),
+                };
+            }
+            drop(index);
+            drop(live);
+            continue;
         }
         for (id, kw) in &model {
             if !unsure.contains(id) {

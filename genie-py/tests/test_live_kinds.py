@@ -4,6 +4,7 @@ answers are computed by brute force over the documents' word sets."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -71,8 +72,12 @@ def test_empty_live_indexes_of_documents_and_the_kinds_that_refuse(tmp_path, dev
         genie.DocumentIndex.create_live(tmp_path / "x", radius=2)
     with pytest.raises(ValueError, match=r"cannot be created"):
         genie.VectorIndex.create_live(tmp_path / "v")
-    with pytest.raises(ValueError, match=r"cannot be created"):
-        genie.SequenceIndex.create_live(tmp_path / "s")
+    with genie.SequenceIndex.create_live(tmp_path / "s", ngram=2) as seqs:
+        assert seqs.add([1, 2, 3], ["kitten", "sitting", "mitten"]) == 3
+        dist, ids = seqs.search(["kitten"], 2, device=device)
+        assert ids[0].tolist() == [1, 3] and dist[0].tolist() == [0, 1]
+        (line,) = seqs.search_json(["kitten"], 1, device=device)
+        assert json.loads(line)["exact"] is True
     with pytest.raises(ValueError, match=r"table"):
         genie.TableIndex.create_live(tmp_path / "t")
 

@@ -136,6 +136,18 @@ pub fn write_answers(w: &mut dyn Write, first: u64, answers: &[Answer]) -> io::R
     blocks.iter().try_for_each(|b| w.write_all(b))
 }
 
+/// Sorts hits in the order of kinds that verify: distance ascending, then count descending,
+/// then id ascending (a hit without a distance last).
+pub fn sort_by_distance(hits: &mut [AnswerHit]) {
+    let key = |h: &AnswerHit| h.distance.unwrap_or(f64::INFINITY);
+    hits.sort_by(|a, b| {
+        key(a)
+            .total_cmp(&key(b))
+            .then(b.count.cmp(&a.count))
+            .then(a.id.cmp(&b.id))
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,8 +94,24 @@ pub trait LiveObjects: Send + Sync {
         let _ = query;
         k
     }
+    /// The most candidates a segment is counted for while the answer is not proven (doubling
+    /// from [`LiveObjects::candidates`]).
+    fn max_candidates(&self, query: &LiveQuery, k: u32) -> u32 {
+        self.candidates(query, k)
+    }
+    /// Whether the kind proves its answers ([`LiveObjects::proves`]; the answers then say
+    /// whether they are exact).
+    fn proves_answers(&self) -> bool {
+        false
+    }
+    /// Whether no object of count at most `outside` can be closer to the query than `tau`
+    /// (sequences: Theorem 5.2's bound on the count of a sequence within an edit distance).
+    fn proves(&self, query: &LiveQuery, tau: f64, outside: u32) -> bool {
+        let _ = (query, tau, outside);
+        false
+    }
     /// The best `k` of a segment's `candidates` for a query that re-ranks, in the kind's order
-    /// (distance ascending, then id), each with its distance.
+    /// (distance ascending, count descending, id ascending), each with its distance.
     fn rerank(
         &self,
         query: &LiveQuery,

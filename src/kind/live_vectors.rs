@@ -357,8 +357,7 @@ impl LiveObjects for LiveVectors {
                 distance: Some(self.metric.distance(&r.vector, &floats(stored))),
             })
             .collect();
-        let key = |h: &AnswerHit| h.distance.unwrap_or(f64::INFINITY);
-        hits.sort_by(|a, b| key(a).total_cmp(&key(b)).then(a.id.cmp(&b.id)));
+        super::sort_by_distance(&mut hits);
         hits.truncate(k as usize);
         Ok(hits)
     }

@@ -21,6 +21,7 @@ pub mod documents;
 mod filter;
 pub mod keywords;
 mod live_objects;
+pub mod live_sequences;
 pub mod live_vectors;
 mod options;
 pub mod sequences;
@@ -28,7 +29,7 @@ pub mod table;
 pub mod vectors;
 mod writes;
 
-pub use answer::{write_answers, Answer, AnswerHit};
+pub use answer::{sort_by_distance, write_answers, Answer, AnswerHit};
 pub use count::{
     by_filter, core_queries, search_counts, CountIndex, CountParser, MIN_COUNT_FIRST_K,
 };
@@ -314,8 +315,8 @@ pub trait Kind: Send + Sync {
 /// The error of a kind that takes no writes.
 pub fn no_live(kind: &str) -> DataError {
     DataError::Unsupported(format!(
-        "indexes of {kind} do not take writes yet (live indexes take keywords, documents, \
-         table rows and vectors)"
+        "indexes of {kind} do not take writes: the kind offers no live objects \
+         (`Kind::live_objects`)"
     ))
 }
 

@@ -92,7 +92,7 @@ impl QueryReader for SequenceQueries {
 
 /// The bytes of a raw sequence query: a string, or (for an index of `alphabet` bytes) an array
 /// of byte values.
-fn query_bytes(raw: &Value, alphabet: Alphabet) -> Result<Vec<u8>, DataError> {
+pub(crate) fn query_bytes(raw: &Value, alphabet: Alphabet) -> Result<Vec<u8>, DataError> {
     match raw {
         Value::String(s) => Ok(s.as_bytes().to_vec()),
         Value::Array(items) if alphabet == Alphabet::Bytes => items
@@ -252,17 +252,7 @@ impl Kind for Sequences {
     }
 
     fn build(&self, job: &BuildJob<'_>) -> Result<BuildReport, DataError> {
-        let o = job.options;
-        o.check(self.name(), self.build_options())?;
-        // one of the declared words
-        let alphabet = match o.str("alphabet")? {
-            Some("bytes") => Alphabet::Bytes,
-            _ => Alphabet::Chars,
-        };
-        let n = o
-            .u32("ngram")?
-            .map_or(NGramConfig::default().n, |n| n as usize);
-        let config = NGramConfig::new(n, alphabet, !o.flag("no_pad")?)?;
+        let config = config_of(job.options)?;
         let (index, table) = build(job.input, config)?;
         save(job.output, &index, &table)?;
         Ok(BuildReport {
@@ -270,6 +260,19 @@ impl Kind for Sequences {
             objects: u64::from(index.num_objects()),
             side_files: self.side_files(job.output),
         })
+    }
+
+    fn live_objects(
+        &self,
+        setup: &super::LiveSetup,
+    ) -> Result<Arc<dyn super::LiveObjects>, DataError> {
+        Ok(Arc::new(super::live_sequences::LiveSequences::new(setup)?))
+    }
+
+    fn live_metadata(&self, options: &Options) -> Result<Value, DataError> {
+        let empty = SequenceTransform::build(config_of(options)?, std::iter::empty())?;
+        serde_json::to_value(empty.metadata_record())
+            .map_err(|e| DataError::Unsupported(format!("sequences metadata: {e}")))
     }
 
     fn open(&self, source: &IndexSource, placement: Placement, _options: &OpenOptions) -> Opened {
@@ -294,6 +297,20 @@ impl Kind for Sequences {
         };
         Ok(Box::new(index))
     }
+}
+
+/// The n-gram configuration of the build options (checked).
+fn config_of(o: &Options) -> Result<NGramConfig, DataError> {
+    o.check(Sequences.name(), Sequences.build_options())?;
+    // one of the declared words
+    let alphabet = match o.str("alphabet")? {
+        Some("bytes") => Alphabet::Bytes,
+        _ => Alphabet::Chars,
+    };
+    let n = o
+        .u32("ngram")?
+        .map_or(NGramConfig::default().n, |n| n as usize);
+    Ok(NGramConfig::new(n, alphabet, !o.flag("no_pad")?)?)
 }
 
 /// An opened index of sequences with its dictionary and sequences.

@@ -3,15 +3,15 @@
 //! time a search sees it (and let go when no snapshot holds it); a search runs every segment with
 //! its live mask and the request's filter applied on the device, and merges the answers.
 
-use super::{LiveIndex, Segment, SegmentIds, Snapshot};
+use super::{LiveIndex, Segment, SegmentView, Snapshot};
 use crate::data_error::DataError;
 use crate::kind::{
-    by_filter, condition_mask, prepared, search_counts, Answer, AnswerHit, Candidate, KindIndex,
-    LiveObjects, LiveQuery, Options, Prepared, Request,
+    by_filter, condition_mask, prepared, search_counts, sort_by_distance, Answer, AnswerHit,
+    Candidate, KindIndex, LiveObjects, LiveQuery, Options, Prepared, Request,
 };
 use crate::open::OpenSpec;
 use crate::searcher::Searcher;
-use genie_core::{select_backends, Backend, Engine, Method, Query, StageTimes};
+use genie_core::{select_backends, Backend, Engine, Method, ObjectMask, Query, StageTimes};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::any::Any;
@@ -139,7 +139,6 @@ impl KindIndex for LiveCountIndex {
                 .collect::<Result<Vec<&Query>, _>>()?;
             let reranking = |i: usize| live_queries[i].filter(|q| q.rerank.is_some());
             // a query that re-ranks counts its candidates in each segment, then re-ranks them
-            let reranks = (0..part.len()).any(|i| reranking(i).is_some());
             let counted: Vec<Request<'_>> = part
                 .iter()
                 .enumerate()
@@ -176,68 +175,119 @@ impl KindIndex for LiveCountIndex {
                 .collect::<Result<Vec<_>, DataError>>()?;
             times[1] += t.elapsed().as_secs_f64() * 1e3;
             let t = std::time::Instant::now();
-            // a thread per segment, not rayon's workers: a segment's search holds its resident
-            // index's lock while its own parallel work runs, which a worker must not (it could
-            // take up another search of the same segment, waiting on that lock)
-            let per_segment: Vec<Vec<Answer>> = std::thread::scope(|s| {
-                let running: Vec<_> = snapshot
-                    .segments
-                    .iter()
-                    .zip(&searchers)
-                    .zip(masks)
-                    .filter(|(_, mask)| mask.count() > 0)
-                    .map(|((view, searcher), mask)| {
-                        let (queries, counted, live_queries) = (&queries, &counted, &live_queries);
-                        s.spawn(move || -> Result<Vec<Answer>, DataError> {
-                            let mask = (!mask.is_all()).then_some(mask);
-                            let mut answers =
-                                search_counts(searcher, queries, counted, self.method, mask)?;
-                            if reranks {
-                                rerank(
-                                    codec.as_ref(),
-                                    &view.segment,
+            let searched: Vec<(&SegmentView, &Arc<Searcher>, Option<ObjectMask>)> = snapshot
+                .segments
+                .iter()
+                .zip(&searchers)
+                .zip(masks)
+                .filter(|(_, mask)| mask.count() > 0)
+                .map(|((view, searcher), mask)| (view, searcher, (!mask.is_all()).then_some(mask)))
+                .collect();
+            // rounds: every segment counts every query; then, for queries that re-rank and
+            // prove their answers, the segments whose candidates leave the merged answer
+            // unproven count theirs again with twice as many
+            let n = part.len();
+            let mut ks: Vec<Vec<u32>> = vec![counted.iter().map(|r| r.k).collect(); searched.len()];
+            let mut todo: Vec<Vec<usize>> = vec![(0..n).collect(); searched.len()];
+            let mut results: Vec<Vec<Counted>> = vec![vec![Counted::default(); n]; searched.len()];
+            let mut merged: Vec<Answer>;
+            loop {
+                let round: Vec<Vec<(usize, Counted)>> = std::thread::scope(|s| {
+                    // a thread per segment, not rayon's workers: a segment's search holds its
+                    // resident index's lock while its own parallel work runs, which a worker
+                    // must not (it could take up another search of the same segment, waiting
+                    // on that lock)
+                    let running: Vec<_> = searched
+                        .iter()
+                        .zip(&todo)
+                        .zip(&ks)
+                        .map(|(((view, searcher, mask), todo), ks)| {
+                            let (queries, counted, live_queries) =
+                                (&queries, &counted, &live_queries);
+                            s.spawn(move || {
+                                SegmentSearch {
+                                    codec: codec.as_ref(),
+                                    segment: &view.segment,
+                                    searcher,
+                                    method: self.method,
+                                    mask: mask.clone(),
+                                }
+                                .run(
+                                    todo,
+                                    ks,
+                                    queries,
+                                    counted,
                                     live_queries,
                                     part,
-                                    &mut answers,
-                                )?;
-                                return Ok(answers);
-                            }
-                            if let SegmentIds::Listed(ids) = &view.segment.ids {
-                                answers.par_iter_mut().for_each(|a| {
-                                    for h in &mut a.hits {
-                                        h.id = ids[h.id as usize];
-                                    }
-                                });
-                            }
-                            Ok(answers)
+                                )
+                            })
                         })
-                    })
+                        .collect();
+                    running
+                        .into_iter()
+                        .map(|h| {
+                            h.join().unwrap_or_else(|_| {
+                                Err(DataError::Unsupported("a segment's search panicked".into()))
+                            })
+                        })
+                        .collect::<Result<Vec<_>, DataError>>()
+                })?;
+                for (seg, found) in round.into_iter().enumerate() {
+                    for (i, c) in found {
+                        results[seg][i] = c;
+                    }
+                }
+                merged = (0..n)
+                    .into_par_iter()
+                    .map(|i| merge(&results, i, &part[i], reranking(i).is_some()))
                     .collect();
-                running
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(DataError::Unsupported("a segment's search panicked".into()))
-                        })
-                    })
-                    .collect::<Result<Vec<_>, DataError>>()
-            })?;
+                let mut more = false;
+                for (seg, todo) in todo.iter_mut().enumerate() {
+                    todo.clear();
+                    for (i, answer) in merged.iter().enumerate() {
+                        let Some(q) = reranking(i) else { continue };
+                        let c = &results[seg][i];
+                        let Some(outside) = c.outside else { continue };
+                        let tau = answer
+                            .hits
+                            .get(part[i].k as usize - 1)
+                            .and_then(|h| h.distance);
+                        let certified = tau.is_some_and(|t| codec.proves(q, t, outside));
+                        let k = ks[seg][i];
+                        let most = codec.max_candidates(q, part[i].k);
+                        if !certified && !c.complete && k < most {
+                            ks[seg][i] = k.saturating_mul(2).min(most);
+                            todo.push(i);
+                            more = true;
+                        }
+                    }
+                }
+                if !more {
+                    break;
+                }
+            }
             times[2] += t.elapsed().as_secs_f64() * 1e3;
             let t = std::time::Instant::now();
-            let merged = (0..part.len())
-                .into_par_iter()
-                .map(|i| {
-                    let lists = per_segment.iter().map(|a| &a[i].hits[..]);
-                    let hits = match reranking(i) {
-                        Some(_) => merge_by_distance(lists, part[i].k),
-                        None => merge_hits(lists, part[i].k),
-                    };
-                    Answer {
-                        hits,
-                        ..Answer::default()
-                    }
-                })
-                .collect();
+            // proven: every segment's unverified objects are too far from the query
+            for (i, answer) in merged.iter_mut().enumerate() {
+                let Some(q) = reranking(i) else { continue };
+                if results.iter().any(|r| r[i].outside.is_none()) {
+                    continue;
+                }
+                let tau = answer
+                    .hits
+                    .get(part[i].k as usize - 1)
+                    .and_then(|h| h.distance);
+                answer.exact = Some(
+                    part[i].k == 0
+                        || tau.is_some_and(|t| {
+                            results
+                                .iter()
+                                .all(|r| r[i].outside.is_some_and(|o| codec.proves(q, t, o)))
+                        }),
+                );
+                answer.candidates = results.iter().map(|r| r[i].counted).max();
+            }
             times[3] += t.elapsed().as_secs_f64() * 1e3;
             Ok(merged)
         });
@@ -285,49 +335,128 @@ impl KindIndex for LiveCountIndex {
     }
 }
 
-/// Re-ranks the counted candidates of a segment's answers (object numbers) for the queries that
-/// re-rank, in place: hits with the user's ids and distances, the best `k` of each.
-fn rerank(
-    codec: &dyn LiveObjects,
-    segment: &Segment,
-    queries: &[Option<&LiveQuery>],
-    part: &[Request<'_>],
-    answers: &mut [Answer],
-) -> Result<(), DataError> {
-    answers
-        .par_iter_mut()
-        .zip(queries.par_iter().zip(part))
-        .try_for_each(|(a, (q, r))| -> Result<(), DataError> {
-            let Some(q) = q.filter(|q| q.rerank.is_some()) else {
-                for h in &mut a.hits {
-                    h.id = segment.id(h.id as u32);
-                }
-                return Ok(());
-            };
-            let candidates: Vec<Candidate<'_>> = a
-                .hits
-                .iter()
-                .map(|h| {
-                    let local = h.id as u32;
-                    let stored = segment.stored(local).ok_or_else(|| {
-                        DataError::Unsupported(format!(
-                            "segment {} keeps no objects to re-rank",
-                            segment.number
-                        ))
-                    })?;
-                    Ok((segment.id(local), h.count, stored))
-                })
-                .collect::<Result<_, DataError>>()?;
-            a.hits = codec.rerank(q, r.k, &candidates)?;
-            Ok(())
-        })
+/// What one segment found for one query in the last round that counted it.
+#[derive(Clone, Debug, Default)]
+struct Counted {
+    /// Its best hits, the user's ids.
+    hits: Vec<AnswerHit>,
+    /// For a kind that proves its answers: the largest count an object not verified may have.
+    outside: Option<u32>,
+    /// Whether the candidates were every object the query counts above zero.
+    complete: bool,
+    /// The candidates counted.
+    counted: u32,
 }
 
-/// The first `k` hits of lists each in (distance asc, id asc) order, merged in that order.
+/// The answer of query `i` from every segment's: merged in the kind's order, cut to `k`.
+fn merge(results: &[Vec<Counted>], i: usize, request: &Request<'_>, reranked: bool) -> Answer {
+    let lists = results.iter().map(|r| &r[i].hits[..]);
+    let hits = match reranked {
+        true => merge_by_distance(lists, request.k),
+        false => merge_hits(lists, request.k),
+    };
+    let mut answer = Answer {
+        hits,
+        ..Answer::default()
+    };
+    answer.keep_min_count(request.min_count);
+    answer
+}
+
+/// One round of one segment: the queries `todo` counted (each at its `ks`) and, for those that
+/// re-rank, their candidates re-ranked by the kind.
+struct SegmentSearch<'a> {
+    codec: &'a dyn LiveObjects,
+    segment: &'a Segment,
+    searcher: &'a Searcher,
+    method: Method,
+    mask: Option<ObjectMask>,
+}
+
+impl SegmentSearch<'_> {
+    fn run(
+        &self,
+        todo: &[usize],
+        ks: &[u32],
+        queries: &[&Query],
+        counted: &[Request<'_>],
+        live: &[Option<&LiveQuery>],
+        part: &[Request<'_>],
+    ) -> Result<Vec<(usize, Counted)>, DataError> {
+        if todo.is_empty() {
+            return Ok(Vec::new());
+        }
+        let qs: Vec<&Query> = todo.iter().map(|&i| queries[i]).collect();
+        let reqs: Vec<Request<'_>> = todo
+            .iter()
+            .map(|&i| Request {
+                k: ks[i],
+                ..counted[i]
+            })
+            .collect();
+        let answers = search_counts(self.searcher, &qs, &reqs, self.method, self.mask.clone())?;
+        todo.par_iter()
+            .zip(answers)
+            .map(|(&i, a)| Ok((i, self.finish(live[i], &part[i], ks[i], a)?)))
+            .collect()
+    }
+
+    /// What the segment found for one query from its counted hits (object numbers).
+    fn finish(
+        &self,
+        live: Option<&LiveQuery>,
+        request: &Request<'_>,
+        counted_k: u32,
+        counted: Answer,
+    ) -> Result<Counted, DataError> {
+        let segment = self.segment;
+        let complete = (counted.hits.len() as u32) < counted_k;
+        let Some(q) = live.filter(|q| q.rerank.is_some()) else {
+            let mut hits = counted.hits;
+            for h in &mut hits {
+                h.id = segment.id(h.id as u32);
+            }
+            return Ok(Counted {
+                hits,
+                outside: None,
+                complete,
+                counted: counted_k,
+            });
+        };
+        let candidates: Vec<Candidate<'_>> = counted
+            .hits
+            .iter()
+            .map(|h| {
+                let local = h.id as u32;
+                let stored = segment.stored(local).ok_or_else(|| {
+                    DataError::Unsupported(format!(
+                        "segment {} keeps no objects to re-rank",
+                        segment.number
+                    ))
+                })?;
+                Ok((segment.id(local), h.count, stored))
+            })
+            .collect::<Result<_, DataError>>()?;
+        let r = self.codec.rerank(q, request.k, &candidates)?;
+        // an object not verified counts no more than the last candidate (nothing when all were)
+        let outside = match complete {
+            true => 0,
+            false => candidates.last().map_or(0, |c| c.1),
+        };
+        Ok(Counted {
+            hits: r,
+            outside: self.codec.proves_answers().then_some(outside),
+            complete,
+            counted: counted_k,
+        })
+    }
+}
+
+/// The first `k` hits of lists each in (distance asc, count desc, id asc) order, merged in
+/// that order.
 fn merge_by_distance<'a>(lists: impl Iterator<Item = &'a [AnswerHit]>, k: u32) -> Vec<AnswerHit> {
     let mut all: Vec<AnswerHit> = lists.flatten().copied().collect();
-    let key = |h: &AnswerHit| h.distance.unwrap_or(f64::INFINITY);
-    all.sort_by(|a, b| key(a).total_cmp(&key(b)).then(a.id.cmp(&b.id)));
+    sort_by_distance(&mut all);
     all.truncate(k as usize);
     all
 }

@@ -127,6 +127,7 @@ class VectorIndex(_Base):
 
 class SequenceIndex(_Base):
     def __init__(self, sequences: Sequence[str], ngram: int = 3, **options: Any) -> None: ...
+    def add(self, ids: Ids, sequences: Sequence[str]) -> int: ...
     def search(
         self,
         queries: Sequence[str],

@@ -114,7 +114,8 @@ class _Base:
         (after :meth:`close`). Keyword and document indexes start empty; a table index starts
         from a built one (its columns and bins come from the data: ``genie.load(path,
         writable=True)`` on the built file), as does a vector index (its hash functions or
-        codebook come from the data); sequence indexes take no writes yet (ValueError)."""
+        codebook come from the data). Sequence indexes start empty with their ``ngram``,
+        ``alphabet`` and ``no_pad``."""
         return cls._wrap(
             _genie.Handle.create_live(os.fspath(path), cls._kind, _options(options))
         )
@@ -416,6 +417,14 @@ class SequenceIndex(_Base):
         self._build_from_file(
             lambda p: _write_lines(p, texts), "sequences.txt", "sequences", 1, options
         )
+
+    def add(self, ids: Any, sequences: Any) -> int:
+        """Adds ``sequences`` (a list of strings) with the ids ``ids`` to a live index opened
+        for writes, as :meth:`Index.add` does. Their n-grams join the index's dictionary. A
+        search of a live sequence index verifies ``candidates`` objects of each segment by edit
+        distance, counting again with twice as many while the answer is not proven, up to
+        ``max_candidates``; ``search_json`` says whether each answer is proven exact."""
+        return self._handle.add_lines(q.ids(ids, "ids"), q.lines(sequences, "sequence"))
 
     def search(
         self,

@@ -94,6 +94,15 @@ impl GramDictionary {
         (occurrence < count).then_some(base + occurrence)
     }
 
+    /// Every n-gram with the keyword of its occurrence 0 and its number of occurrences (their
+    /// keywords follow), in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = (&[u32], Keyword, u32)> + '_ {
+        self.ids.iter().map(|(gram, &id)| {
+            let (base, count) = self.slots[id as usize];
+            (&gram[..], base, count)
+        })
+    }
+
     /// The number of distinct ordered n-grams: keywords are `0..keyword_space()`.
     pub fn keyword_space(&self) -> u32 {
         self.space
