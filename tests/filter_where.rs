@@ -3,12 +3,14 @@
 //! among the rows that meet the condition, in the same order.
 
 use genie::kind::{BuildJob, Filter, KindIndex, Options, Registry, Request};
-use genie::live::{place_live, LiveConfig, LiveIndex};
-use genie::open::OpenSpec;
+use genie::live::{LiveConfig, LiveIndex};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
 
+#[path = "common/live.rs"]
+mod live;
+use live::both;
 #[path = "common/serve.rs"]
 mod serve;
 
@@ -36,14 +38,7 @@ fn write_table(path: &Path) {
 }
 
 fn search(index: &dyn KindIndex, q: &str, k: u32, filter: Option<&Filter>) -> Vec<(u64, u32)> {
-    let query = index.parse(&json!(q), &Options::new()).expect("parsed");
-    let request = Request {
-        query: query.as_ref(),
-        k,
-        min_count: None,
-        filter,
-    };
-    index.search(&[request]).expect("searched")[0]
+    live::answer(index, &json!(q), &Options::new(), k, filter)
         .hits
         .iter()
         .map(|h| (h.id, h.count))
@@ -136,9 +131,7 @@ fn where_filters_keep_the_rows_that_meet_them_built_and_live() {
         })
         .expect("built");
     let loaded = genie::open::load(&registry, &file).expect("loaded");
-    let built = genie::open::place(&loaded, &OpenSpec::default())
-        .expect("placed")
-        .remove(0);
+    let built = both::Both::file(&loaded);
     check(built.as_ref(), &[]);
     let live = LiveIndex::open_file(
         &registry,
@@ -153,9 +146,7 @@ fn where_filters_keep_the_rows_that_meet_them_built_and_live() {
     live.add(&[0, 500], &[json!("33, nurse, 25"), json!("31, clerk, 22")])
         .expect("added");
     live.delete(&[4]).expect("deleted");
-    let index: Arc<dyn KindIndex> = place_live(&live, &OpenSpec::default())
-        .expect("placed")
-        .remove(0);
+    let index: Arc<dyn KindIndex> = both::Both::live(&live);
     let extra = [(0, "nurse"), (500, "clerk")];
     check(index.as_ref(), &extra);
     live.compact().expect("compacted");
@@ -189,19 +180,22 @@ fn the_server_and_the_cli_take_where_filters() {
         assert!(run(args).status.success());
     }
     std::fs::write(dir.path().join("q.txt"), "age=30..40\n").expect("q");
-    let out = run(&[
-        "search",
-        "--index",
-        "t.genie",
-        "--queries",
-        "q.txt",
-        "-k",
-        "50",
-        "--device",
-        "cpu",
-        "--filter-where",
-        "job=pilot",
-    ]);
+    let search_where = |condition: &str, k: &str| {
+        run(&[
+            "search",
+            "--index",
+            "t.genie",
+            "--queries",
+            "q.txt",
+            "-k",
+            k,
+            "--device",
+            "cpu",
+            "--filter-where",
+            condition,
+        ])
+    };
+    let out = search_where("job=pilot", "50");
     assert!(
         out.status.success(),
         "{}",
@@ -213,19 +207,7 @@ fn the_server_and_the_cli_take_where_filters() {
     for h in hits {
         assert_eq!(rows()[h["id"].as_u64().expect("id") as usize].1, "pilot");
     }
-    let out = run(&[
-        "search",
-        "--index",
-        "t.genie",
-        "--queries",
-        "q.txt",
-        "-k",
-        "5",
-        "--device",
-        "cpu",
-        "--filter-where",
-        "job=astronaut",
-    ]);
+    let out = search_where("job=astronaut", "5");
     // a category no row has: no row meets it
     assert!(
         out.status.success(),
@@ -234,19 +216,7 @@ fn the_server_and_the_cli_take_where_filters() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON line");
     assert_eq!(v["hits"], json!([]));
-    let out = run(&[
-        "search",
-        "--index",
-        "t.genie",
-        "--queries",
-        "q.txt",
-        "-k",
-        "5",
-        "--device",
-        "cpu",
-        "--filter-where",
-        "salary=3",
-    ]);
+    let out = search_where("salary=3", "5");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("salary") && !err.contains("panicked"));
     // the server

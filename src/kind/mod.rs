@@ -21,7 +21,6 @@ pub mod documents;
 mod filter;
 pub mod keywords;
 mod live_objects;
-pub mod live_sequences;
 pub mod live_vectors;
 mod options;
 pub mod sequences;

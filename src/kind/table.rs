@@ -191,6 +191,21 @@ fn is_conditions(line: &str, format: QueryFormat) -> bool {
     }
 }
 
+/// The fields of one CSV line (trimmed; none for a line of no record); the error says why it is
+/// not a CSV row.
+fn csv_line(line: &str) -> Result<Vec<String>, String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .trim(csv::Trim::All)
+        .from_reader(line.as_bytes());
+    let mut record = csv::StringRecord::new();
+    match reader.read_record(&mut record) {
+        Ok(true) => Ok(record.iter().map(String::from).collect()),
+        Ok(false) => Ok(Vec::new()),
+        Err(e) => Err(format!("not a CSV row: {e}")),
+    }
+}
+
 /// Parses one line of a table queries file (an empty line is an empty query).
 pub fn parse_query_line(
     line: &str,
@@ -204,17 +219,10 @@ pub fn parse_query_line(
     if is_conditions(line, format) {
         return TableQuery::parse(line, schema);
     }
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .trim(csv::Trim::All)
-        .from_reader(line.as_bytes());
-    let mut record = csv::StringRecord::new();
-    match reader.read_record(&mut record) {
-        Ok(true) => {}
-        Ok(false) => return Ok(TableQuery::default()),
-        Err(e) => return Err(SaError::BadQuery(format!("not a CSV row: {e}"))),
+    let fields = csv_line(line).map_err(SaError::BadQuery)?;
+    if fields.is_empty() {
+        return Ok(TableQuery::default());
     }
-    let fields: Vec<&str> = record.iter().collect();
     TableQuery::from_row(&fields, schema, radius)
 }
 
@@ -369,17 +377,7 @@ impl LiveRows {
             }
         };
         let fields: Vec<String> = match raw {
-            Value::String(line) => {
-                let mut reader = csv::ReaderBuilder::new()
-                    .has_headers(false)
-                    .trim(csv::Trim::All)
-                    .from_reader(line.as_bytes());
-                let mut record = csv::StringRecord::new();
-                match reader.read_record(&mut record) {
-                    Ok(_) => record.iter().map(String::from).collect(),
-                    Err(e) => return Err(DataError::BadQuery(format!("not a CSV row: {e}"))),
-                }
-            }
+            Value::String(line) => csv_line(line).map_err(DataError::BadQuery)?,
             Value::Array(values) => values.iter().map(field).collect::<Result<_, _>>()?,
             Value::Object(map) => {
                 let mut fields = vec![String::new(); n];

@@ -1,0 +1,169 @@
+//! Live vector indexes (e2lsh and codebook): written vectors hashed by the index's own functions
+//! or codebook and found as their own nearest, deleted and replaced ones gone, filters applied,
+//! the live folder standing alone after a compaction, and a codebook index's drift count; every
+//! search on the CPU and, where there is one, the GPU, compared.
+
+use genie::kind::{Filter, KindIndex, Options, Registry};
+use genie::live::LiveIndex;
+use serde_json::{json, Value};
+use std::path::Path;
+
+#[path = "common/live.rs"]
+mod live;
+use live::{build, config, cpu};
+
+/// Writes `rows` as an `.fvecs` file.
+fn write_fvecs(path: &Path, rows: &[Vec<f32>]) {
+    let mut bytes = Vec::new();
+    for r in rows {
+        bytes.extend_from_slice(&(r.len() as i32).to_le_bytes());
+        for x in r {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    std::fs::write(path, bytes).expect("fvecs");
+}
+
+/// `n` vectors of `dim` around 8 centres (a fixed seed).
+fn clustered(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let centres: Vec<Vec<f32>> = (0..8)
+        .map(|_| (0..dim).map(|_| rng.random_range(-10.0..10.0)).collect())
+        .collect();
+    (0..n)
+        .map(|i| {
+            centres[i % 8]
+                .iter()
+                .map(|c| c + rng.random_range(-1.0f32..1.0))
+                .collect()
+        })
+        .collect()
+}
+
+/// The hits `(id, distance)` of one vector query.
+fn nearest(index: &dyn KindIndex, v: &[f32], k: u32, filter: Option<&Filter>) -> Vec<(u64, f64)> {
+    live::answer(index, &json!(v), &Options::new(), k, filter)
+        .hits
+        .iter()
+        .map(|h| (h.id, h.distance.expect("a distance")))
+        .collect()
+}
+
+fn live_vectors(lsh: &str) {
+    let dir = tempfile::tempdir().expect("dir");
+    let base = clustered(400, 16, 1);
+    let input = dir.path().join("x.fvecs");
+    write_fvecs(&input, &base);
+    let file = dir.path().join("x.genie");
+    let mut options = Options::new();
+    options.set("lsh", lsh);
+    build("vectors", &input, &file, &options);
+    let registry = Registry::default();
+    // before any write, the live index answers as the file does
+    let built = genie::open::load(&registry, &file).expect("loaded");
+    let from_file = live::both::Both::file(&built);
+    let live = LiveIndex::open_file(&registry, &file, config()).expect("live");
+    let index = cpu(&live);
+    let probe = clustered(20, 16, 9);
+    if lsh != "codebook" {
+        // (the codebook file is searched by scanning cells, the live index by its lists)
+        for v in &probe {
+            assert_eq!(
+                nearest(index.as_ref(), v, 5, None),
+                nearest(from_file.as_ref(), v, 5, None)
+            );
+        }
+    }
+    // added vectors are their own nearest; replaced and deleted ones are gone
+    let added = clustered(60, 16, 2);
+    let ids: Vec<u64> = (1000..1060).collect();
+    let raw: Vec<Value> = added.iter().map(|v| json!(v)).collect();
+    live.add(&ids, &raw).expect("added");
+    live.delete(&[1001, 3]).expect("deleted");
+    live.add(&[1002], &[json!(base[7])]).expect("replaced");
+    let check = |index: &dyn KindIndex| {
+        for (i, v) in added.iter().enumerate() {
+            let id = 1000 + i as u64;
+            let hits = nearest(index, v, 3, None);
+            match id {
+                1001 => assert!(hits.iter().all(|h| h.0 != 1001), "{hits:?}"),
+                1002 => assert!(hits.iter().all(|h| h.0 != 1002 || h.1 > 0.0)),
+                _ => assert_eq!(hits[0], (id, 0.0), "{lsh}: vector {id}"),
+            }
+        }
+        assert!(nearest(index, &base[3], 5, None).iter().all(|h| h.0 != 3));
+        let near7 = nearest(index, &base[7], 2, None);
+        assert!(near7.iter().any(|h| h == &(1002, 0.0)), "{near7:?}");
+        let allow = Filter::from_json(Some(&json!({"ids": [1010, 1011, 5]})), None)
+            .expect("filter")
+            .expect("some");
+        let hits = nearest(index, &added[10], 10, Some(&allow));
+        assert_eq!(hits.first().map(|h| h.0), Some(1010));
+        assert!(
+            hits.iter().all(|h| [1010, 1011, 5].contains(&h.0)),
+            "{hits:?}"
+        );
+    };
+    check(index.as_ref());
+    live.flush().expect("flushed");
+    live.compact().expect("compacted");
+    check(index.as_ref());
+    drop(index);
+    drop(live);
+    // the live folder keeps what it needs: the built file's vectors and codebook may go
+    std::fs::remove_file(&file).expect("rm");
+    let live =
+        LiveIndex::open_with(&registry, &LiveIndex::folder_of(&file), config()).expect("reopened");
+    check(cpu(&live).as_ref());
+    assert_eq!(live.live_objects(), 400 + 60 - 2);
+    let e = live
+        .add(&[1], &[json!([1.0, 2.0])])
+        .expect_err("a short vector");
+    assert!(e.to_string().contains("16"), "{e}");
+}
+
+#[test]
+fn live_lsh_vectors_find_what_was_written() {
+    live_vectors("e2lsh");
+}
+
+#[test]
+fn live_codebook_vectors_find_what_was_written() {
+    live_vectors("codebook");
+}
+
+#[test]
+fn a_codebook_index_counts_writes_that_drift_from_its_training() {
+    let dir = tempfile::tempdir().expect("dir");
+    let input = dir.path().join("x.fvecs");
+    // one data set: the build takes its first 2,000 vectors, the writes the rest
+    let data = clustered(3000, 16, 1);
+    write_fvecs(&input, &data[..2000]);
+    let file = dir.path().join("x.genie");
+    let mut options = Options::new();
+    options.set("lsh", "codebook");
+    build("vectors", &input, &file, &options);
+    let live = LiveIndex::open_file(&Registry::default(), &file, config()).expect("live");
+    // more of the same data: few land in over-full cells
+    let same: Vec<Value> = data[2000..].iter().map(|v| json!(v)).collect();
+    live.add(&(0..1000).map(|i| 10_000 + i).collect::<Vec<u64>>(), &same)
+        .expect("added");
+    let before = live.stats().crowded;
+    assert!(
+        before < 100,
+        "{before} of 1000 like the training data counted as crowded"
+    );
+    // data far from the training data piles into the few nearest cells
+    let far: Vec<Value> = clustered(1000, 16, 6)
+        .iter()
+        .map(|v| json!(v.iter().map(|x| x + 100.0).collect::<Vec<f32>>()))
+        .collect();
+    live.add(&(0..1000).map(|i| 20_000 + i).collect::<Vec<u64>>(), &far)
+        .expect("added");
+    let after = live.stats().crowded - before;
+    assert!(
+        after > 500,
+        "only {after} of 1000 drifted vectors counted as crowded"
+    );
+}
