@@ -98,4 +98,11 @@ pub struct BenchArgs {
     /// Mode serve: the largest batch of the service.
     #[arg(long, default_value_t = genie::service::BatchPolicy::default().max_batch)]
     pub max_batch: usize,
+    /// Mode serve: sets of GPUs served in turn, each a replica per GPU, separated by `;`
+    /// (`0;0,1;0,1,2,3`); default the one set of --devices.
+    #[arg(long, value_name = "SETS")]
+    pub device_sets: Option<String>,
+    /// Mode serve: the dispatch rules served in turn (greedy, cohort), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "cohort")]
+    pub dispatch: Vec<genie::service::Dispatch>,
 }

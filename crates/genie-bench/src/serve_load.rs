@@ -21,7 +21,7 @@ use genie::core::{DeviceChoice, Query};
 use genie::kind::{keywords::Keywords, Answer, IndexSource, KindIndex, Request};
 use genie::open::{place, Loaded, OpenSpec};
 use genie::server::{serve_on, Limits, ServerConfig};
-use genie::service::{BatchPolicy, IndexStats, Service};
+use genie::service::{BatchPolicy, Dispatch, IndexStats, Service};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use rand::SeedableRng;
@@ -59,6 +59,10 @@ pub struct LoadOptions {
     pub devices: Option<Vec<usize>>,
     /// The service's largest batch.
     pub max_batch: usize,
+    /// Sets of GPUs served in turn (`None`: `devices`).
+    pub device_sets: Vec<Option<Vec<usize>>>,
+    /// Dispatch rules served in turn.
+    pub dispatches: Vec<Dispatch>,
 }
 
 /// `genie-bench --mode serve`: [`run`] with the options of the shared command line (the
@@ -85,6 +89,20 @@ pub fn run_from_args(args: &BenchArgs) -> Result<()> {
         device,
         devices: args.devices.clone(),
         max_batch: args.max_batch,
+        device_sets: match &args.device_sets {
+            None => vec![args.devices.clone()],
+            Some(text) => text
+                .split(';')
+                .map(|set| {
+                    set.split(',')
+                        .map(|d| d.trim().parse::<usize>())
+                        .collect::<Result<Vec<_>, _>>()
+                        .map(Some)
+                        .with_context(|| format!("--device-sets: {set:?} is not a list of GPUs"))
+                })
+                .collect::<Result<_>>()?,
+        },
+        dispatches: args.dispatch.clone(),
     };
     let (table, csv) = run(&opts)?;
     println!("\n{table}");
@@ -99,6 +117,8 @@ pub fn run_from_args(args: &BenchArgs) -> Result<()> {
 pub struct Level {
     /// `offline`, `closed`, `open` or `soak`.
     pub mode: String,
+    /// The replicas and the dispatch rule served (`4 GPU cohort`).
+    pub config: String,
     /// Clients (closed loop).
     pub clients: usize,
     /// Offered rate (open loop).
@@ -158,25 +178,77 @@ pub fn run(opts: &LoadOptions) -> Result<(String, String)> {
         ),
         kind: Arc::new(Keywords),
     };
-    let spec = OpenSpec {
-        device: opts.device,
-        devices: opts.devices.clone(),
-        ..OpenSpec::default()
-    };
-    let replicas = place(&loaded, &spec).context("cannot place the index")?;
-    drop(loaded);
-    let names: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
-    println!("replicas: {}", names.join(", "));
     let mut levels = Vec::new();
-    let (offline, expected) = offline(replicas[0].as_ref(), &queries, opts.k)?;
-    levels.push(offline);
-    let workload = Arc::new(Workload {
-        bodies: queries.iter().map(|q| body_of(q, opts.k)).collect(),
-        expected,
-    });
+    let mut workload: Option<Arc<Workload>> = None;
+    let sets = opts.device_sets.len();
+    for (s, set) in opts.device_sets.iter().enumerate() {
+        let spec = OpenSpec {
+            device: opts.device,
+            devices: set.clone(),
+            ..OpenSpec::default()
+        };
+        for (d, &dispatch) in opts.dispatches.iter().enumerate() {
+            let replicas = place(&loaded, &spec).context("cannot place the index")?;
+            let names: Vec<String> = replicas.iter().map(|r| r.backend_name()).collect();
+            let config = format!("{} {}", describe(&replicas), dispatch.name());
+            println!("{config}: replicas {}", names.join(", "));
+            let workload = match &workload {
+                Some(w) => Arc::clone(w),
+                None => {
+                    let (mut offline, expected) = offline(replicas[0].as_ref(), &queries, opts.k)?;
+                    offline.config = describe(&replicas[..1]);
+                    levels.push(offline);
+                    let w = Arc::new(Workload {
+                        bodies: queries.iter().map(|q| body_of(q, opts.k)).collect(),
+                        expected,
+                    });
+                    workload = Some(Arc::clone(&w));
+                    w
+                }
+            };
+            let last = s + 1 == sets && d + 1 == opts.dispatches.len();
+            serve_levels(
+                opts,
+                replicas,
+                dispatch,
+                &workload,
+                &config,
+                last,
+                &mut levels,
+            )?;
+        }
+    }
+    Ok(report(&levels))
+}
+
+/// "1 GPU", "4 GPU", "CPU": what the replicas are.
+fn describe(replicas: &[Arc<dyn KindIndex>]) -> String {
+    match replicas
+        .iter()
+        .filter(|r| r.gpu_ordinal().is_some())
+        .count()
+    {
+        0 => "CPU".into(),
+        n => format!("{n} GPU"),
+    }
+}
+
+/// Serves `replicas` under `dispatch` on 127.0.0.1 and runs the closed- and open-loop levels
+/// (and, when `last`, the soak) against it, each level labelled `config`.
+#[allow(clippy::too_many_arguments)]
+fn serve_levels(
+    opts: &LoadOptions,
+    replicas: Vec<Arc<dyn KindIndex>>,
+    dispatch: Dispatch,
+    workload: &Arc<Workload>,
+    config: &str,
+    last: bool,
+    levels: &mut Vec<Level>,
+) -> Result<()> {
     let gpu = replicas[0].gpu_ordinal();
     let policy = BatchPolicy {
         max_batch: opts.max_batch,
+        dispatch,
         ..BatchPolicy::default()
     };
     let service = Service::new(vec![("sift".to_string(), replicas)], policy)?;
@@ -193,13 +265,13 @@ pub fn run(opts: &LoadOptions) -> Result<(String, String)> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let listener = server_rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let url = format!("http://{}/v1/indexes/sift/search", listener.local_addr()?);
-    let config = ServerConfig {
+    let server_config = ServerConfig {
         limits: Limits::default(),
         ..ServerConfig::default()
     };
     let served = service.clone();
     let server = server_rt.spawn(async move {
-        serve_on(listener, served, &config, async {
+        serve_on(listener, served, &server_config, async {
             let _ = stopped.await;
         })
         .await
@@ -211,68 +283,70 @@ pub fn run(opts: &LoadOptions) -> Result<(String, String)> {
         service: service.clone(),
         gpu,
     };
+    let mut push = |mut level: Level, mode: &str| {
+        level.mode = mode.into();
+        level.config = config.into();
+        println!("{}", row(&level));
+        levels.push(level);
+    };
     for &c in &opts.clients {
-        // a short warm-up at the same concurrency opens the connections
+        // a short warm-up at the same concurrency opens the connections (and fits the batch
+        // times the cohort rule uses)
         client_rt.block_on(closed_loop(
             &client,
             &url,
-            &workload,
+            workload,
             c,
-            0.5,
+            1.0,
             opts.max_requests,
             0.0,
             &probe,
         ))?;
-        let mut level = client_rt.block_on(closed_loop(
+        let level = client_rt.block_on(closed_loop(
             &client,
             &url,
-            &workload,
+            workload,
             c,
             opts.seconds,
             opts.max_requests,
             0.0,
             &probe,
         ))?;
-        level.mode = "closed".into();
-        println!("{}", row(&level));
-        levels.push(level);
+        push(level, "closed");
     }
     for &rate in &opts.rates {
-        let mut level = client_rt.block_on(open_loop(
+        let level = client_rt.block_on(open_loop(
             &client,
             &url,
-            &workload,
+            workload,
             rate,
             opts.seconds,
             opts.max_requests,
             &probe,
         ))?;
-        level.mode = "open".into();
-        println!("{}", row(&level));
-        levels.push(level);
+        push(level, "open");
     }
-    if opts.soak_secs > 0.0 {
+    if last && opts.soak_secs > 0.0 {
         let c = opts.clients.iter().copied().max().unwrap_or(64);
-        let mut level = client_rt.block_on(closed_loop(
+        let level = client_rt.block_on(closed_loop(
             &client,
             &url,
-            &workload,
+            workload,
             c,
             opts.soak_secs,
             usize::MAX,
             opts.malformed,
             &probe,
         ))?;
-        level.mode = "soak".into();
-        println!("{}", row(&level));
-        levels.push(level);
+        push(level, "soak");
     }
     let _ = stop.send(());
     server_rt
         .block_on(server)
         .context("the server task")?
         .context("the server")?;
-    Ok(report(&levels))
+    drop(service);
+    Ok(())
 }
 
 /// The offline batch: every query in one search on the first replica (an untimed run first,
@@ -583,7 +657,8 @@ fn row(l: &Level) -> String {
         .map(|(i, n)| format!("{}:{n}", 1u64 << i))
         .collect();
     format!(
-        "{:<8} {:>7} {:>7.0} {:>7.1} {:>8} {:>9.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>6} {:>6} {:>7} {}",
+        "{:<14} {:<8} {:>7} {:>7.0} {:>7.1} {:>8} {:>9.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>6} {:>6} {:>7} {}",
+        l.config,
         l.mode,
         l.clients,
         l.rate,
@@ -604,11 +679,11 @@ fn row(l: &Level) -> String {
 /// The table and the CSV of all levels.
 fn report(levels: &[Level]) -> (String, String) {
     let mut table = format!(
-        "{:<8} {:>7} {:>7} {:>7} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7} batch sizes (size:count)\n",
-        "mode", "clients", "rate", "secs", "requests", "q/s", "p50_ms", "p95_ms", "p99_ms", "max_ms", "errors", "bad", "batches"
+        "{:<14} {:<8} {:>7} {:>7} {:>7} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7} batch sizes (size:count)\n",
+        "config", "mode", "clients", "rate", "secs", "requests", "q/s", "p50_ms", "p95_ms", "p99_ms", "max_ms", "errors", "bad", "batches"
     );
     let mut csv = String::from(
-        "mode,clients,rate,secs,requests,qps,p50_ms,p95_ms,p99_ms,max_ms,errors,malformed,batches,rss_start,rss_end,device_start,device_end,batch_sizes\n",
+        "config,mode,clients,rate,secs,requests,qps,p50_ms,p95_ms,p99_ms,max_ms,errors,malformed,batches,rss_start,rss_end,device_start,device_end,batch_sizes\n",
     );
     let offline = levels
         .iter()
@@ -619,7 +694,8 @@ fn report(levels: &[Level]) -> (String, String) {
         let sizes: Vec<String> = l.sizes.iter().map(u64::to_string).collect();
         let _ = writeln!(
             csv,
-            "{},{},{},{:.3},{},{:.1},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{:.3},{},{:.1},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{},{},{},{}",
+            l.config,
             l.mode,
             l.clients,
             l.rate,
@@ -643,7 +719,8 @@ fn report(levels: &[Level]) -> (String, String) {
     for l in levels.iter().filter(|l| l.mode != "offline") {
         let _ = writeln!(
             table,
-            "{} {} clients {:.0}/s: {:.1}% of the offline batch throughput ({offline:.0} q/s); memory rss {:.0} -> {:.0} MB, device {:.0} -> {:.0} MB",
+            "{} {} {} clients {:.0}/s: {:.1}% of the offline batch throughput ({offline:.0} q/s); memory rss {:.0} -> {:.0} MB, device {:.0} -> {:.0} MB",
+            l.config,
             l.mode,
             l.clients,
             l.rate,

@@ -390,6 +390,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = genie::service::BatchPolicy::default().gpu_pipeline)]
     pub gpu_pipeline: usize,
 
+    /// When an idle device launches while others are busy: `cohort` once the queue holds a
+    /// batch it runs efficiently (from its measured batch times) or the oldest query waited one
+    /// launch's fixed cost; `greedy` at once with whatever is queued.
+    #[arg(long, value_name = "RULE", default_value = "cohort")]
+    pub dispatch: genie::service::Dispatch,
+
     /// A query still queued after this many milliseconds fails with 503 (overloaded).
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     pub queue_timeout_ms: u64,

@@ -181,6 +181,7 @@ fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
             .context("--max-wait-ms")?,
         queue_timeout: Duration::from_millis(args.queue_timeout_ms),
         gpu_pipeline: args.gpu_pipeline,
+        dispatch: args.dispatch,
     };
     let config = ServerConfig {
         listen: args.listen,

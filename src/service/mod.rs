@@ -2,12 +2,15 @@
 //! device replica, fed from one queue per index, so that queries arriving one at a time from many
 //! callers are searched in batches.
 //!
-//! The policy follows the cohort scheduling of the HDSS paper: a runner that is **idle launches at
-//! once** with whatever is queued (a lone query is not held back), and while the runners are
-//! **busy, arrivals gather** into the next batch, up to [`BatchPolicy::max_batch`] queries.
-//! [`BatchPolicy::max_wait`] lets an idle runner wait a little for a fuller batch (0 by default),
-//! and [`BatchPolicy::queue_timeout`] is the deadline after which a query still queued fails
-//! with [`SearchError::Overloaded`] instead of being searched late.
+//! The policy follows the cohort scheduling of the HDSS paper: when every runner is **idle, one
+//! launches at once** with whatever is queued (a lone query is not held back), and while runners
+//! are **busy, arrivals gather** into the next batch, up to [`BatchPolicy::max_batch`] queries.
+//! Across several devices ([`Dispatch::Cohort`], [`dispatch`]), an idle runner whose fellows are
+//! busy launches only once the queue holds a batch its device runs efficiently (from each
+//! replica's measured batch-time line), or once the oldest query has waited one launch's fixed
+//! cost. [`BatchPolicy::max_wait`] lets an idle runner wait a little for a fuller batch (0 by
+//! default), and [`BatchPolicy::queue_timeout`] is the deadline after which a query still queued
+//! fails with [`SearchError::Overloaded`] instead of being searched late.
 //!
 //! [`Service`] is cheap to clone, `Send + Sync`, and serves async code (`search(..).await`) and
 //! plain threads ([`Ticket::wait`]) alike. A caller that drops its future or ticket costs nothing
@@ -38,6 +41,11 @@
 //! # Ok(()) }
 //! ```
 
+pub mod dispatch;
+
+pub use dispatch::Dispatch;
+use dispatch::{wait_for_more, BatchModel};
+
 use crate::data_error::DataError;
 use crate::kind::{Answer, Filter, KindIndex, Options, Prepared, Registry, Request};
 use crate::open::{load, place, OpenSpec};
@@ -65,6 +73,8 @@ pub struct BatchPolicy {
     /// its queries, then answering them) overlaps the current batch's device work, while the
     /// device itself still runs one batch at a time. A CPU replica runs one.
     pub gpu_pipeline: usize,
+    /// When an idle runner launches while others are busy ([`dispatch`]).
+    pub dispatch: Dispatch,
 }
 
 impl Default for BatchPolicy {
@@ -74,6 +84,7 @@ impl Default for BatchPolicy {
             max_wait: Duration::ZERO,
             queue_timeout: Duration::from_secs(30),
             gpu_pipeline: 2,
+            dispatch: Dispatch::Cohort,
         }
     }
 }
@@ -148,12 +159,16 @@ struct QueueState {
     pending: VecDeque<Job>,
     closed: bool,
     busy: usize,
+    /// Batches in flight per replica.
+    in_flight: Vec<usize>,
 }
 
 /// One served index: its replicas (one per device), its queue and counters.
 struct Served {
     name: String,
     replicas: Vec<Arc<dyn KindIndex>>,
+    /// Each replica's batch-time line, fitted from its batches.
+    models: Vec<BatchModel>,
     state: Mutex<QueueState>,
     ready: Condvar,
     counters: Counters,
@@ -304,13 +319,16 @@ impl Service {
                 "two indexes named {name:?}"
             )));
         }
+        let n_replicas = replicas.len();
         let served = Arc::new(Served {
             name: name.clone(),
+            models: replicas.iter().map(|_| BatchModel::default()).collect(),
             replicas,
             state: Mutex::new(QueueState {
                 pending: VecDeque::new(),
                 closed: false,
                 busy: 0,
+                in_flight: vec![0; n_replicas],
             }),
             ready: Condvar::new(),
             counters: Counters::default(),
@@ -532,10 +550,10 @@ fn size_bucket(n: usize) -> usize {
     (usize::BITS - n.saturating_sub(1).leading_zeros()).min(SIZE_BUCKETS as u32 - 1) as usize
 }
 
-/// Takes the next batch: waits for queries (and, under `max_wait`, for a fuller batch), drops
-/// those nobody waits for and fails those past the queue timeout; a whole batch at the front is
-/// taken alone. `None` when closed and empty.
-fn next_batch(served: &Served) -> Option<Taken> {
+/// Takes the next batch for replica `r`: waits for queries (and, under `max_wait` or the cohort
+/// rule, for a fuller batch), drops those nobody waits for and fails those past the queue
+/// timeout; a whole batch at the front is taken alone. `None` when closed and empty.
+fn next_batch(served: &Served, r: usize) -> Option<Taken> {
     let policy = &served.policy;
     let mut state = served.lock();
     loop {
@@ -550,8 +568,39 @@ fn next_batch(served: &Served) -> Option<Taken> {
             Some(Job::Query(p)) => p.enqueued.elapsed(),
             _ => Duration::MAX,
         };
-        if !state.closed && state.pending.len() < policy.max_batch && oldest < policy.max_wait {
-            let wait = policy.max_wait - oldest;
+        let cohort = match state.closed || oldest == Duration::MAX {
+            true => None,
+            false => wait_for_more(
+                policy.dispatch,
+                served.models[r].line(),
+                state.pending.len(),
+                oldest,
+                state.busy,
+                policy.max_batch,
+            ),
+        };
+        // a device with a batch in flight finishes a new one later than an idle device: the
+        // idle device's runner (woken as this one was) takes it
+        let elsewhere = policy.dispatch == Dispatch::Cohort
+            && !state.closed
+            && state.in_flight[r] > 0
+            && state.in_flight.contains(&0);
+        if elsewhere {
+            state = served
+                .ready
+                .wait_timeout(state, Duration::from_millis(1))
+                .map(|(s, _)| s)
+                .unwrap_or_else(|e| e.into_inner().0);
+            if state.in_flight.contains(&0) && state.in_flight[r] > 0 {
+                continue;
+            }
+        }
+        if !state.closed && state.pending.len() < policy.max_batch && oldest < policy.max_wait
+            || cohort.is_some()
+        {
+            let wait = cohort
+                .unwrap_or_default()
+                .max(policy.max_wait.saturating_sub(oldest));
             state = served
                 .ready
                 .wait_timeout(state, wait)
@@ -562,6 +611,7 @@ fn next_batch(served: &Served) -> Option<Taken> {
         if matches!(state.pending.front(), Some(Job::Whole(_))) {
             if let Some(Job::Whole(whole)) = state.pending.pop_front() {
                 state.busy += 1;
+                state.in_flight[r] += 1;
                 return Some(Taken::Whole(whole));
             }
         }
@@ -587,6 +637,7 @@ fn next_batch(served: &Served) -> Option<Taken> {
             continue;
         }
         state.busy += 1;
+        state.in_flight[r] += 1;
         return Some(Taken::Queries(batch));
     }
 }
@@ -594,7 +645,7 @@ fn next_batch(served: &Served) -> Option<Taken> {
 /// One runner: takes batches for replica `r` until the queue is closed and drained.
 fn run(served: &Served, r: usize) {
     let replica = &served.replicas[r];
-    while let Some(taken) = next_batch(served) {
+    while let Some(taken) = next_batch(served, r) {
         let c = &served.counters;
         let size = match &taken {
             Taken::Queries(batch) => batch.len(),
@@ -606,7 +657,9 @@ fn run(served: &Served, r: usize) {
         match taken {
             Taken::Whole(whole) => (whole.work)(replica.as_ref()),
             Taken::Queries(batch) => {
+                let t = Instant::now();
                 let answers = search_batch(replica.as_ref(), &batch);
+                served.models[r].record(batch.len(), t.elapsed());
                 for (p, a) in batch.into_iter().zip(answers) {
                     if a.is_err() {
                         c.failed.fetch_add(1, Ordering::Relaxed);
@@ -616,7 +669,12 @@ fn run(served: &Served, r: usize) {
                 }
             }
         }
-        served.lock().busy -= 1;
+        let mut state = served.lock();
+        state.busy -= 1;
+        state.in_flight[r] -= 1;
+        drop(state);
+        // an idle device again: a runner that left work for it looks again
+        served.ready.notify_all();
     }
 }
 
@@ -661,103 +719,4 @@ fn search_batch(index: &dyn KindIndex, batch: &[Pending]) -> Vec<Result<Answer, 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::DeviceChoice;
-    use crate::kind::keywords::build_csr;
-    use crate::open::in_memory;
-
-    /// A service of two CPU replicas of one small keyword index, named "i".
-    fn two_replicas() -> Service {
-        let index = build_csr(&[0, 3, 3, 7, 9], &[1, 4, 7, 2, 4, 4, 8, 8, 1], "mem").expect("x");
-        let loaded = in_memory(&Registry::default(), index, Path::new("mem")).expect("kind");
-        let spec = OpenSpec {
-            device: DeviceChoice::Cpu,
-            ..OpenSpec::default()
-        };
-        let replica = place(&loaded, &spec).expect("placed").remove(0);
-        let replicas = vec![Arc::clone(&replica), replica];
-        Service::new(vec![("i".into(), replicas)], BatchPolicy::default()).expect("service")
-    }
-
-    #[test]
-    fn whole_batches_answer_as_single_queries_do() {
-        let service = two_replicas();
-        let raw = ["4 8", "1", "9", "1 2 4 7 8", "8"];
-        let parse = |q: &str| {
-            service
-                .parse("i", &serde_json::json!(q), &Options::new())
-                .expect("query")
-        };
-        let singles: Vec<Answer> = raw
-            .iter()
-            .map(|q| service.submit_one("i", parse(q), 3, None).expect("queued"))
-            .map(|t| t.wait().expect("answer"))
-            .collect();
-        // the queries in wholes of two, all queued before any is waited for
-        let tickets: Vec<_> = raw
-            .chunks(2)
-            .map(|part| {
-                let queries: Vec<Prepared> = part.iter().map(|q| parse(q)).collect();
-                service
-                    .run_whole("i", queries.len(), move |replica| {
-                        let requests: Vec<Request<'_>> = queries
-                            .iter()
-                            .map(|q| Request {
-                                query: q.as_ref(),
-                                k: 3,
-                                min_count: None,
-                                filter: None,
-                            })
-                            .collect();
-                        replica.search(&requests)
-                    })
-                    .expect("queued")
-            })
-            .collect();
-        let wholes: Vec<Answer> = tickets
-            .into_iter()
-            .flat_map(|t| t.wait().expect("run").expect("searched"))
-            .collect();
-        assert_eq!(wholes.len(), singles.len());
-        for (w, s) in wholes.iter().zip(&singles) {
-            assert_eq!(w.hits, s.hits);
-        }
-        let stats = &service.stats()[0];
-        assert_eq!(stats.queries, 2 * raw.len() as u64);
-        assert_eq!(stats.batches as usize, raw.len() + raw.chunks(2).count());
-    }
-
-    #[test]
-    fn a_whole_batch_that_panics_fails_alone_and_a_closed_service_refuses() {
-        let service = two_replicas();
-        let ticket = service
-            .run_whole("i", 1, |_| -> u32 { panic!("on purpose") })
-            .expect("queued");
-        assert!(matches!(ticket.wait(), Err(SearchError::Failed(_))));
-        let fine = service
-            .run_whole("i", 1, |r| r.num_objects())
-            .expect("queued");
-        assert_eq!(fine.wait().expect("run"), 4);
-        assert!(matches!(
-            service.run_whole("nope", 1, |r| r.num_objects()),
-            Err(SearchError::UnknownIndex(_))
-        ));
-        service.shutdown();
-        assert!(matches!(
-            service.run_whole("i", 1, |r| r.num_objects()),
-            Err(SearchError::ShutDown)
-        ));
-    }
-
-    #[test]
-    fn batch_size_buckets() {
-        assert_eq!(size_bucket(1), 0);
-        assert_eq!(size_bucket(2), 1);
-        assert_eq!(size_bucket(3), 2);
-        assert_eq!(size_bucket(4), 2);
-        assert_eq!(size_bucket(1024), 10);
-        assert_eq!(size_bucket(1025), 11);
-        assert_eq!(size_bucket(usize::MAX), SIZE_BUCKETS - 1);
-    }
-}
+mod tests;
