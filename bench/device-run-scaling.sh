@@ -7,8 +7,9 @@
 #      answer checked;
 #   2. the CLI: `genie search` of a 1 M SIFT-like index (genie-bench --mode write-keywords, seed
 #      1) with 1,024 and 65,536 queries at k 100, on the CPU, on 1, 2 and 4 GPUs and with the
-#      default placement: whole commands (best and median of RUNS, default 2) and the search stage
-#      of a -v run; every output compared with the one GPU's.
+#      default placement, and on 2 and 4 GPUs under the greedy dispatch (the rule before the
+#      cohort one): whole commands (best and median of RUNS, default 2) and the search stage of a
+#      -v run; every output compared with the one GPU's.
 # Writes $OUT/scaling-summary.txt, $OUT/serve-scaling.csv and the logs.
 set -uo pipefail
 D=${D:-.gpu-sub}
@@ -37,7 +38,8 @@ head -1024 "$d/w/queries.txt" > "$d/q1k.txt"
 cp "$d/w/queries.txt" "$d/q64k.txt"
 for q in q1k q64k; do
   for place in "cpu:--device cpu" "gpu1:--device gpu --devices 0" "gpu2:--device gpu --devices 0,1" \
-               "gpu4:--device gpu --devices 0,1,2,3" "default:"; do
+               "gpu4:--device gpu --devices 0,1,2,3" "gpu2-greedy:--device gpu --devices 0,1 --dispatch greedy" \
+               "gpu4-greedy:--device gpu --devices 0,1,2,3 --dispatch greedy" "default:"; do
     tag=${place%%:*}; flags=${place#*:}
     # shellcheck disable=SC2086 # the flags are words
     $G -v search $flags --index "$d/i.genie" --queries "$d/$q.txt" --k 100 --output "$d/o-$q-$tag.jsonl" > "$d/v-$q-$tag.log" 2>&1
@@ -51,4 +53,4 @@ for q in q1k q64k; do
   done
   cmp -s "$d/o-$q-cpu.jsonl" "$d/o-$q-gpu1.jsonl" && echo "$q cpu == gpu1: yes" | tee -a "$sum" || echo "$q cpu == gpu1: NO" | tee -a "$sum"
 done
-cp "$d"/v-q64k-*.log "$res/" 2>/dev/null
+tar czf "$res/verbose-logs.tgz" -C "$d" $(cd "$d" && ls v-*.log) 2>/dev/null

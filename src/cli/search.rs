@@ -49,6 +49,8 @@ pub struct SearchJob<'a> {
     pub quiet: bool,
     /// The objects the hits may be (`--filter-ids`, `--exclude-ids`).
     pub filter: Option<Arc<Filter>>,
+    /// How the chunk's batches go to the devices.
+    pub dispatch: crate::service::Dispatch,
 }
 
 impl SearchJob<'_> {
@@ -142,6 +144,7 @@ pub fn search(
         max_batch: job.batch_queries.div_ceil(replicas.len()).max(1),
         max_wait: Duration::ZERO,
         queue_timeout: Duration::MAX,
+        dispatch: job.dispatch,
         ..BatchPolicy::default()
     };
     let service = Service::new(vec![(LOCAL.to_string(), replicas)], policy)?;

@@ -209,6 +209,11 @@ pub struct SearchArgs {
     )]
     pub batch_queries: usize,
 
+    /// How a chunk's batches go to the devices: `cohort` deals them to idle devices first;
+    /// `greedy` lets any free runner take the next (for comparisons).
+    #[arg(long, value_name = "RULE", default_value = "cohort", hide = true)]
+    pub dispatch: genie::service::Dispatch,
+
     /// Split the index into N parts that stream through the device one at a time (multi-loading).
     /// Default: the parts of a parted index file; else as many as the device memory budget needs
     /// (one when the index fits), and at least one per GPU.

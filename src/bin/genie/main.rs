@@ -150,6 +150,7 @@ fn search(registry: &Registry, args: &SearchArgs, matches: &ArgMatches, quiet: b
         batch_queries: args.batch_queries,
         quiet,
         filter: filter_of(args)?,
+        dispatch: args.dispatch,
     };
     let Some(url) = &args.server else {
         let devices = Devices {
