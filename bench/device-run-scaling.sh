@@ -46,9 +46,10 @@ for q in q1k q64k; do
     tag=${place%%:*}; flags=${place#*:}
     case "$tag" in gpu4*) [ "$ngpu" -ge 4 ] || continue;; esac
     # shellcheck disable=SC2086 # the flags are words
-    $G -v search $flags --index "$d/i.genie" --queries "$d/$q.txt" --k 100 --output "$d/o-$q-$tag.jsonl" > "$d/v-$q-$tag.log" 2>&1
+    env -u RUST_LOG $G -v search $flags --index "$d/i.genie" --queries "$d/$q.txt" --k 100 --output "$d/o-$q-$tag.jsonl" > "$d/v-$q-$tag.log" 2>&1
     stage=$(grep -oE "search [0-9.]+ ms" "$d/v-$q-$tag.log" | head -1)
     backend=$(grep -oE "backend: [^(]*" "$d/v-$q-$tag.log" | head -1)
+    grep -oE "device auto: .*" "$d/v-$q-$tag.log" | head -1 | sed 's/^/    /' | tee -a "$sum"
     # shellcheck disable=SC2086
     wall=$(walls "$runs" $G --quiet search $flags --index "$d/i.genie" --queries "$d/$q.txt" --k 100 --output "$d/o2.jsonl")
     same=$(cmp -s "$d/o-$q-$tag.jsonl" "$d/o-$q-gpu1.jsonl" 2>/dev/null && echo same || echo "DIFFERS")

@@ -11,6 +11,7 @@
 //! - [`serve`]: `genie serve`, the indexes opened and the HTTP server run until a signal.
 //! - [`progress`]: the progress bars on standard error.
 
+pub mod auto;
 pub mod build;
 pub mod flags;
 pub mod live;

@@ -90,7 +90,18 @@ pub fn search(
     matches: &ArgMatches,
 ) -> Result<()> {
     let start = Instant::now();
-    let (spec, asked_by) = devices.spec()?;
+    let (mut spec, asked_by) = devices.spec()?;
+    // --device auto: the CPU when it would finish before a GPU could start (decided before any
+    // device opens: an opening GPU would hold the exit)
+    if spec.device == genie_core::DeviceChoice::Auto && !LiveIndex::is_live(job.index) {
+        let cores = rayon::current_num_threads();
+        if let Some(choice) = super::auto::choose(job.index, job.queries, cores) {
+            log::info!("{}", choice.note);
+            if choice.cpu {
+                spec.device = genie_core::DeviceChoice::Cpu;
+            }
+        }
+    }
     // the devices open while the index is mapped and checked
     let opening = open_backends(&spec);
     // a live index folder, or an index file (the error names it)

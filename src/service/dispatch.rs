@@ -3,10 +3,13 @@
 //! across several devices).
 //!
 //! Each replica's batch time is fitted online as `t(b) = a + c b` (a launch's fixed cost `a`,
-//! `c` per query) from its last batches ([`BatchModel`]). Under the cohort rule, a runner that
-//! finds the queue short while others are busy waits for the batch whose fixed cost is at most
-//! a quarter of its work (`b >= 4 a / c`, at most the largest batch), but never longer than one
-//! fixed cost after the oldest query arrived: by then a launch costs no more than waiting did.
+//! `c` per query) from its last batches ([`BatchModel`]). Under the cohort rule a batch goes to
+//! an idle device before a second one goes to a busy device, and a runner that finds the queue
+//! short while others are busy waits for a batch whose work is at least its fixed cost
+//! (`b >= a / c`, at most the largest batch), but never longer than one fixed cost (at most
+//! 1 ms) after the oldest query arrived. On two H100s a quarter-share rule (`b >= 4 a / c`,
+//! waits up to the whole fitted cost) cost 11% of the throughput at 1,024 clients: with two
+//! batches in flight a GPU hides most of a launch's cost, and a runner that waits leaves it idle.
 //! With every runner idle it launches at once, so a lone query waits for nothing. On four GPUs
 //! the greedy rule split a server's queue into batches of 1 to 64 queries, far below the sizes
 //! where a GPU batch is efficient (docs/journal/scaling.md).
@@ -51,8 +54,12 @@ impl Dispatch {
 const MIN_BATCHES: f64 = 8.0;
 /// The weight of the batches before the last one (their sums decay by this at each batch).
 const DECAY: f64 = 0.97;
-/// The share of a batch's time its fixed cost may take in an efficient batch.
-const FIXED_SHARE: f64 = 0.25;
+/// The share of a batch's time its fixed cost may take in an efficient batch: a runner waits
+/// only for batches whose fixed cost would be most of their time.
+const FIXED_SHARE: f64 = 1.0;
+/// The longest a query waits for its batch to fill, whatever the fitted fixed cost (which, with
+/// two batches in flight on a GPU, also holds the wait behind the other one).
+const MAX_PATIENCE: Duration = Duration::from_millis(1);
 
 /// A replica's batch time `t(b) = a + c b`, fitted by least squares over its recent batches.
 #[derive(Debug, Default)]
@@ -121,9 +128,10 @@ impl Line {
         (b.ceil() as usize).clamp(1, max_batch.max(1))
     }
 
-    /// How long a query may wait for its batch to fill: one launch's fixed cost.
+    /// How long a query may wait for its batch to fill: one launch's fixed cost, at most
+    /// [`MAX_PATIENCE`].
     pub fn patience(&self) -> Duration {
-        Duration::from_secs_f64(self.fixed.min(1.0))
+        Duration::from_secs_f64(self.fixed.min(1.0)).min(MAX_PATIENCE)
     }
 }
 
@@ -160,9 +168,9 @@ mod tests {
         let line = model.line().expect("a line");
         assert!((line.fixed - 0.002).abs() < 1e-6, "{line:?}");
         assert!((line.per_query - 0.00001).abs() < 1e-9, "{line:?}");
-        // 4 a / c = 800 queries, capped by the largest batch
-        assert_eq!(line.efficient_batch(10_000), 800);
-        assert_eq!(line.efficient_batch(512), 512);
+        // a / c = 200 queries, capped by the largest batch
+        assert_eq!(line.efficient_batch(10_000), 200);
+        assert_eq!(line.efficient_batch(128), 128);
         // one size only: no line
         let flat = BatchModel::default();
         for _ in 0..64 {
@@ -183,13 +191,13 @@ mod tests {
             wait_for_more(Dispatch::Cohort, line, 3, ms(0), 0, 512),
             None
         );
-        // others busy, a short queue: up to one fixed cost after the oldest arrived
+        // others busy, a short queue: up to one fixed cost (at most 1 ms) after the oldest came
         assert_eq!(
             wait_for_more(Dispatch::Cohort, line, 3, ms(0), 2, 512),
-            Some(ms(2))
+            Some(ms(1))
         );
         assert_eq!(
-            wait_for_more(Dispatch::Cohort, line, 3, ms(2), 2, 512),
+            wait_for_more(Dispatch::Cohort, line, 3, ms(1), 2, 512),
             None
         );
         // a full enough queue, the greedy rule, or no fit yet: at once

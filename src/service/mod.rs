@@ -219,7 +219,7 @@ impl std::fmt::Debug for Service {
 }
 
 /// What [`Service::stats`] tells of one index.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IndexStats {
     /// The index's name.
     pub name: String,
@@ -247,6 +247,8 @@ pub struct IndexStats {
     pub failed: u64,
     /// Batches by size (see [`SIZE_BUCKETS`]).
     pub batch_sizes: Vec<u64>,
+    /// Each replica's fitted batch time, once fitted ([`dispatch::Line`]).
+    pub batch_lines: Vec<Option<dispatch::Line>>,
 }
 
 /// The result of a whole batch on its way ([`Service::run_whole`]).
@@ -523,6 +525,7 @@ impl Service {
                     overloaded: c.overloaded.load(Ordering::Relaxed),
                     failed: c.failed.load(Ordering::Relaxed),
                     batch_sizes: c.sizes.iter().map(|b| b.load(Ordering::Relaxed)).collect(),
+                    batch_lines: s.models.iter().map(BatchModel::line).collect(),
                 }
             })
             .collect()

@@ -287,6 +287,22 @@ fn serve_levels(
         level.mode = mode.into();
         level.config = config.into();
         println!("{}", row(&level));
+        // the batch times the cohort rule works from
+        if let Some(s) = service.stats().first() {
+            let lines: Vec<String> = s
+                .batch_lines
+                .iter()
+                .map(|l| match l {
+                    Some(l) => format!(
+                        "{:.2} ms + {:.1} us/query",
+                        l.fixed * 1e3,
+                        l.per_query * 1e6
+                    ),
+                    None => "not fitted".into(),
+                })
+                .collect();
+            println!("  batch time per replica: {}", lines.join("; "));
+        }
         levels.push(level);
     };
     for &c in &opts.clients {

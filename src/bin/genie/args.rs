@@ -186,8 +186,10 @@ pub struct SearchArgs {
     #[arg(short = 'k', long = "k", value_name = "K")]
     pub k: u32,
 
-    /// Where to search. Default: the GENIE_DEVICE environment variable, else auto (the GPU when
-    /// one is usable, else the CPU). gpu without a usable GPU is an error.
+    /// Where to search. Default: the GENIE_DEVICE environment variable, else auto: the CPU when
+    /// the search would end there before a GPU could start (a count index, estimated from the
+    /// index's size, the queries and the host's cores; the rule is logged), else the GPU when one
+    /// is usable, else the CPU. gpu without a usable GPU is an error.
     #[arg(long, value_enum, value_name = "DEVICE")]
     pub device: Option<DeviceArg>,
 

@@ -580,6 +580,32 @@ impl InvertedIndex {
         Ok(le_u32(&head, 8))
     }
 
+    /// What a version-2 file's header announces, `(num_objects, keyword_space, num_postings,
+    /// metadata)`, read from the header and the metadata's bytes and not checked (for estimates
+    /// made before the file is opened, such as `genie search --device auto`'s); `None` for
+    /// anything else.
+    pub fn peek(path: impl AsRef<Path>) -> Option<(u32, u32, u64, String)> {
+        use std::io::{Seek, SeekFrom};
+        let mut head = [0u8; HEAD];
+        let mut f = File::open(path.as_ref()).ok()?;
+        f.read_exact(&mut head).ok()?;
+        if &head[..8] != MAGIC || le_u32(&head, 8) != FORMAT_VERSION {
+            return None;
+        }
+        let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().unwrap_or([0; 8]));
+        // the metadata is the last array: its offset and length
+        let (offset, bytes) = (word(48 + 4 * 24), word(48 + 4 * 24 + 8));
+        let mut metadata = vec![0u8; usize::try_from(bytes).ok()?.min(1 << 20)];
+        f.seek(SeekFrom::Start(offset)).ok()?;
+        f.read_exact(&mut metadata).ok()?;
+        Some((
+            le_u32(&head, 16),
+            le_u32(&head, 20),
+            word(24),
+            String::from_utf8(metadata).ok()?,
+        ))
+    }
+
     /// Parses the file format (either version) from its bytes, into memory; the error is a
     /// description of what is wrong.
     pub fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, String> {
