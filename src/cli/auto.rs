@@ -25,6 +25,13 @@ const GPU_OPEN_S: f64 = 0.35;
 const UPLOAD_BYTES_S: f64 = 8e9;
 /// Bytes of the queries file read to estimate how many queries it holds.
 const SAMPLE: usize = 1 << 16;
+/// Seconds one more GPU's context adds to a command (4 H100s: 1,024 queries took 1.32 s whole on
+/// one GPU, 1.37 s on two, 1.61 s on four).
+const GPU_CONTEXT_S: f64 = 0.1;
+/// The share of the ideal saving (`1 - 1/g` of the device time) that more GPUs gave the search
+/// stage (65,536 queries: 916 ms on one H100, 750 ms on two, 640 ms on four: 0.36 and 0.40 of
+/// the ideal; a chunk's host work does not split).
+const GPU_SHARE: f64 = 0.4;
 
 /// What the rule chose and why.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +40,30 @@ pub struct AutoChoice {
     pub cpu: bool,
     /// The rule's numbers, for `genie -v search`.
     pub note: String,
+    /// The device seconds of the whole search on one GPU.
+    pub gpu_search_s: f64,
+}
+
+/// How many of `available` GPUs a search of `gpu_search_s` device seconds on one should open:
+/// the most (doubling) whose expected saving exceeds the contexts they add; with the reason.
+pub fn gpus_for(gpu_search_s: f64, available: usize) -> (usize, String) {
+    let mut g = 1;
+    while g * 2 <= available {
+        let next = g * 2;
+        let saved = gpu_search_s * (1.0 - 1.0 / next as f64) * GPU_SHARE;
+        if saved < (next - 1) as f64 * GPU_CONTEXT_S {
+            break;
+        }
+        g = next;
+    }
+    let note = format!(
+        "{g} of {available} GPUs: about {gpu_search_s:.2} s of device time on one, {:.2} s saved \
+         on {g} against {:.2} s to open the {} more",
+        gpu_search_s * (1.0 - 1.0 / g as f64) * GPU_SHARE,
+        (g - 1) as f64 * GPU_CONTEXT_S,
+        g - 1
+    );
+    (g, note)
 }
 
 /// The choice for searching the index file `index` with the queries of the file `queries` on
@@ -71,6 +102,7 @@ pub fn choose(index: &Path, queries: &Path, cores: usize) -> Option<AutoChoice> 
     let cpu = cpu_s < gpu_s;
     Some(AutoChoice {
         cpu,
+        gpu_search_s: work / GPU_POSTINGS_S,
         note: format!(
             "--device auto: about {n:.0} queries of {:.2} M postings each: the CPU's {cores} \
              cores in about {cpu_s:.2} s, a GPU in about {gpu_s:.2} s ({start_s:.2} s to open and \
@@ -112,5 +144,16 @@ mod tests {
         assert!(!many.cpu, "{}", many.note);
         assert_eq!(choose(&index, Path::new("-"), 2), None);
         assert_eq!(choose(&dir.path().join("few.txt"), &index, 2), None);
+    }
+
+    #[test]
+    fn more_gpus_only_where_they_save_more_than_their_contexts() {
+        // the measured 65,536 queries: 0.77 s on one GPU: two GPUs, not four
+        assert_eq!(gpus_for(0.77, 4).0, 2);
+        assert_eq!(gpus_for(0.02, 4).0, 1);
+        assert_eq!(gpus_for(10.0, 4).0, 4);
+        assert_eq!(gpus_for(10.0, 1).0, 1);
+        assert_eq!(gpus_for(10.0, 3).0, 2);
+        assert!(gpus_for(0.77, 4).1.starts_with("2 of 4 GPUs"));
     }
 }

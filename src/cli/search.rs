@@ -93,12 +93,23 @@ pub fn search(
     let (mut spec, asked_by) = devices.spec()?;
     // --device auto: the CPU when it would finish before a GPU could start (decided before any
     // device opens: an opening GPU would hold the exit)
-    if spec.device == genie_core::DeviceChoice::Auto && !LiveIndex::is_live(job.index) {
+    // and the GPUs that save more than their contexts cost, unless --devices names them
+    let auto = spec.device == genie_core::DeviceChoice::Auto;
+    if spec.device != genie_core::DeviceChoice::Cpu && !LiveIndex::is_live(job.index) {
         let cores = rayon::current_num_threads();
         if let Some(choice) = super::auto::choose(job.index, job.queries, cores) {
-            log::info!("{}", choice.note);
-            if choice.cpu {
+            if auto {
+                log::info!("{}", choice.note);
+            }
+            if auto && choice.cpu {
                 spec.device = genie_core::DeviceChoice::Cpu;
+            } else if spec.devices.is_none() {
+                let available = genie_core::backend::cuda::device_count();
+                if available > 1 {
+                    let (g, note) = super::auto::gpus_for(choice.gpu_search_s, available);
+                    log::info!("{note}");
+                    spec.devices = Some((0..g).collect());
+                }
             }
         }
     }

@@ -5,10 +5,10 @@
 //! The policy follows the cohort scheduling of the HDSS paper: when every runner is **idle, one
 //! launches at once** with whatever is queued (a lone query is not held back), and while runners
 //! are **busy, arrivals gather** into the next batch, up to [`BatchPolicy::max_batch`] queries.
-//! Across several devices ([`Dispatch::Cohort`], [`dispatch`]), an idle runner whose fellows are
-//! busy launches only once the queue holds a batch its device runs efficiently (from each
-//! replica's measured batch-time line), or once the oldest query has waited one launch's fixed
-//! cost. [`BatchPolicy::max_wait`] lets an idle runner wait a little for a fuller batch (0 by
+//! Across several devices ([`Dispatch::Cohort`], [`dispatch`]; `genie search` uses it), a batch
+//! goes to an idle device before a busy one, and an idle runner whose fellows are busy launches
+//! only once the queue holds a batch its device runs efficiently (from each replica's measured
+//! batch-time line), or once the oldest query has waited one launch's fixed cost. [`BatchPolicy::max_wait`] lets an idle runner wait a little for a fuller batch (0 by
 //! default), and [`BatchPolicy::queue_timeout`] is the deadline after which a query still queued
 //! fails with [`SearchError::Overloaded`] instead of being searched late.
 //!
@@ -84,7 +84,7 @@ impl Default for BatchPolicy {
             max_wait: Duration::ZERO,
             queue_timeout: Duration::from_secs(30),
             gpu_pipeline: 2,
-            dispatch: Dispatch::Cohort,
+            dispatch: Dispatch::Greedy,
         }
     }
 }

@@ -103,6 +103,6 @@ pub struct BenchArgs {
     #[arg(long, value_name = "SETS")]
     pub device_sets: Option<String>,
     /// Mode serve: the dispatch rules served in turn (greedy, cohort), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "cohort")]
+    #[arg(long, value_delimiter = ',', default_value = "greedy")]
     pub dispatch: Vec<genie::service::Dispatch>,
 }

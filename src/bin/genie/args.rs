@@ -397,10 +397,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = genie::service::BatchPolicy::default().gpu_pipeline)]
     pub gpu_pipeline: usize,
 
-    /// When an idle device launches while others are busy: `cohort` once the queue holds a
-    /// batch it runs efficiently (from its measured batch times) or the oldest query waited one
-    /// launch's fixed cost; `greedy` at once with whatever is queued.
-    #[arg(long, value_name = "RULE", default_value = "cohort")]
+    /// When an idle device launches while others are busy: `greedy` at once with whatever is
+    /// queued; `cohort` a batch to an idle device first, and once the queue holds a batch it runs
+    /// efficiently (from its measured batch times) or the oldest query waited one launch's fixed
+    /// cost (measured slower on 1, 2 and 4 GPUs: docs/BENCHMARKS.md).
+    #[arg(long, value_name = "RULE", default_value = "greedy")]
     pub dispatch: genie::service::Dispatch,
 
     /// A query still queued after this many milliseconds fails with 503 (overloaded).
