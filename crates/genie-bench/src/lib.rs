@@ -29,6 +29,7 @@ pub mod multigpu;
 pub mod multiload;
 pub mod npy;
 pub mod scale;
+pub mod serve_client;
 pub mod serve_load;
 pub mod suite;
 pub mod synthetic;

@@ -152,9 +152,9 @@ pub struct Level {
 }
 
 /// The answers of the offline batch, the request bodies and the service under test.
-struct Workload {
-    bodies: Vec<Vec<u8>>,
-    expected: Vec<Answer>,
+pub(crate) struct Workload {
+    pub(crate) bodies: Vec<Vec<u8>>,
+    pub(crate) expected: Vec<Answer>,
 }
 
 /// Runs the load test and returns the table text and the CSV.
@@ -280,7 +280,7 @@ fn serve_levels(
         .pool_max_idle_per_host(4096)
         .build()?;
     let probe = Probe {
-        service: service.clone(),
+        service: Some(service.clone()),
         gpu,
     };
     let mut push = |mut level: Level, mode: &str| {
@@ -477,14 +477,18 @@ impl Latencies {
 }
 
 /// What is read before and after a level.
-struct Probe {
-    service: Service,
-    gpu: Option<usize>,
+pub(crate) struct Probe {
+    /// The service under test, when it runs in this process.
+    pub(crate) service: Option<Service>,
+    pub(crate) gpu: Option<usize>,
 }
 
 impl Probe {
     fn stats(&self) -> IndexStats {
-        self.service.stats().remove(0)
+        self.service
+            .as_ref()
+            .and_then(|s| s.stats().into_iter().next())
+            .unwrap_or_default()
     }
 
     fn memory(&self) -> (u64, u64) {
@@ -530,7 +534,7 @@ fn answer_matches(bytes: &[u8], want: &Answer) -> bool {
 /// Closed loop: `clients` tasks, each sending its next request when the last is answered,
 /// until `secs` pass or `cap` requests are sent; a share `malformed` of them malformed.
 #[allow(clippy::too_many_arguments)]
-async fn closed_loop(
+pub(crate) async fn closed_loop(
     client: &reqwest::Client,
     url: &str,
     w: &Arc<Workload>,
@@ -664,7 +668,7 @@ fn summarize(
 }
 
 /// The table line of a level.
-fn row(l: &Level) -> String {
+pub(crate) fn row(l: &Level) -> String {
     let hist: Vec<String> = l
         .sizes
         .iter()
@@ -693,7 +697,7 @@ fn row(l: &Level) -> String {
 }
 
 /// The table and the CSV of all levels.
-fn report(levels: &[Level]) -> (String, String) {
+pub(crate) fn report(levels: &[Level]) -> (String, String) {
     let mut table = format!(
         "{:<14} {:<8} {:>7} {:>7} {:>7} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>7} batch sizes (size:count)\n",
         "config", "mode", "clients", "rate", "secs", "requests", "q/s", "p50_ms", "p95_ms", "p99_ms", "max_ms", "errors", "bad", "batches"
@@ -732,7 +736,10 @@ fn report(levels: &[Level]) -> (String, String) {
             sizes.join(";")
         );
     }
-    for l in levels.iter().filter(|l| l.mode != "offline") {
+    for l in levels
+        .iter()
+        .filter(|l| l.mode != "offline" && offline > 0.0)
+    {
         let _ = writeln!(
             table,
             "{} {} {} clients {:.0}/s: {:.1}% of the offline batch throughput ({offline:.0} q/s); memory rss {:.0} -> {:.0} MB, device {:.0} -> {:.0} MB",

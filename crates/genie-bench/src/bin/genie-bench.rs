@@ -67,6 +67,11 @@ fn main() -> Result<()> {
         let args = genie_bench::live_bench::LiveArgs::parse();
         return genie_bench::live_bench::run(&args);
     }
+    if mode_is("serve-client", std::env::args()) {
+        // the closed loop against a server in another process (genie_bench::serve_client)
+        let args = genie_bench::serve_client::ClientArgs::parse();
+        return genie_bench::serve_client::run(&args);
+    }
     if mode_is("kind", std::env::args()) {
         // any kind's index and text queries, with the kind's stages (genie_bench::kind_bench)
         let args = genie_bench::kind_bench::KindArgs::parse();
