@@ -11,7 +11,8 @@
 #      default placement, and on 2 and 4 GPUs under the greedy dispatch (the rule before the
 #      cohort one): whole commands (best and median of RUNS, default 2) and the search stage of a
 #      -v run; every output compared with the one GPU's.
-# Writes $OUT/scaling-summary.txt, $OUT/serve-scaling.csv and the logs.
+# SKIP_SERVE=1 runs the CLI part alone. Writes $OUT/scaling-summary.txt, $OUT/serve-scaling.csv
+# and the logs.
 set -uo pipefail
 D=${D:-.gpu-sub}
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
@@ -26,12 +27,14 @@ echo "host cores: $(nproc); commit: $(cat $D/COMMIT); open files: $(ulimit -n)" 
 ngpu=$(nvidia-smi -L | wc -l)
 sets="0;0,1"; [ "$ngpu" -ge 4 ] && sets="0;0,1;0,1,2,3"
 
+if [ -z "${SKIP_SERVE:-}" ]; then
 echo "== server: GPU sets $sets x greedy, cohort" | tee -a "$sum"
 timeout 480 $D/bin/genie-bench --mode serve --device gpu --device-sets "$sets" \
   --dispatch greedy,cohort --clients 1,1024,4096 --seconds "${SECS:-8}" \
   --csv "$res/serve-scaling.csv" > "$res/serve-scaling.log" 2>&1
 echo "serve exit $?" | tee -a "$sum"
 grep -E "^(config|[124] GPU|CPU)" "$res/serve-scaling.log" | cut -c1-150 | tee -a "$sum"
+fi
 
 echo "== CLI: 1 M SIFT-like, k 100" | tee -a "$sum"
 G=$D/bin/genie
