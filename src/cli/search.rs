@@ -97,7 +97,8 @@ pub fn search(
     let auto = spec.device == genie_core::DeviceChoice::Auto;
     if spec.device != genie_core::DeviceChoice::Cpu && !LiveIndex::is_live(job.index) {
         let cores = rayon::current_num_threads();
-        if let Some(choice) = super::auto::choose(job.index, job.queries, cores) {
+        let cache = super::auto::device_cache();
+        if let Some(choice) = super::auto::choose(job.index, job.queries, cores, cache.as_deref()) {
             if auto {
                 log::info!("{}", choice.note);
             }
@@ -106,7 +107,12 @@ pub fn search(
             } else if spec.devices.is_none() {
                 let available = genie_core::backend::cuda::device_count();
                 if available > 1 {
-                    let (g, note) = super::auto::gpus_for(choice.gpu_search_s, available);
+                    let (g, note) = super::auto::gpus_for(
+                        choice.gpu_search_s,
+                        available,
+                        choice.index_bytes,
+                        cache.as_deref(),
+                    );
                     log::info!("{note}");
                     spec.devices = Some((0..g).collect());
                 }
@@ -162,6 +168,21 @@ pub fn search(
         names.join(", "),
         t.elapsed().as_secs_f64()
     );
+    // this machine's GPU start, for the next searches' --device auto rule
+    let gpus = replicas
+        .iter()
+        .filter(|r| r.gpu_ordinal().is_some())
+        .count();
+    if gpus > 0 {
+        if let Some((_, space, postings, _)) = genie_core::InvertedIndex::peek(job.index) {
+            super::auto::record_start(
+                super::auto::device_cache().as_deref(),
+                gpus,
+                t.elapsed().as_secs_f64(),
+                postings * 4 + u64::from(space) * 8,
+            );
+        }
+    }
     let policy = BatchPolicy {
         max_batch: job.batch_queries.div_ceil(replicas.len()).max(1),
         max_wait: Duration::ZERO,

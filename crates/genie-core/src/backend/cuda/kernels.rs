@@ -263,9 +263,10 @@ pub fn compile(module: &KernelModule, arch: &str) -> Result<String> {
     compile_source(module.name, &module.source(), arch)
 }
 
-/// Where compiled PTX is kept: `GENIE_CACHE_DIR`, else `$XDG_CACHE_HOME/genie`, else
+/// The device cache: where compiled PTX is kept (and what this machine's devices measured, such
+/// as `genie search`'s GPU start times): `GENIE_CACHE_DIR`, else `$XDG_CACHE_HOME/genie`, else
 /// `~/.cache/genie`.
-fn cache_dir() -> Option<PathBuf> {
+pub fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("GENIE_CACHE_DIR") {
         return Some(PathBuf::from(d));
     }
