@@ -168,7 +168,10 @@ pub fn search(
         names.join(", "),
         t.elapsed().as_secs_f64()
     );
-    // this machine's GPU start, for the next searches' --device auto rule
+    // this machine's GPU start, for the next searches' --device auto rule: from the command's
+    // start to the GPUs ready (opening them, the index mapped and checked meanwhile, uploaded).
+    // The wait after the mapping alone (0.17 s on one H100) made a 1,024-query search choose a
+    // GPU that took 458 ms whole against 361 ms on the CPU.
     let gpus = replicas
         .iter()
         .filter(|r| r.gpu_ordinal().is_some())
@@ -178,7 +181,7 @@ pub fn search(
             super::auto::record_start(
                 super::auto::device_cache().as_deref(),
                 gpus,
-                t.elapsed().as_secs_f64(),
+                start.elapsed().as_secs_f64(),
                 postings * 4 + u64::from(space) * 8,
             );
         }
