@@ -161,16 +161,8 @@ fn the_server_and_the_cli_take_where_filters() {
     let file = dir.path().join("t.genie");
     let kw = dir.path().join("k.genie");
     std::fs::write(dir.path().join("k.txt"), "1 2\n2 3\n").expect("k");
-    let run = |args: &[&str]| -> std::process::Output {
-        std::process::Command::new(serve::binary())
-            .current_dir(dir.path())
-            .env_remove("GENIE_DEVICE")
-            .env_remove("RUST_LOG")
-            .arg("--quiet")
-            .args(args)
-            .output()
-            .expect("genie")
-    };
+    let genie = serve::binary();
+    let run = |args: &[&str]| live::genie_in(&genie, dir.path(), args);
     for args in [
         &[
             "build", "--kind", "table", "--input", "t.csv", "--output", "t.genie",

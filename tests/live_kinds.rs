@@ -280,16 +280,8 @@ mod serve;
 #[test]
 fn the_cli_adds_documents_and_rows_and_searches_them() {
     let dir = tempfile::tempdir().expect("dir");
-    let run = |args: &[&str]| -> std::process::Output {
-        std::process::Command::new(serve::binary())
-            .current_dir(dir.path())
-            .env_remove("GENIE_DEVICE")
-            .env_remove("RUST_LOG")
-            .arg("--quiet")
-            .args(args)
-            .output()
-            .expect("genie")
-    };
+    let genie = serve::binary();
+    let run = |args: &[&str]| live::genie_in(&genie, dir.path(), args);
     let ok = |args: &[&str]| -> String {
         let out = run(args);
         assert!(

@@ -54,3 +54,16 @@ pub fn answer(
     };
     index.search(&[request]).expect("searched").remove(0)
 }
+
+/// `genie --quiet ARGS` (the program `genie`) run in the folder `dir` (no GENIE_DEVICE, no
+/// RUST_LOG): its output.
+pub fn genie_in(genie: &Path, dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(genie)
+        .current_dir(dir)
+        .env_remove("GENIE_DEVICE")
+        .env_remove("RUST_LOG")
+        .arg("--quiet")
+        .args(args)
+        .output()
+        .expect("genie")
+}
