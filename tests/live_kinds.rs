@@ -350,30 +350,23 @@ fn the_cli_adds_documents_and_rows_and_searches_them() {
     write("rows.txt", "30, pilot\n99, clerk\n");
     ok(&["add", "--index", "t.genie", "--input", "rows.txt"]);
     write("tq.txt", "age=40..40 job=clerk\n");
-    let out = ok(&[
-        "search",
-        "--index",
-        "t.genie",
-        "--queries",
-        "tq.txt",
-        "-k",
-        "10",
-        "--device",
-        "cpu",
-    ]);
+    let search = |index: &str| {
+        ok(&[
+            "search",
+            "--index",
+            index,
+            "--queries",
+            "tq.txt",
+            "-k",
+            "10",
+            "--device",
+            "cpu",
+        ])
+    };
     // the built file is searched as built; its live index holds the new rows (99 in the top bin)
+    let out = search("t.genie");
     assert!(!out.contains("\"id\":3"), "{out}");
-    let out = ok(&[
-        "search",
-        "--index",
-        "t.genie.live",
-        "--queries",
-        "tq.txt",
-        "-k",
-        "10",
-        "--device",
-        "cpu",
-    ]);
+    let out = search("t.genie.live");
     assert!(out.contains("{\"id\":3,\"count\":2}"), "{out}");
 }
 

@@ -23,6 +23,26 @@ pub struct Encoded {
     pub keywords: Option<Vec<Keyword>>,
 }
 
+impl Encoded {
+    /// An object logged as its keywords (sorted, each once, as varint gaps: [`codec`]), the
+    /// keywords known now: keyword objects and table rows.
+    pub fn of_keywords(keywords: Vec<Keyword>) -> Self {
+        let keywords = codec::normalize(keywords);
+        let mut log = Vec::with_capacity(keywords.len() * 2);
+        codec::encode(&keywords, &mut log);
+        Self {
+            log,
+            keywords: Some(keywords),
+        }
+    }
+
+    /// The keywords of an object [`Encoded::of_keywords`] logged; `what` names the objects in
+    /// the error of bytes it cannot have written.
+    pub fn keywords_of(log: &[u8], what: &str) -> Result<Vec<Keyword>, DataError> {
+        codec::decode(log).ok_or_else(|| undecodable(what))
+    }
+}
+
 /// What a live index of a kind starts from.
 #[derive(Clone, Debug, Default)]
 pub struct LiveSetup {
@@ -151,17 +171,13 @@ impl LiveObjects for KeywordObjects {
     }
 
     fn encode(&self, raw: &Value) -> Result<Encoded, DataError> {
-        let keywords = codec::normalize(keyword_object(raw).map_err(DataError::BadQuery)?);
-        let mut log = Vec::with_capacity(keywords.len() * 2);
-        codec::encode(&keywords, &mut log);
-        Ok(Encoded {
-            log,
-            keywords: Some(keywords),
-        })
+        Ok(Encoded::of_keywords(
+            keyword_object(raw).map_err(DataError::BadQuery)?,
+        ))
     }
 
     fn decode(&self, log: &[u8]) -> Result<Vec<Keyword>, DataError> {
-        codec::decode(log).ok_or_else(|| undecodable("keywords"))
+        Encoded::keywords_of(log, "keywords")
     }
 
     fn query(&self, raw: &Value, options: &Options) -> Result<LiveQuery, DataError> {

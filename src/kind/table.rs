@@ -422,17 +422,11 @@ impl LiveObjects for LiveRows {
         for (attr, f) in fields.iter().enumerate() {
             keywords.extend(schema.field_keyword_clamped(attr, f)?);
         }
-        let keywords = super::codec::normalize(keywords);
-        let mut log = Vec::with_capacity(keywords.len() * 2);
-        super::codec::encode(&keywords, &mut log);
-        Ok(Encoded {
-            log,
-            keywords: Some(keywords),
-        })
+        Ok(Encoded::of_keywords(keywords))
     }
 
     fn decode(&self, log: &[u8]) -> Result<Vec<Keyword>, DataError> {
-        super::codec::decode(log).ok_or_else(|| super::undecodable("table keywords"))
+        Encoded::keywords_of(log, "table keywords")
     }
 
     fn query(&self, raw: &Value, options: &Options) -> Result<super::LiveQuery, DataError> {

@@ -130,6 +130,17 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> DataError + '_ {
     }
 }
 
+/// An error unless there is one id for each of `n` objects.
+fn one_id_each(ids: &[u64], n: usize) -> Result<(), DataError> {
+    if ids.len() != n {
+        return Err(DataError::BadQuery(format!(
+            "{} ids for {n} objects",
+            ids.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Pending objects past which the background thread makes them a segment.
 const MAX_PENDING: usize = 1 << 16;
 
@@ -430,13 +441,7 @@ impl LiveIndex {
     /// disk. The objects of one call are applied together, in order (a repeated id keeps its
     /// last object).
     pub fn add(&self, ids: &[u64], objects: &[serde_json::Value]) -> Result<u64, DataError> {
-        if ids.len() != objects.len() {
-            return Err(DataError::BadQuery(format!(
-                "{} ids for {} objects",
-                ids.len(),
-                objects.len()
-            )));
-        }
+        one_id_each(ids, objects.len())?;
         let encoded = objects
             .par_iter()
             .enumerate()
@@ -446,6 +451,31 @@ impl LiveIndex {
                     .map_err(|e| DataError::BadQuery(format!("object {i} (id {}): {e}", ids[i])))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        self.add_encoded(ids, encoded)
+    }
+
+    /// [`LiveIndex::add`] of objects given as their keywords (an index of keyword objects).
+    pub fn add_keywords(&self, ids: &[u64], objects: Vec<Vec<Keyword>>) -> Result<u64, DataError> {
+        one_id_each(ids, objects.len())?;
+        if self.kind != "keywords" {
+            return Err(DataError::Unsupported(format!(
+                "objects given as keywords to a live index of {}",
+                self.kind
+            )));
+        }
+        let encoded = objects
+            .into_par_iter()
+            .map(crate::kind::Encoded::of_keywords)
+            .collect();
+        self.add_encoded(ids, encoded)
+    }
+
+    /// Logs the encoded objects of `ids` (one each), then applies them in the log's order.
+    fn add_encoded(
+        &self,
+        ids: &[u64],
+        encoded: Vec<crate::kind::Encoded>,
+    ) -> Result<u64, DataError> {
         let mut records = Vec::with_capacity(ids.len());
         let mut known = Vec::with_capacity(ids.len());
         for (&id, e) in ids.iter().zip(encoded) {
@@ -468,49 +498,6 @@ impl LiveIndex {
                     id,
                     keywords,
                     stored,
-                });
-            }
-            Ok(())
-        })?;
-        self.written.fetch_add(n, Ordering::Relaxed);
-        Ok(n)
-    }
-
-    /// [`LiveIndex::add`] of objects given as their keywords (an index of keyword objects).
-    pub fn add_keywords(&self, ids: &[u64], objects: Vec<Vec<Keyword>>) -> Result<u64, DataError> {
-        if ids.len() != objects.len() {
-            return Err(DataError::BadQuery(format!(
-                "{} ids for {} objects",
-                ids.len(),
-                objects.len()
-            )));
-        }
-        if self.kind != "keywords" {
-            return Err(DataError::Unsupported(format!(
-                "objects given as keywords to a live index of {}",
-                self.kind
-            )));
-        }
-        let objects: Vec<Vec<Keyword>> = objects
-            .into_par_iter()
-            .map(crate::kind::codec::normalize)
-            .collect();
-        let records: Vec<Record> = ids
-            .par_iter()
-            .zip(&objects)
-            .map(|(&id, kw)| {
-                let mut object = Vec::with_capacity(kw.len() * 2);
-                crate::kind::codec::encode(kw, &mut object);
-                Record::Upsert { id, object }
-            })
-            .collect();
-        let n = ids.len() as u64;
-        self.write(&records, |st| {
-            for (&id, keywords) in ids.iter().zip(objects) {
-                st.upsert(LiveObject {
-                    id,
-                    keywords,
-                    stored: None,
                 });
             }
             Ok(())

@@ -571,6 +571,20 @@ fn next_batch(served: &Served, r: usize) -> Option<Taken> {
             Some(Job::Query(p)) => p.enqueued.elapsed(),
             _ => Duration::MAX,
         };
+        // a device with a batch in flight finishes a new one later than an idle device: the
+        // idle device's runner (woken as this one was) takes it; this one looks again after
+        let elsewhere = policy.dispatch == Dispatch::Cohort
+            && !state.closed
+            && state.in_flight[r] > 0
+            && state.in_flight.contains(&0);
+        if elsewhere {
+            state = served
+                .ready
+                .wait_timeout(state, Duration::from_millis(1))
+                .map(|(s, _)| s)
+                .unwrap_or_else(|e| e.into_inner().0);
+            continue;
+        }
         let cohort = match state.closed || oldest == Duration::MAX {
             true => None,
             false => wait_for_more(
@@ -582,22 +596,6 @@ fn next_batch(served: &Served, r: usize) -> Option<Taken> {
                 policy.max_batch,
             ),
         };
-        // a device with a batch in flight finishes a new one later than an idle device: the
-        // idle device's runner (woken as this one was) takes it
-        let elsewhere = policy.dispatch == Dispatch::Cohort
-            && !state.closed
-            && state.in_flight[r] > 0
-            && state.in_flight.contains(&0);
-        if elsewhere {
-            state = served
-                .ready
-                .wait_timeout(state, Duration::from_millis(1))
-                .map(|(s, _)| s)
-                .unwrap_or_else(|e| e.into_inner().0);
-            if state.in_flight.contains(&0) && state.in_flight[r] > 0 {
-                continue;
-            }
-        }
         if !state.closed && state.pending.len() < policy.max_batch && oldest < policy.max_wait
             || cohort.is_some()
         {

@@ -7,7 +7,7 @@
 //! counts as an error). Every loop is bounded in time and requests; the server must listen on
 //! 127.0.0.1 (or [::1]).
 
-use crate::serve_load::{closed_loop, report, row, Level, Probe, Workload};
+use crate::serve_load::{report, row, warmed_closed_loop, Level, Probe, Workload};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use std::io::{BufRead, BufReader};
@@ -127,24 +127,13 @@ pub fn run(args: &ClientArgs) -> Result<()> {
         args.url
     );
     for &c in &args.clients {
-        rt.block_on(closed_loop(
-            &client,
-            &args.url,
-            &workload,
-            c,
-            1.0,
-            args.max_requests,
-            0.0,
-            &probe,
-        ))?;
-        let mut level = rt.block_on(closed_loop(
+        let mut level = rt.block_on(warmed_closed_loop(
             &client,
             &args.url,
             &workload,
             c,
             args.seconds,
             args.max_requests,
-            0.0,
             &probe,
         ))?;
         level.mode = "closed".into();

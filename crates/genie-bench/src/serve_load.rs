@@ -306,26 +306,13 @@ fn serve_levels(
         levels.push(level);
     };
     for &c in &opts.clients {
-        // a short warm-up at the same concurrency opens the connections (and fits the batch
-        // times the cohort rule uses)
-        client_rt.block_on(closed_loop(
-            &client,
-            &url,
-            workload,
-            c,
-            1.0,
-            opts.max_requests,
-            0.0,
-            &probe,
-        ))?;
-        let level = client_rt.block_on(closed_loop(
+        let level = client_rt.block_on(warmed_closed_loop(
             &client,
             &url,
             workload,
             c,
             opts.seconds,
             opts.max_requests,
-            0.0,
             &probe,
         ))?;
         push(level, "closed");
@@ -531,10 +518,25 @@ fn answer_matches(bytes: &[u8], want: &Answer) -> bool {
     genie::server::client::answer_of(&v["results"][0]).is_ok_and(|a| &a == want)
 }
 
+/// [`closed_loop`] of valid requests for `secs`, after a warm-up of one second at the same
+/// concurrency (which opens the connections, and fits the batch times the cohort rule uses).
+pub(crate) async fn warmed_closed_loop(
+    client: &reqwest::Client,
+    url: &str,
+    w: &Arc<Workload>,
+    clients: usize,
+    secs: f64,
+    cap: usize,
+    probe: &Probe,
+) -> Result<Level> {
+    closed_loop(client, url, w, clients, 1.0, cap, 0.0, probe).await?;
+    closed_loop(client, url, w, clients, secs, cap, 0.0, probe).await
+}
+
 /// Closed loop: `clients` tasks, each sending its next request when the last is answered,
 /// until `secs` pass or `cap` requests are sent; a share `malformed` of them malformed.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn closed_loop(
+async fn closed_loop(
     client: &reqwest::Client,
     url: &str,
     w: &Arc<Workload>,
