@@ -10,12 +10,15 @@
 //!   queries at once.
 //! - [`serve`]: `genie serve`, the indexes opened and the HTTP server run until a signal.
 //! - [`progress`]: the progress bars on standard error.
+//! - [`program`]: what every run of the program does around its command (logging, signals, the
+//!   exit code) and `genie info`.
 
 pub mod auto;
 pub mod build;
 pub mod flags;
 pub mod live;
 pub mod pipeline;
+pub mod program;
 pub mod progress;
 pub mod search;
 pub mod serve;

@@ -53,6 +53,25 @@ pub struct SearchJob<'a> {
     pub dispatch: crate::service::Dispatch,
 }
 
+/// The filter of `--filter-ids`, `--exclude-ids` and `--filter-where`: none when none is given.
+pub fn filter_of(
+    allow: Option<&Path>,
+    deny: Option<&Path>,
+    condition: Option<&str>,
+) -> Result<Option<Arc<Filter>>> {
+    use super::live::read_ids;
+    if allow.is_none() && deny.is_none() && condition.is_none() {
+        return Ok(None);
+    }
+    let allow = allow.map(read_ids).transpose()?;
+    let deny = deny.map(read_ids).transpose()?.unwrap_or_default();
+    let filter = Filter::new(allow, deny);
+    Ok(Some(Arc::new(match condition {
+        Some(c) => filter.with_condition(c.to_string()),
+        None => filter,
+    })))
+}
+
 impl SearchJob<'_> {
     /// An error when `--kind` names another kind than the index holds.
     fn check_kind(&self, index: &str, holds: &str) -> Result<()> {
@@ -269,6 +288,11 @@ pub fn search_remote(
     token: Option<String>,
     matches: &ArgMatches,
 ) -> Result<()> {
+    for local in ["device", "devices", "parts", "method"] {
+        if matches.value_source(local) == Some(clap::parser::ValueSource::CommandLine) {
+            bail!("--{local} applies to a local search, not to --server (the server chooses)");
+        }
+    }
     let client = Client::new(url, token)?;
     let name = job.index.to_string_lossy();
     let served = client.indexes()?;

@@ -4,7 +4,8 @@
 //! ([`genie::cli::flags::kind_flags`]), so a kind registered in the [`Registry`] gets its flags
 //! with no edit here.
 
-use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
 use genie::cli::flags::{kind_flags, Phase};
 use genie::core::{DeviceChoice, Method};
 use genie::kind::Registry;
@@ -190,16 +191,19 @@ pub struct SearchArgs {
     /// the search would end there before a GPU could start (a count index, estimated from the
     /// index's size, the queries and the host's cores; the rule is logged), else the GPU when one
     /// is usable, else the CPU. gpu without a usable GPU is an error.
-    #[arg(long, value_enum, value_name = "DEVICE")]
-    pub device: Option<DeviceArg>,
+    #[arg(long, value_name = "DEVICE", value_parser = device_values())]
+    pub device: Option<DeviceChoice>,
 
     /// Write the JSON lines to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// How match counts are kept and the top-k selected (same results either way).
-    #[arg(long, value_enum, default_value_t = MethodArg::Cpq, value_name = "METHOD")]
-    pub method: MethodArg,
+    /// How match counts are kept and the top-k selected, with the same results either way: cpq
+    /// (the Count Priority Queue: bitmap counter, gate and hash table) or count-table (a full
+    /// count table per query, then a k-selection: the baseline).
+    #[arg(long, value_name = "METHOD", default_value = "cpq",
+          value_parser = PossibleValuesParser::new(["cpq", "count-table"]).try_map(|s| s.parse::<Method>()))]
+    pub method: Method,
 
     /// Queries per chunk: one chunk is read while the one before is searched and the one
     /// before that written, at most 3 chunks searched or written at once (bounds memory use).
@@ -278,46 +282,6 @@ pub struct InfoArgs {
     pub json: bool,
 }
 
-/// The `--device` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DeviceArg {
-    /// The GPU when one is usable, else the CPU (the reason is logged).
-    Auto,
-    /// The CPU backend.
-    Cpu,
-    /// The CUDA backend; an error when no GPU is usable.
-    #[value(alias = "cuda")]
-    Gpu,
-}
-
-impl From<DeviceArg> for DeviceChoice {
-    fn from(d: DeviceArg) -> Self {
-        match d {
-            DeviceArg::Auto => Self::Auto,
-            DeviceArg::Cpu => Self::Cpu,
-            DeviceArg::Gpu => Self::Gpu,
-        }
-    }
-}
-
-/// The `--method` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum MethodArg {
-    /// The Count Priority Queue (bitmap counter, gate and hash table).
-    Cpq,
-    /// A full count table per query, then a k-selection (the baseline).
-    CountTable,
-}
-
-impl From<MethodArg> for Method {
-    fn from(m: MethodArg) -> Self {
-        match m {
-            MethodArg::Cpq => Self::Cpq,
-            MethodArg::CountTable => Self::CountTable,
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// An index to serve, as NAME=PATH (repeat for more).
@@ -335,8 +299,8 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
 
     /// Where to search. Default: the GENIE_DEVICE environment variable, else auto.
-    #[arg(long, value_enum, value_name = "DEVICE")]
-    pub device: Option<DeviceArg>,
+    #[arg(long, value_name = "DEVICE", value_parser = device_values())]
+    pub device: Option<DeviceChoice>,
 
     /// GPUs to use, e.g. 0,1 (default: all visible GPUs; each holds a replica of an index that
     /// fits it, and batches are dealt among them).
@@ -407,6 +371,13 @@ pub struct ServeArgs {
     /// A query still queued after this many milliseconds fails with 503 (overloaded).
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     pub queue_timeout_ms: u64,
+}
+
+/// The `--device` values: auto, cpu, gpu (or cuda).
+fn device_values() -> impl TypedValueParser<Value = DeviceChoice> {
+    let gpu = PossibleValue::new("gpu").alias("cuda");
+    PossibleValuesParser::new([PossibleValue::new("auto"), PossibleValue::new("cpu"), gpu])
+        .try_map(|s| s.parse::<DeviceChoice>())
 }
 
 /// Parses NAME=PATH.

@@ -27,6 +27,19 @@ pub enum Method {
     CountTable,
 }
 
+impl std::str::FromStr for Method {
+    type Err = GenieError;
+    fn from_str(s: &str) -> std::result::Result<Self, GenieError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "cpq" => Ok(Self::Cpq),
+            "count-table" | "count_table" => Ok(Self::CountTable),
+            other => Err(GenieError::InvalidParameter(format!(
+                "method {other:?}: expected cpq or count-table"
+            ))),
+        }
+    }
+}
+
 /// Parameters of a search.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchParams {
