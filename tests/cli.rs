@@ -153,10 +153,17 @@ fn bad_device_values() {
     let out = search_with_env(&f, "tpu", &["--device", "cpu"]);
     assert_eq!(success(&out), EXPECTED);
     // the flags of where to search here are refused with --server, before any connection
-    for (flag, value) in [("--device", "cpu"), ("--method", "count-table"), ("--parts", "2")] {
+    for (flag, value) in [
+        ("--device", "cpu"),
+        ("--method", "count-table"),
+        ("--parts", "2"),
+    ] {
         let server = ["--server", "http://127.0.0.1:9", flag, value];
         let err = error(&f.search("index.genie", "queries.txt", "3", &server));
-        assert!(err.contains(&format!("{flag} applies to a local search")), "{err}");
+        assert!(
+            err.contains(&format!("{flag} applies to a local search")),
+            "{err}"
+        );
     }
 }
 

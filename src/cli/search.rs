@@ -28,6 +28,20 @@ const REMOTE_CHUNK: usize = 4096;
 /// The name the local search gives its one index in the service.
 const LOCAL: &str = "local";
 
+/// Queries a chunk holds by default: [`CHUNK_PER_GPU`] for each GPU, at least [`MIN_CHUNK`]. A
+/// chunk is read and parsed while the one before is searched and the one before that written, and
+/// each GPU takes its share as one batch. The measured 65,536 queries of a 1 M SIFT-like index on
+/// two H100s: the search stage 864 ms on one GPU in one chunk, 656 ms in chunks of 8,192 and
+/// 378 ms on both GPUs in chunks of 8,192; the whole command 2.01, 1.49 and 1.31 s.
+pub fn chunk_queries(gpus: usize) -> usize {
+    (CHUNK_PER_GPU * gpus).max(MIN_CHUNK)
+}
+
+/// Queries a GPU takes from a chunk by default (see [`chunk_queries`]).
+pub const CHUNK_PER_GPU: usize = 4096;
+/// The smallest default chunk (the one of the CPU and of one or two GPUs).
+pub const MIN_CHUNK: usize = 8192;
+
 /// What a search is asked, wherever it runs.
 #[derive(Clone, Debug)]
 pub struct SearchJob<'a> {
@@ -43,8 +57,8 @@ pub struct SearchJob<'a> {
     pub kind: Option<&'a str>,
     /// Where the answers go (default: standard output).
     pub output: Option<&'a Path>,
-    /// Queries per chunk.
-    pub batch_queries: usize,
+    /// Queries per chunk; default [`chunk_queries`] of the devices.
+    pub batch_queries: Option<usize>,
     /// No progress bar and no summary.
     pub quiet: bool,
     /// The objects the hits may be (`--filter-ids`, `--exclude-ids`).
@@ -205,8 +219,10 @@ pub fn search(
             );
         }
     }
+    let batch_queries = job.batch_queries.unwrap_or_else(|| chunk_queries(gpus));
+    log::debug!("chunks of {batch_queries} queries");
     let policy = BatchPolicy {
-        max_batch: job.batch_queries.div_ceil(replicas.len()).max(1),
+        max_batch: batch_queries.div_ceil(replicas.len()).max(1),
         max_wait: Duration::ZERO,
         queue_timeout: Duration::MAX,
         dispatch: job.dispatch,
@@ -217,7 +233,7 @@ pub fn search(
     let bar = bytes_bar("searching", reader.progress().1, job.quiet);
     let next_chunk = || {
         // read in order, then parsed on all cores; the first bad query (in order) is the error
-        let (raws, places) = read_chunk(reader.as_mut(), job.batch_queries)?;
+        let (raws, places) = read_chunk(reader.as_mut(), batch_queries)?;
         if raws.is_empty() {
             return Ok(None);
         }
@@ -312,7 +328,7 @@ pub fn search_remote(
     let mut reader = kind.read_queries(job.queries, &options)?;
     let (mut out, out_name) = Output::open(job.output)?;
     let mut first = 0u64;
-    let per_request = job.batch_queries.min(REMOTE_CHUNK);
+    let per_request = job.batch_queries.unwrap_or(REMOTE_CHUNK).min(REMOTE_CHUNK);
     loop {
         let (raws, places) = read_chunk(reader.as_mut(), per_request)?;
         if raws.is_empty() {

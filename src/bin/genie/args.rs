@@ -12,9 +12,6 @@ use genie::kind::Registry;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-/// Default number of queries read, searched and written at a time.
-pub const DEFAULT_BATCH_QUERIES: usize = 65_536;
-
 #[derive(Debug, Parser)]
 #[command(
     name = "genie",
@@ -207,13 +204,10 @@ pub struct SearchArgs {
 
     /// Queries per chunk: one chunk is read while the one before is searched and the one
     /// before that written, at most 3 chunks searched or written at once (bounds memory use).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = DEFAULT_BATCH_QUERIES,
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
-    )]
-    pub batch_queries: usize,
+    /// Default: 4,096 for each GPU searching, at least 8,192.
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub batch_queries: Option<usize>,
 
     /// How a chunk's batches go to the devices: `cohort` deals them to idle devices first;
     /// `greedy` lets any free runner take the next (for comparisons).
