@@ -34,51 +34,48 @@ fn fixture() -> Dir {
     d
 }
 
-#[test]
-fn build_and_search_vectors() {
-    let d = fixture();
+/// `genie build --kind vectors` of `data.csv` into `output` succeeds, its summary with `parts`.
+fn build_vectors(d: &Dir, output: &str, parts: &[&str]) {
     let built = d.run(&[
-        "build", "--kind", "vectors", "--input", "data.csv", "--output", "v.genie",
+        "build", "--kind", "vectors", "--input", "data.csv", "--output", output,
     ]);
     success(&built);
     let summary = stderr(&built);
-    for part in [
-        "40 vectors of dimension 4",
-        "e2lsh with 258 functions",
-        "8192 buckets",
-        "seed 1",
-    ] {
+    for part in parts {
         assert!(summary.contains(part), "summary lacks {part:?}: {summary}");
     }
+}
+
+#[test]
+fn build_and_search_vectors() {
+    let d = fixture();
+    build_vectors(
+        &d,
+        "v.genie",
+        &[
+            "40 vectors of dimension 4",
+            "e2lsh with 258 functions",
+            "8192 buckets",
+            "seed 1",
+        ],
+    );
     assert!(d.path("v.genie.vectors").is_file());
 
-    let text = success(&d.run(&[
-        "search",
-        "--kind",
-        "vectors",
-        "--index",
-        "v.genie",
-        "--queries",
-        "q.csv",
-        "--k",
-        "3",
-    ]));
+    let text = success(&d.search("v.genie", "q.csv", "3", &["--kind", "vectors"]));
     // the count table and one query at a time give the same lines
-    let same = success(&d.run(&[
-        "search",
-        "--kind",
-        "vectors",
-        "--index",
+    let same = success(&d.search(
         "v.genie",
-        "--queries",
         "q.csv",
-        "--k",
         "3",
-        "--method",
-        "count-table",
-        "--batch-queries",
-        "1",
-    ]));
+        &[
+            "--kind",
+            "vectors",
+            "--method",
+            "count-table",
+            "--batch-queries",
+            "1",
+        ],
+    ));
     assert_eq!(same, text);
     let lines: Vec<serde_json::Value> = text
         .lines()
@@ -133,21 +130,12 @@ fn build_and_search_vectors() {
     ] {
         assert!(info.contains(part), "info lacks {part}: {info}");
     }
-    let text = success(&d.run(&[
-        "search",
-        "--kind",
-        "vectors",
-        "--index",
+    let text = success(&d.search(
         "r.genie",
-        "--queries",
         "q.csv",
-        "--k",
         "2",
-        "--candidates",
-        "2",
-        "--device",
-        "cpu",
-    ]));
+        &["--kind", "vectors", "--candidates", "2", "--device", "cpu"],
+    ));
     assert_eq!(text.lines().count(), 3);
 }
 
@@ -172,17 +160,7 @@ fn vector_errors_are_clear() {
         "build", "--kind", "vectors", "--input", "data.csv", "--output", "v.genie",
     ]));
     d.write("q3.csv", "1,2,3\n");
-    let err = failure(&d.run(&[
-        "search",
-        "--kind",
-        "vectors",
-        "--index",
-        "v.genie",
-        "--queries",
-        "q3.csv",
-        "--k",
-        "1",
-    ]));
+    let err = failure(&d.search("v.genie", "q3.csv", "1", &["--kind", "vectors"]));
     assert!(
         err.contains(
             "q3.csv: vector 0 (0-based): a query of dimension 3, the index holds vectors of \
@@ -192,37 +170,24 @@ fn vector_errors_are_clear() {
     );
 
     std::fs::remove_file(d.path("v.genie.vectors")).expect("remove");
-    let err = failure(&d.run(&[
-        "search",
-        "--kind",
-        "vectors",
-        "--index",
-        "v.genie",
-        "--queries",
-        "q.csv",
-        "--k",
-        "1",
-    ]));
+    let err = failure(&d.search("v.genie", "q.csv", "1", &["--kind", "vectors"]));
     assert!(err.contains("v.genie.vectors"), "{err}");
 }
 
 #[test]
 fn tuned_defaults_are_printed_stored_and_overridden() {
     let d = fixture();
-    let built = d.run(&[
-        "build", "--kind", "vectors", "--input", "data.csv", "--output", "t.genie",
-    ]);
-    success(&built);
-    let summary = stderr(&built);
-    for part in [
-        "tuned in",
-        "on 20 held-out vectors",
-        "x the estimate",
-        "candidates give recall@10",
-        "(target 0.95)",
-    ] {
-        assert!(summary.contains(part), "summary lacks {part:?}: {summary}");
-    }
+    build_vectors(
+        &d,
+        "t.genie",
+        &[
+            "tuned in",
+            "on 20 held-out vectors",
+            "x the estimate",
+            "candidates give recall@10",
+            "(target 0.95)",
+        ],
+    );
     let info = success(&d.run(&["info", "--json", "--index", "t.genie"]));
     for part in ["\"candidates\":", "\"tuned\":", "\"width_tuned\":true"] {
         assert!(info.contains(part), "info lacks {part}: {info}");
@@ -278,19 +243,7 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
     // a search without --candidates re-ranks the stored default (for k up to 10), one with it
     // re-ranks what it asks
     let search = |index: &str, extra: &[&str]| {
-        let mut args = vec![
-            "search",
-            "--index",
-            index,
-            "--queries",
-            "q.csv",
-            "--k",
-            "3",
-            "--device",
-            "cpu",
-        ];
-        args.extend_from_slice(extra);
-        success(&d.run(&args))
+        success(&d.search(index, "q.csv", "3", &[&["--device", "cpu"], extra].concat()))
     };
     let meta = serde_json::from_str::<serde_json::Value>(&info).expect("JSON")["metadata"].clone();
     assert_eq!(meta["candidates"], 5);
@@ -308,17 +261,7 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
         search("t.genie", &[]),
         search("t.genie", &["--candidates", &tuned])
     );
-    success(&d.run(&[
-        "search",
-        "--index",
-        "t.genie",
-        "--queries",
-        "q.csv",
-        "--k",
-        "3",
-        "--candidates",
-        "1",
-    ]));
+    success(&d.search("t.genie", "q.csv", "3", &["--candidates", "1"]));
 
     // targets outside (0, 1] and zero candidates are refused, naming the option
     for bad in ["0", "1.5", "-1"] {
@@ -398,15 +341,7 @@ fn non_finite_and_empty_vector_files_are_refused() {
         ),
         ("empty.csv", "empty.csv: no vector"),
     ] {
-        let err = failure(&d.run(&[
-            "search",
-            "--index",
-            "c.genie",
-            "--queries",
-            file,
-            "--k",
-            "1",
-        ]));
+        let err = failure(&d.search("c.genie", file, "1", &[]));
         assert!(err.contains(want), "search {file}: {err}");
     }
 }

@@ -12,54 +12,6 @@ use serde_json::{json, Value};
 mod serve;
 use serve::*;
 
-/// A temporary folder to run `genie` in (the folder is its working directory).
-mod cli {
-    use std::process::Output;
-
-    pub struct Dir(pub tempfile::TempDir);
-
-    impl Dir {
-        pub fn new() -> Self {
-            Self(tempfile::tempdir().expect("temp dir"))
-        }
-
-        pub fn write(&self, name: &str, text: &str) {
-            std::fs::write(self.0.path().join(name), text).expect("write");
-        }
-
-        fn run(&self, args: &[&str]) -> Output {
-            std::process::Command::new(super::binary())
-                .current_dir(self.0.path())
-                .env_remove("GENIE_DEVICE")
-                .env_remove("RUST_LOG")
-                .arg("--quiet")
-                .args(args)
-                .output()
-                .expect("run genie")
-        }
-
-        /// `genie --quiet ARGS` succeeds: its standard output.
-        pub fn ok(&self, args: &[&str]) -> String {
-            let out = self.run(args);
-            assert!(
-                out.status.success(),
-                "genie {args:?} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).expect("UTF-8")
-        }
-
-        /// `genie --quiet ARGS` fails with a message and no panic: the message.
-        pub fn fails(&self, args: &[&str]) -> String {
-            let out = self.run(args);
-            let err = String::from_utf8_lossy(&out.stderr).into_owned();
-            assert!(!out.status.success(), "genie {args:?} succeeded");
-            assert!(!err.contains("panicked"), "panic: {err}");
-            err
-        }
-    }
-}
-
 fn hits(v: &Value) -> Vec<Vec<(u64, u64)>> {
     v["results"]
         .as_array()
@@ -203,23 +155,23 @@ fn the_cli_adds_deletes_filters_and_compacts() {
         "--ids",
         "more-ids.txt",
     ]);
-    let search = |extra: &[&str]| {
-        d.ok(&[
-            &[
-                "search",
-                "--device",
-                "cpu",
-                "--index",
-                "k.genie.live",
-                "--queries",
-                "q.txt",
-                "--k",
-                "3",
-            ][..],
-            extra,
-        ]
-        .concat())
-    };
+    // `genie search` of q.txt in the live index on the CPU, top 3, with `extra`
+    fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec![
+            "search",
+            "--device",
+            "cpu",
+            "--index",
+            "k.genie.live",
+            "--queries",
+            "q.txt",
+            "--k",
+            "3",
+        ];
+        args.extend_from_slice(extra);
+        args
+    }
+    let search = |extra: &[&str]| d.ok(&args(extra));
     assert_eq!(
         search(&[]),
         "{\"query\":0,\"hits\":[{\"id\":0,\"count\":2},{\"id\":1,\"count\":2},{\"id\":40,\"count\":2}]}\n"
@@ -260,19 +212,7 @@ fn the_cli_adds_deletes_filters_and_compacts() {
     ]);
     assert!(e.contains("expected one id per object"), "{e}");
     d.write("badids.txt", "7\n-1\n");
-    let e = d.fails(&[
-        "search",
-        "--device",
-        "cpu",
-        "--index",
-        "k.genie.live",
-        "--queries",
-        "q.txt",
-        "--k",
-        "3",
-        "--filter-ids",
-        "badids.txt",
-    ]);
+    let e = d.fails(&args(&["--filter-ids", "badids.txt"]));
     assert!(e.contains("badids.txt:2"), "{e}");
 }
 

@@ -107,18 +107,27 @@ fn help(o: &mut String, name: &str, kind: &str, text: &str) {
     let _ = writeln!(o, "# HELP {name} {text}\n# TYPE {name} {kind}");
 }
 
-/// A per-index series: name, type, help and its value.
-type Series = (
-    &'static str,
-    &'static str,
-    &'static str,
-    fn(&IndexStats) -> u64,
-);
+/// A per-index series: name, type, help and its value in an index's counters `S`.
+type Series<S> = (&'static str, &'static str, &'static str, fn(&S) -> u64);
+
+/// Each series' help and type, then its value for each index of `rows` (name, counters).
+fn write_series<'a, S: 'a>(
+    o: &mut String,
+    series: &[Series<S>],
+    rows: impl Iterator<Item = (&'a str, &'a S)> + Clone,
+) {
+    for (name, kind, text, get) in series {
+        help(o, name, kind, text);
+        for (index, s) in rows.clone() {
+            let _ = writeln!(o, "{name}{{index=\"{index}\"}} {}", get(s));
+        }
+    }
+}
 
 /// The per-index series: queries, batches, queue depth, batch sizes, device memory.
 fn render_service(o: &mut String, service: &Service) {
     let stats = service.stats();
-    let series: [Series; 6] = [
+    let series: [Series<IndexStats>; 6] = [
         ("genie_queries_total", "counter", "Queries searched.", |s| {
             s.queries
         }),
@@ -150,12 +159,7 @@ fn render_service(o: &mut String, service: &Service) {
             |s| s.overloaded,
         ),
     ];
-    for (name, kind, text, get) in series {
-        help(o, name, kind, text);
-        for s in &stats {
-            let _ = writeln!(o, "{name}{{index=\"{}\"}} {}", s.name, get(s));
-        }
-    }
+    write_series(o, &series, stats.iter().map(|s| (s.name.as_str(), s)));
     help(
         o,
         "genie_batch_size",
@@ -227,8 +231,7 @@ fn render_live(o: &mut String, service: &Service) {
     if live.is_empty() {
         return;
     }
-    type Get = fn(&crate::kind::LiveStats) -> u64;
-    let series: [(&str, &str, &str, Get); 8] = [
+    let series: [Series<crate::kind::LiveStats>; 8] = [
         (
             "genie_live_written_total",
             "counter",
@@ -275,10 +278,9 @@ fn render_live(o: &mut String, service: &Service) {
             |s| s.crowded,
         ),
     ];
-    for (name, kind, text, get) in series {
-        help(o, name, kind, text);
-        for (index, s) in &live {
-            let _ = writeln!(o, "{name}{{index=\"{index}\"}} {}", get(s));
-        }
-    }
+    write_series(
+        o,
+        &series,
+        live.iter().map(|(index, s)| (index.as_str(), s)),
+    );
 }

@@ -114,22 +114,19 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
+/// What a write route does with the objects or ids of its body.
+#[derive(Clone, Copy)]
+enum Change {
+    Add,
+    Delete,
+}
+
 pub(super) async fn add(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let live = live_of(&state, &name)?;
-    let bytes = body_bytes(body, &state.limits).await?;
-    // decoded off the async threads too: a body of thousands of objects is megabytes of JSON
-    let limits = state.limits.clone();
-    let written = blocking(move || {
-        let (ids, objects) =
-            decode_objects(&bytes, &limits).map_err(crate::data_error::DataError::BadQuery)?;
-        live.add(&ids, &objects)
-    })
-    .await?;
-    Ok(axum::Json(json!({ "written": written })).into_response())
+    write(&state, &name, body, Change::Add).await
 }
 
 pub(super) async fn delete(
@@ -137,11 +134,39 @@ pub(super) async fn delete(
     Path(name): Path<String>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let live = live_of(&state, &name)?;
+    write(&state, &name, body, Change::Delete).await
+}
+
+/// `change` of the live index `name` by the request's body: `{"written": n}` or
+/// `{"deleted": n}`.
+async fn write(
+    state: &AppState,
+    name: &str,
+    body: Body,
+    change: Change,
+) -> Result<Response, ApiError> {
+    let live = live_of(state, name)?;
     let bytes = body_bytes(body, &state.limits).await?;
-    let ids = decode_ids(&bytes, &state.limits).map_err(bad)?;
-    let deleted = blocking(move || live.delete(&ids)).await?;
-    Ok(axum::Json(json!({ "deleted": deleted })).into_response())
+    let answer = match change {
+        Change::Add => {
+            // decoded off the async threads too: a body of thousands of objects is megabytes of
+            // JSON
+            let limits = state.limits.clone();
+            let written = blocking(move || {
+                let (ids, objects) = decode_objects(&bytes, &limits)
+                    .map_err(crate::data_error::DataError::BadQuery)?;
+                live.add(&ids, &objects)
+            })
+            .await?;
+            json!({ "written": written })
+        }
+        Change::Delete => {
+            let ids = decode_ids(&bytes, &state.limits).map_err(bad)?;
+            let deleted = blocking(move || live.delete(&ids)).await?;
+            json!({ "deleted": deleted })
+        }
+    };
+    Ok(axum::Json(answer).into_response())
 }
 
 pub(super) async fn flush(

@@ -192,33 +192,26 @@ mod tests {
             per_query: 0.00001,
         });
         let ms = Duration::from_millis;
-        // alone: at once
-        assert_eq!(
-            wait_for_more(Dispatch::Cohort, line, 3, ms(0), 0, 512),
-            None
-        );
-        // others busy, a short queue: up to one fixed cost (at most 1 ms) after the oldest came
-        assert_eq!(
-            wait_for_more(Dispatch::Cohort, line, 3, ms(0), 2, 512),
-            Some(ms(1))
-        );
-        assert_eq!(
-            wait_for_more(Dispatch::Cohort, line, 3, ms(1), 2, 512),
-            None
-        );
-        // a full enough queue, the greedy rule, or no fit yet: at once
-        assert_eq!(
-            wait_for_more(Dispatch::Cohort, line, 512, ms(0), 2, 512),
-            None
-        );
-        assert_eq!(
-            wait_for_more(Dispatch::Greedy, line, 3, ms(0), 2, 512),
-            None
-        );
-        assert_eq!(
-            wait_for_more(Dispatch::Cohort, None, 3, ms(0), 2, 512),
-            None
-        );
+        // (dispatch, line, queued, oldest, busy): the wait, with a batch of at most 512
+        let cases = [
+            // alone: at once
+            (Dispatch::Cohort, line, 3, ms(0), 0, None),
+            // others busy, a short queue: up to one fixed cost (at most 1 ms) after the oldest
+            // came
+            (Dispatch::Cohort, line, 3, ms(0), 2, Some(ms(1))),
+            (Dispatch::Cohort, line, 3, ms(1), 2, None),
+            // a full enough queue, the greedy rule, or no fit yet: at once
+            (Dispatch::Cohort, line, 512, ms(0), 2, None),
+            (Dispatch::Greedy, line, 3, ms(0), 2, None),
+            (Dispatch::Cohort, None, 3, ms(0), 2, None),
+        ];
+        for (dispatch, line, queued, oldest, busy, wait) in cases {
+            assert_eq!(
+                wait_for_more(dispatch, line, queued, oldest, busy, 512),
+                wait,
+                "{dispatch:?} queued {queued} oldest {oldest:?} busy {busy}"
+            );
+        }
     }
 
     /// A replica whose batches take `fixed + per_query * b` (asleep, so timings hold on a busy

@@ -16,9 +16,10 @@ use tempfile::TempDir;
 
 #[path = "args.rs"]
 pub mod args;
-#[path = "bin.rs"]
-mod bin;
-pub use bin::binary;
+/// The CLI tests' harness, for tests that drive both the server and `genie`.
+#[path = "cli.rs"]
+pub mod cli;
+pub use cli::binary;
 
 /// Objects, queries and a build command of each kind (files written in a temp dir).
 pub struct Fixture {

@@ -555,6 +555,23 @@ mod tests {
 
     use super::*;
 
+    /// A row of setting `candidates=7` on a CPU of 2 threads.
+    fn row(data: &str, system: &str, params: &str, measured: (f64, f64, f64, usize)) -> AnnRow {
+        let (recall, qps, seconds, queries) = measured;
+        AnnRow {
+            data: data.into(),
+            system: system.into(),
+            setting: Setting::Lsh { candidates: 7 },
+            params: params.into(),
+            recall,
+            qps,
+            seconds,
+            queries,
+            device: "cpu 2 threads".into(),
+            stages: SearchStages::default(),
+        }
+    }
+
     fn hits(ids: &[u32]) -> Vec<VerifiedHit> {
         ids.iter()
             .map(|&id| VerifiedHit {
@@ -582,18 +599,12 @@ mod tests {
 
     #[test]
     fn a_row_is_formatted_as_the_peers_rows() {
-        let row = AnnRow {
-            data: "d".into(),
-            system: "genie-codebook".into(),
-            setting: Setting::Lsh { candidates: 7 },
-            params: "candidates=7;k=10;backend=cpu".into(),
-            recall: 0.987_66,
-            qps: 12_345.678,
-            seconds: 0.081_000_4,
-            queries: 1000,
-            device: "cpu 2 threads".into(),
-            stages: SearchStages::default(),
-        };
+        let row = row(
+            "d",
+            "genie-codebook",
+            "candidates=7;k=10;backend=cpu",
+            (0.987_66, 12_345.678, 0.081_000_4, 1000),
+        );
         assert_eq!(
             row.record().join(","),
             "d,genie-codebook,candidates=7;k=10;backend=cpu,0.9877,12345.7,0.081000,1000,cpu 2 threads"
@@ -604,18 +615,12 @@ mod tests {
     fn the_csv_gets_one_header_and_keeps_a_line_without_its_newline() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ann.csv");
-        let row = AnnRow {
-            data: "d, with a comma".into(),
-            system: "genie-e2lsh".into(),
-            setting: Setting::Lsh { candidates: 7 },
-            params: "candidates=7".into(),
-            recall: 0.5,
-            qps: 10.0,
-            seconds: 0.1,
-            queries: 1,
-            device: "cpu 2 threads".into(),
-            stages: SearchStages::default(),
-        };
+        let row = row(
+            "d, with a comma",
+            "genie-e2lsh",
+            "candidates=7",
+            (0.5, 10.0, 0.1, 1),
+        );
         assert!(check_csv(&path).unwrap());
         append_csv(&path, std::slice::from_ref(&row)).unwrap();
         assert!(!check_csv(&path).unwrap());

@@ -7,7 +7,7 @@
 //! [`crate::dump`]).
 
 use crate::bench_args::BenchArgs;
-use crate::timed_search::{timed, timed_with};
+use crate::timed_search::{timed, timed_with, Row};
 use crate::workloads::sequence_workload;
 use anyhow::{bail, Context, Result};
 use genie_core::{CpuBackend, CudaBackend, Engine, InvertedIndex, Method, Query, SearchParams};
@@ -202,32 +202,8 @@ pub fn run(args: &BenchArgs, gpu: &CudaBackend) -> Result<()> {
             cpu.wall_s,
             cpu.mb_per_query
         )?;
-        writeln!(
-            baseline_out,
-            "{name:<14} {:>12} {:>6} {:>8.4} {:>9.4} {:>9.4} {:>9.4} {:>9.0} {:>8.1} {:>8.2}",
-            "count table",
-            nq,
-            ct.transfer_ms / 1e3,
-            ct.match_ms / 1e3,
-            ct.select_ms / 1e3,
-            ct.wall_s,
-            nq as f64 / ct.wall_s,
-            ct.postings as f64 / ct.wall_s / 1e9,
-            ct.mb_per_query
-        )?;
-        writeln!(
-            baseline_out,
-            "{name:<14} {:>12} {:>6} {:>8} {:>9} {:>9} {:>9.4} {:>9.0} {:>8.1} {:>8.2}",
-            "CPU c-PQ",
-            nc,
-            "-",
-            "-",
-            "-",
-            cpu.wall_s,
-            nc as f64 / cpu.wall_s,
-            cpu.postings as f64 / cpu.wall_s / 1e9,
-            cpu.mb_per_query
-        )?;
+        baseline_out.push_str(&baseline_line(name, "count table", nq, &ct, true));
+        baseline_out.push_str(&baseline_line(name, "CPU c-PQ", nc, &cpu, false));
         println!(
             "{name} done: CPU {:.0} q/s on {nc} queries; c-PQ: wall {:.1} ms = prepare {:.1} + plan {:.1} + launch {:.1} + wait and unpack {:.1} + other; {} batches, {} reruns",
             nc as f64 / cpu.wall_s,
@@ -271,4 +247,26 @@ pub fn run(args: &BenchArgs, gpu: &CudaBackend) -> Result<()> {
     }
     println!("\n{dense_out}\nbaselines (GPU count table, CPU backend):\n{baseline_out}\n{out}");
     Ok(())
+}
+
+/// A line of the baselines' table: `system` timed on `queries` queries of workload `name`, its
+/// query transfer, match and select seconds where `stages` (else `-`).
+fn baseline_line(name: &str, system: &str, queries: usize, r: &Row, stages: bool) -> String {
+    let stage = |ms: f64, width: usize| {
+        if stages {
+            format!("{:>width$.4}", ms / 1e3)
+        } else {
+            format!("{:>width$}", "-")
+        }
+    };
+    format!(
+        "{name:<14} {system:>12} {queries:>6} {} {} {} {:>9.4} {:>9.0} {:>8.1} {:>8.2}\n",
+        stage(r.transfer_ms, 8),
+        stage(r.match_ms, 9),
+        stage(r.select_ms, 9),
+        r.wall_s,
+        queries as f64 / r.wall_s,
+        r.postings as f64 / r.wall_s / 1e9,
+        r.mb_per_query
+    )
 }

@@ -35,24 +35,22 @@ pub fn postings_of(index: &InvertedIndex, qs: &[Query]) -> u64 {
 pub fn keyword_suite(scale: usize, nq: usize, seed: u64) -> Vec<SuiteJob> {
     let scale = scale.max(1);
     vec![
-        SuiteJob {
-            name: "OCR-like",
-            paper: [81.39, 0.53, 0.015, 2.60, 0.004],
-            make: Box::new(move || {
-                attribute_workload(3_500_000 / scale, 237, 8192, 0, nq, seed, |r| {
-                    r.random_range(0..8192)
-                })
-            }),
-        },
-        SuiteJob {
-            name: "SIFT-like",
-            paper: [47.73, 0.34, 0.018, 7.04, 0.003],
-            make: Box::new(move || {
-                attribute_workload(4_500_000 / scale, 237, 67, 0, nq, seed, |r| {
-                    r.random_range(0..67)
-                })
-            }),
-        },
+        uniform_job(
+            "OCR-like",
+            [81.39, 0.53, 0.015, 2.60, 0.004],
+            3_500_000 / scale,
+            8192,
+            nq,
+            seed,
+        ),
+        uniform_job(
+            "SIFT-like",
+            [47.73, 0.34, 0.018, 7.04, 0.003],
+            4_500_000 / scale,
+            67,
+            nq,
+            seed,
+        ),
         SuiteJob {
             name: "Tweets-like",
             paper: [12.10, 0.088, 0.0004, 1.19, 0.003],
@@ -69,6 +67,25 @@ pub fn keyword_suite(scale: usize, nq: usize, seed: u64) -> Vec<SuiteJob> {
             }),
         },
     ]
+}
+
+/// A suite job of `n` objects of 237 attributes, each a value drawn uniformly from
+/// `0..values`, searched by exact-value queries.
+fn uniform_job(
+    name: &'static str,
+    paper: [f64; 5],
+    n: usize,
+    values: u32,
+    nq: usize,
+    seed: u64,
+) -> SuiteJob {
+    SuiteJob {
+        name,
+        paper,
+        make: Box::new(move || {
+            attribute_workload(n, 237, values, 0, nq, seed, |r| r.random_range(0..values))
+        }),
+    }
 }
 
 /// Objects of `dims` attributes, each a value in `0..values` drawn by `value`, and queries that

@@ -3,7 +3,7 @@
 //! logarithmic axis with their ratio ([`PairChart`]). [`Chart`] is any of the three.
 
 use super::axis::{Axis, Ticked};
-use super::canvas::{canvas, drawing, font, legend};
+use super::canvas::{canvas, drawing, font, legend, styled_mesh};
 use super::format::{plain, thousands};
 use super::line::{LineChart, PALETTE};
 use anyhow::{bail, Result};
@@ -231,15 +231,10 @@ impl PairChart {
             .build_cartesian_2d(x_range, self.y.ranged())
             .map_err(drawing(path))?;
         let y_format = |c: &f64| (self.y.format)(self.y.value(*c));
-        chart
-            .configure_mesh()
+        styled_mesh(&mut chart)
             .disable_x_mesh()
             .y_desc(&self.y.label)
             .y_label_formatter(&y_format)
-            .label_style(font(15.0))
-            .axis_desc_style(font(18.0))
-            .bold_line_style(RGBColor(200, 200, 200))
-            .light_line_style(RGBColor(238, 238, 238))
             .draw()
             .map_err(drawing(path))?;
         // Bar i of group g spans [g + OFFSETS[i] - HALF, g + OFFSETS[i] + HALF].

@@ -7,6 +7,8 @@
 
 use ab_glyph::{Font, FontRef, ScaleFont};
 use anyhow::{bail, Result};
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use plotters_backend::text_anchor::{HPos, VPos};
@@ -55,6 +57,26 @@ where
         .margin(12)
         .draw()
         .map_err(drawing(path))
+}
+
+/// The mesh of `chart` in the charts' one style of labels and grey grid lines; the caller adds
+/// its axes' descriptions and formatters and draws it.
+pub fn styled_mesh<'a, 'b, X, Y, XT, YT, DB>(
+    chart: &'b mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+) -> MeshStyle<'a, 'b, X, Y, DB>
+where
+    DB: DrawingBackend,
+    XT: std::fmt::Debug,
+    YT: std::fmt::Debug,
+    X: Ranged<ValueType = XT> + ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + ValueFormatter<YT>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.label_style(font(15.0))
+        .axis_desc_style(font(18.0))
+        .bold_line_style(RGBColor(200, 200, 200))
+        .light_line_style(RGBColor(238, 238, 238));
+    mesh
 }
 
 /// The embedded font at `size` pixels, black.

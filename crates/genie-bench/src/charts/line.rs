@@ -2,7 +2,7 @@
 //! charts' colours ([`PALETTE`]), drawn with points, marks and a legend.
 
 use super::axis::Axis;
-use super::canvas::{canvas, drawing, font, legend};
+use super::canvas::{canvas, drawing, font, legend, styled_mesh};
 pub use super::series::{Series, PALETTE};
 use anyhow::Result;
 use plotters::element::DashedPathElement;
@@ -40,16 +40,11 @@ impl LineChart {
             .map_err(drawing(path))?;
         let x_format = |c: &f64| (self.x.format)(self.x.value(*c));
         let y_format = |c: &f64| (self.y.format)(self.y.value(*c));
-        chart
-            .configure_mesh()
+        styled_mesh(&mut chart)
             .x_desc(&self.x.label)
             .y_desc(&self.y.label)
             .x_label_formatter(&x_format)
             .y_label_formatter(&y_format)
-            .label_style(font(15.0))
-            .axis_desc_style(font(18.0))
-            .bold_line_style(RGBColor(200, 200, 200))
-            .light_line_style(RGBColor(238, 238, 238))
             .draw()
             .map_err(drawing(path))?;
         let grey = RGBColor(90, 90, 90).stroke_width(2);
