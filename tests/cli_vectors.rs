@@ -34,10 +34,11 @@ fn fixture() -> Dir {
     d
 }
 
-/// `genie build --kind vectors` of `data.csv` into `output` succeeds, its summary with `parts`.
+/// `genie build --kind vectors --lsh e2lsh` of `data.csv` into `output` succeeds, its summary
+/// with `parts`.
 fn build_vectors(d: &Dir, output: &str, parts: &[&str]) {
     let built = d.run(&[
-        "build", "--kind", "vectors", "--input", "data.csv", "--output", output,
+        "build", "--kind", "vectors", "--lsh", "e2lsh", "--input", "data.csv", "--output", output,
     ]);
     success(&built);
     let summary = stderr(&built);
@@ -198,6 +199,8 @@ fn tuned_defaults_are_printed_stored_and_overridden() {
         "build",
         "--kind",
         "vectors",
+        "--lsh",
+        "e2lsh",
         "--width",
         "2",
         "--candidates",
@@ -343,5 +346,123 @@ fn non_finite_and_empty_vector_files_are_refused() {
     ] {
         let err = failure(&d.search("c.genie", file, "1", &[]));
         assert!(err.contains(want), "search {file}: {err}");
+    }
+}
+
+/// The hits of `search`'s JSON lines: (id, distance) per query.
+fn hits_of(text: &str) -> Vec<Vec<(u64, f64)>> {
+    text.lines()
+        .map(|l| {
+            let line: serde_json::Value = serde_json::from_str(l).expect("JSON line");
+            line["hits"]
+                .as_array()
+                .expect("hits")
+                .iter()
+                .map(|h| {
+                    let id = h["id"].as_u64().expect("id");
+                    (id, h["distance"].as_f64().expect("distance"))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_default_family_is_the_codebook_with_three_metrics() {
+    let d = fixture();
+    let built = d.run(&[
+        "build", "--kind", "vectors", "--input", "data.csv", "--output", "c.genie",
+    ]);
+    success(&built);
+    assert!(
+        stderr(&built).contains("metric l2, codebook with"),
+        "{}",
+        stderr(&built)
+    );
+    let info = success(&d.run(&["info", "--json", "--index", "c.genie"]));
+    assert!(info.contains("\"family\":\"codebook\""), "{info}");
+    // an LSH option without --lsh names the way to an LSH family
+    let err = failure(&d.run(&[
+        "build", "--kind", "vectors", "--width", "2", "--input", "data.csv", "--output", "x.genie",
+    ]));
+    assert!(
+        err.contains("option width") && err.contains("name one with --lsh"),
+        "{err}"
+    );
+    let err = failure(&d.run(&[
+        "build", "--kind", "vectors", "--lsh", "srp", "--metric", "ip", "--input", "data.csv",
+        "--output", "x.genie",
+    ]));
+    assert!(
+        err.contains("option metric") && err.contains("--lsh codebook"),
+        "{err}"
+    );
+
+    // queries scaled from the data's rows: cosine finds the row at distance 0 whatever the
+    // scale; ip reports minus the inner product, checked against the data
+    let rows: Vec<Vec<f64>> = data_csv()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().expect("number")).collect())
+        .collect();
+    let scaled: Vec<String> = [3usize, 6, 9]
+        .iter()
+        .map(|&r| {
+            let v: Vec<String> = rows[r].iter().map(|x| format!("{}", x * 3.0)).collect();
+            v.join(",")
+        })
+        .collect();
+    d.write("scaled.csv", scaled.join("\n") + "\n");
+    for metric in ["cosine", "ip"] {
+        let out = format!("{metric}.genie");
+        let built = d.run(&[
+            "build", "--kind", "vectors", "--metric", metric, "--input", "data.csv", "--output",
+            &out,
+        ]);
+        success(&built);
+        assert!(
+            stderr(&built).contains(&format!("metric {metric}")),
+            "{}",
+            stderr(&built)
+        );
+        let answers = hits_of(&success(&d.search(
+            &out,
+            "scaled.csv",
+            "3",
+            &["--kind", "vectors", "--candidates", "40", "--device", "cpu"],
+        )));
+        for (q, (&row, hits)) in [3usize, 6, 9].iter().zip(&answers).enumerate() {
+            assert_eq!(hits.len(), 3, "query {q}");
+            let query: Vec<f64> = rows[row].iter().map(|x| x * 3.0).collect();
+            for &(id, distance) in hits {
+                let x = &rows[id as usize];
+                let dot: f64 = query.iter().zip(x).map(|(a, b)| a * b).sum();
+                let norm = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>().sqrt();
+                let want = match metric {
+                    "cosine" => 1.0 - dot / (norm(&query) * norm(x)),
+                    _ => -dot,
+                };
+                assert!(
+                    (distance - want).abs() < 1e-3 * want.abs().max(1.0),
+                    "{metric} q{q}: {distance} against {want}"
+                );
+            }
+            // every candidate re-ranked: the exact best first
+            let best = (0..rows.len())
+                .map(|i| {
+                    let x = &rows[i];
+                    let dot: f64 = query.iter().zip(x).map(|(a, b)| a * b).sum();
+                    let norm = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>().sqrt();
+                    match metric {
+                        "cosine" => 1.0 - dot / (norm(&query) * norm(x)),
+                        _ => -dot,
+                    }
+                })
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                (hits[0].1 - best).abs() < 1e-3 * best.abs().max(1.0),
+                "{metric} q{q}"
+            );
+        }
     }
 }

@@ -50,7 +50,7 @@ fn nearest(index: &dyn KindIndex, v: &[f32], k: u32, filter: Option<&Filter>) ->
         .collect()
 }
 
-fn live_vectors(lsh: &str) {
+fn live_vectors(lsh: &str, metric: Option<&str>) {
     let dir = tempfile::tempdir().expect("dir");
     let base = clustered(400, 16, 1);
     let input = dir.path().join("x.fvecs");
@@ -58,6 +58,9 @@ fn live_vectors(lsh: &str) {
     let file = dir.path().join("x.genie");
     let mut options = Options::new();
     options.set("lsh", lsh);
+    if let Some(m) = metric {
+        options.set("metric", m);
+    }
     build("vectors", &input, &file, &options);
     let registry = Registry::default();
     // before any write, the live index answers as the file does
@@ -125,12 +128,51 @@ fn live_vectors(lsh: &str) {
 
 #[test]
 fn live_lsh_vectors_find_what_was_written() {
-    live_vectors("e2lsh");
+    live_vectors("e2lsh", None);
 }
 
 #[test]
 fn live_codebook_vectors_find_what_was_written() {
-    live_vectors("codebook");
+    live_vectors("codebook", None);
+}
+
+#[test]
+fn live_cosine_codebook_vectors_find_what_was_written() {
+    // a written vector and the same as a query are scaled alike: at cosine distance 0
+    live_vectors("codebook", Some("cosine"));
+}
+
+#[test]
+fn a_live_inner_product_index_refuses_vectors_longer_than_its_bound() {
+    let dir = tempfile::tempdir().expect("dir");
+    let base = clustered(300, 16, 1);
+    let input = dir.path().join("x.fvecs");
+    write_fvecs(&input, &base);
+    let file = dir.path().join("x.genie");
+    let mut options = Options::new();
+    options.set("metric", "ip");
+    build("vectors", &input, &file, &options);
+    let live = LiveIndex::open_file(&Registry::default(), &file, config()).expect("live");
+    let index = cpu(&live);
+    // the written vector is found, and its distance is minus its inner product with the query
+    let v: Vec<f32> = base[5].iter().map(|x| x * 0.5).collect();
+    live.add(&[7000], &[json!(v)]).expect("added");
+    let dot: f64 = v.iter().zip(&base[5]).map(|(a, b)| f64::from(a * b)).sum();
+    let hits = nearest(index.as_ref(), &base[5], 400, None);
+    let got = hits
+        .iter()
+        .find(|h| h.0 == 7000)
+        .expect("the written vector");
+    assert!(
+        (got.1 + dot).abs() < 1e-3 * dot.abs(),
+        "{} against {}",
+        got.1,
+        -dot
+    );
+    assert!(hits.windows(2).all(|w| w[0].1 <= w[1].1), "{hits:?}");
+    let long: Vec<f32> = base[5].iter().map(|x| x * 100.0).collect();
+    let e = live.add(&[7001], &[json!(long)]).expect_err("too long");
+    assert!(e.to_string().contains("long"), "{e}");
 }
 
 #[test]

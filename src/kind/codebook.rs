@@ -13,6 +13,7 @@ use crate::data_error::DataError;
 use genie_core::{Backend, DeviceChoice, InvertedIndex, Method};
 use genie_lsh::codebook::index::codebook_path;
 use genie_lsh::codebook::index::Counting;
+use genie_lsh::codebook::space::Space;
 use genie_lsh::codebook::tune::{self, DEFAULT_TARGET};
 use genie_lsh::{io, CodebookIndex, CodebookParams, Probe, VectorSet};
 use serde_json::Value;
@@ -83,6 +84,9 @@ pub(super) fn build(job: &BuildJob<'_>, seed: u64) -> Result<BuildReport, DataEr
             message: "no vector to index".into(),
         });
     }
+    // cosine and inner product are searched as L2 on vectors prepared for them
+    let space = Space::for_vectors(o.str("metric")?.unwrap_or("l2"), &vectors).map_err(file_err)?;
+    let vectors = space.objects(vectors).map_err(file_err)?;
     let mut params = CodebookParams::for_data(vectors.len(), vectors.dim(), seed);
     if let Some(c) = o.u32("cells")? {
         params.cells = c;
@@ -103,6 +107,7 @@ pub(super) fn build(job: &BuildJob<'_>, seed: u64) -> Result<BuildReport, DataEr
         source,
     )
     .map_err(file_err)?;
+    index.set_space(space);
     let report = tune::tune(&index, TUNE_K, target, seed).map_err(file_err)?;
     index
         .set_defaults(report.probe, Some(report.tuned.clone()))
@@ -120,10 +125,11 @@ pub(super) fn build(job: &BuildJob<'_>, seed: u64) -> Result<BuildReport, DataEr
     };
     Ok(BuildReport {
         summary: format!(
-            "{rows} vectors of dimension {}, codebook with {} cells x {} subspaces x 256 codes, \
-             seed {}, {} postings; tuned on {} held-out vectors: {} probes, {}, {} \
+            "{rows} vectors of dimension {}, metric {}, codebook with {} cells x {} subspaces x \
+             256 codes, seed {}, {} postings; tuned on {} held-out vectors: {} probes, {}, {} \
              candidates give recall@{TUNE_K} {:.3} (target {target}){reached}",
-            p.dim,
+            space.user_dim(p.dim as usize),
+            space.name(),
             p.cells,
             p.subspaces,
             p.seed,
@@ -180,7 +186,10 @@ pub struct OpenCodebook {
 
 /// A parsed query: the vector and its probe (the index's defaults with the request's options).
 struct CodebookQuery {
+    /// The query as searched (in the stored vectors' space).
     vector: Vec<f32>,
+    /// The user's query's squared length, for the distance reported.
+    len2: f32,
     probe: Probe,
     counting: Counting,
 }
@@ -250,9 +259,14 @@ impl KindIndex for OpenCodebook {
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
         let (probe, counting) = self.probe(options)?;
-        let vector = vector_query(raw, self.index.vectors().dim())?;
+        let space = self.index.space();
+        let (vector, len2) = space.query(&vector_query(
+            raw,
+            space.user_dim(self.index.vectors().dim()),
+        )?);
         Ok(Box::new(CodebookQuery {
             vector,
+            len2,
             probe,
             counting,
         }))
@@ -302,8 +316,12 @@ impl KindIndex for OpenCodebook {
             let hits = self
                 .index
                 .search_each(&set, &ks, &candidates, &probe, counting)?;
-            for (h, &i) in hits.iter().zip(members) {
-                answers[i] = Answer::verified(h, batch[i].min_count);
+            let space = self.index.space();
+            for (mut h, &i) in hits.into_iter().zip(members) {
+                for hit in &mut h {
+                    hit.distance = space.distance(hit.distance, queries[i].len2);
+                }
+                answers[i] = Answer::verified(&h, batch[i].min_count);
             }
         }
         Ok(answers)

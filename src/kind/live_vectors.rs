@@ -17,6 +17,7 @@ use super::{
 use crate::data_error::DataError;
 use genie_core::{InvertedIndex, Keyword, Query};
 use genie_lsh::codebook::assign::Assigner;
+use genie_lsh::codebook::space::Space;
 use genie_lsh::codebook::{Codebook, CodebookMetadata};
 use genie_lsh::io::raw;
 use genie_lsh::stored::IndexFamily;
@@ -53,8 +54,11 @@ enum Coder {
 
 /// Vectors in a live index made from a built vector index.
 pub struct LiveVectors {
+    /// The dimension of a stored vector.
     dim: usize,
     metric: Metric,
+    /// How a user's vectors and queries become stored ones (a codebook's metric).
+    space: Space,
     coder: Coder,
     written: AtomicU64,
     crowded: AtomicU64,
@@ -63,7 +67,10 @@ pub struct LiveVectors {
 
 /// What a live vector query re-ranks with.
 struct VectorRerank {
+    /// The query as searched (in the stored vectors' space).
     vector: Vec<f32>,
+    /// The user's query's squared length.
+    len2: f32,
     candidates: Option<u32>,
 }
 
@@ -84,6 +91,7 @@ impl LiveVectors {
                 Ok(Self {
                     dim: meta.vectors.dim as usize,
                     metric: meta.metric,
+                    space: Space::L2,
                     coder: Coder::Lsh {
                         transform,
                         meta: Box::new(meta),
@@ -116,6 +124,7 @@ impl LiveVectors {
                 Ok(Self {
                     dim,
                     metric: Metric::L2,
+                    space: meta.space,
                     coder: Coder::Codebook {
                         book: Box::new(book),
                         assigner: Assigner::cpu(dim),
@@ -242,7 +251,11 @@ impl LiveObjects for LiveVectors {
 
     /// Logged as its floats (little-endian), hashed here.
     fn encode(&self, raw: &Value) -> Result<Encoded, DataError> {
-        let v = vector_query(raw, self.dim)?;
+        let v = vector_query(raw, self.space.user_dim(self.dim))?;
+        let v = self
+            .space
+            .object(&v)
+            .map_err(|e| DataError::BadQuery(e.to_string()))?;
         let keywords = self.keywords(&v)?;
         if let Coder::Codebook { meta, .. } = &self.coder {
             // the first keyword of a codebook object names its cell
@@ -264,7 +277,9 @@ impl LiveObjects for LiveVectors {
     }
 
     fn query(&self, raw: &Value, options: &Options) -> Result<LiveQuery, DataError> {
-        let vector = vector_query(raw, self.dim)?;
+        let (vector, len2) = self
+            .space
+            .query(&vector_query(raw, self.space.user_dim(self.dim))?);
         let allowed: &[&str] = match self.coder {
             Coder::Lsh { .. } => &["candidates"],
             Coder::Codebook { .. } => &["candidates", "probes"],
@@ -301,7 +316,11 @@ impl LiveObjects for LiveVectors {
         };
         Ok(LiveQuery {
             query,
-            rerank: Some(Box::new(VectorRerank { vector, candidates })),
+            rerank: Some(Box::new(VectorRerank {
+                vector,
+                len2,
+                candidates,
+            })),
         })
     }
 
@@ -354,7 +373,10 @@ impl LiveObjects for LiveVectors {
             .map(|&(id, count, stored)| AnswerHit {
                 id,
                 count,
-                distance: Some(self.metric.distance(&r.vector, &floats(stored))),
+                distance: Some(
+                    self.space
+                        .distance(self.metric.distance(&r.vector, &floats(stored)), r.len2),
+                ),
             })
             .collect();
         super::sort_by_distance(&mut hits);

@@ -196,9 +196,18 @@ const BUILD_OPTIONS: &[OptionSpec] = &[
         "lsh",
         OptionType::Choice(&["e2lsh", "l1", "rbh", "srp", "codebook"]),
         "FAMILY",
-        "The vector family: an LSH family (e2lsh: L2; l1: L1; rbh: random binning for the \
-         Laplacian kernel; srp: sign random projections, the angle), or codebook (IVF cells and \
-         product-quantization codes as keywords, tuned at build time) [default: e2lsh].",
+        "The vector family: codebook (IVF cells and product-quantization codes as keywords, \
+         tuned at build time; L2, cosine or inner product by --metric), or an LSH family with \
+         the paper's guarantee (e2lsh: L2; l1: L1; rbh: random binning for the Laplacian \
+         kernel; srp: sign random projections, the angle) [default: codebook].",
+    ),
+    OptionSpec::new(
+        "metric",
+        OptionType::Choice(genie_lsh::codebook::space::METRICS),
+        "METRIC",
+        "Codebook: the similarity searched: l2; cosine (vectors and queries taken at length 1, \
+         the distance reported 1 - cos); or ip, the inner product (the distance reported is \
+         minus the inner product, so smaller is closer) [default: l2].",
     ),
     OptionSpec::u32(
         "functions",
@@ -270,7 +279,7 @@ const INFO: KindInfo = KindInfo {
     side_files: &["vectors", "codebook"],
     ..KindInfo::new(
         "vectors",
-        "Dense vectors hashed by an LSH family; queries are vectors, answers re-ranked",
+        "Dense vectors (codebook, or an LSH family); queries are vectors, answers re-ranked",
     )
 };
 
@@ -287,12 +296,20 @@ impl Kind for Vectors {
         let o = job.options;
         o.check(self.name(), self.build_options())?;
         let seed = o.u64("seed")?.unwrap_or(DEFAULT_SEED);
-        if o.str("lsh")? == Some("codebook") {
+        let lsh = o.str("lsh")?;
+        if matches!(lsh, None | Some("codebook")) {
             for name in ["functions", "width", "buckets", "bits", "candidates"] {
                 if o.has(name) {
+                    let message = match lsh {
+                        None => {
+                            "an option of the LSH families: name one with --lsh (the \
+                                 default family is codebook)"
+                        }
+                        Some(_) => "an option of the LSH families, not of --lsh codebook",
+                    };
                     return Err(DataError::BadOption {
                         name: name.into(),
-                        message: "an option of the LSH families, not of --lsh codebook".into(),
+                        message: message.into(),
                     });
                 }
             }
@@ -305,7 +322,7 @@ impl Kind for Vectors {
                 message: format!("expected a recall in (0, 1], found {target}"),
             });
         }
-        for name in ["cells", "subspaces"] {
+        for name in ["cells", "subspaces", "metric"] {
             if o.has(name) {
                 return Err(DataError::BadOption {
                     name: name.into(),

@@ -5,6 +5,7 @@
 //! `INDEX.codebook` (both in the raw vector format, checksummed).
 
 use super::scan::{CellCodes, Plan};
+use super::space::Space;
 use super::{Codebook, CodebookParams, Probe};
 use crate::error::{LshError, Result};
 use crate::gpu::{CellCodesRef, CodebookRef, ScanJob};
@@ -47,6 +48,9 @@ pub struct CodebookMetadata {
     /// The file the vectors were read from, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The similarity answered (absent: L2), reduced to L2 on the stored vectors.
+    #[serde(default, skip_serializing_if = "Space::is_l2")]
+    pub space: Space,
 }
 
 impl CodebookMetadata {
@@ -141,6 +145,7 @@ impl CodebookIndex {
             tuned: None,
             vectors: vectors_info(&vectors),
             source,
+            space: Space::L2,
         };
         let t = Instant::now();
         let keywords = codebook.encode_all(&vectors, &assigner)?;
@@ -217,6 +222,17 @@ impl CodebookIndex {
             reranker,
             stages: StageClock::default(),
         }
+    }
+
+    /// Records the space the stored vectors were prepared for ([`Space::objects`]), saved with
+    /// the index; searches take queries in it ([`Space::query`]).
+    pub fn set_space(&mut self, space: Space) {
+        self.metadata.space = space;
+    }
+
+    /// The space of the index (L2 unless built for another metric).
+    pub fn space(&self) -> Space {
+        self.metadata.space
     }
 
     /// Records `probe` (and the tuning that chose it) as the default of searches; [`save`]

@@ -16,6 +16,7 @@ pub mod assign;
 pub mod index;
 pub mod kmeans;
 pub mod scan;
+pub mod space;
 pub mod tune;
 pub mod weights;
 
