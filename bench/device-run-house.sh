@@ -75,7 +75,7 @@ open(f"{w}/table-q.txt", "w").write("\n".join(r.choice(rows[1:]) for _ in range(
 PY
 B=$D/bin/genie-before
 $B --quiet build --input "$w/kw/objects.txt" --output "$w/kw.genie"
-$B --quiet build --kind vectors --input "$w/vec-base.npy" --output "$w/lsh.genie"
+$B --quiet build --kind vectors --lsh e2lsh --input "$w/vec-base.npy" --output "$w/lsh.genie"
 $B --quiet build --kind vectors --lsh codebook --input "$w/vec-base.npy" --output "$w/cb.genie"
 $B --quiet build --kind sequences --input "$w/seqs.txt" --output "$w/seq.genie"
 $B --quiet build --kind documents --input "$w/docs.txt" --output "$w/doc.genie"

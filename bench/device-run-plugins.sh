@@ -63,7 +63,7 @@ with open(sys.argv[1] + "/fq.csv", "w") as f:
         px = raw[16 + i * r * c: 16 + (i + 1) * r * c]
         f.write(",".join(str(b) for b in px) + "\n")
 PY
-  timed "build vectors" g build --kind vectors --input data/fashion-mnist/t10k-images-idx3-ubyte.gz --output "$tmp/f.genie" 2>&1 | tail -2
+  timed "build vectors" g build --kind vectors --lsh e2lsh --input data/fashion-mnist/t10k-images-idx3-ubyte.gz --output "$tmp/f.genie" 2>&1 | tail -2
   compare vectors --index "$tmp/f.genie" --queries "$tmp/fq.csv" --k 10
 fi
 cp "$tmp"/*.err "$out/" 2>/dev/null

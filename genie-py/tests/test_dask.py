@@ -106,6 +106,23 @@ def test_vectors(client, device, tmp_path):
          one.search(xq, 5, device=device, candidates=30))
 
 
+def test_vectors_one_codebook_shard_by_cosine(client, device, tmp_path):
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(800, 16)).astype(np.float32)
+    xq = x[:20] * 2.5
+    data = da.from_array(x, chunks=(200, 16))
+    # one shard, replicated: the codebook, the default family, with its metric
+    index = DistributedIndex.build(client, data, kind="vectors", path=tmp_path / "c", shards=1,
+                                   metric="cosine")
+    assert index.params["lsh"] == "codebook"
+    one = genie.VectorIndex(x, metric="cosine")
+    same(index.search(xq, 5, device=device), one.search(xq, 5, device=device))
+    # a codebook over several shards is refused, naming the ways out
+    with pytest.raises(ValueError, match="not sharded"):
+        DistributedIndex.build(client, data, kind="vectors", path=tmp_path / "d",
+                               lsh="codebook")
+
+
 def test_sequences(client, device, tmp_path):
     rng = np.random.default_rng(5)
     seqs = words(rng, 600)

@@ -35,7 +35,7 @@ def test_vectors_as_faiss_and_the_program(cli, device, tmp_path):
     np.save(tmp_path / "q.npy", xq)
     want = program_answers(cli, "vectors", tmp_path / "x.npy", tmp_path / "v.genie",
                            tmp_path / "q.npy", 5)
-    index = genie.VectorIndex(x, lsh="e2lsh")
+    index = genie.VectorIndex(x)  # the codebook family, as the program's default
     assert index.kind == "vectors" and index.ntotal == 600
     assert index.search_json(xq, 5, device=device) == want
     assert genie.load(tmp_path / "v.genie").search_json(xq, 5, device=device) == want
@@ -59,6 +59,29 @@ def test_vectors_as_faiss_and_the_program(cli, device, tmp_path):
         index.search(bad, 5)
     with pytest.raises(ValueError, match="lsh"):
         genie.VectorIndex(x, lsh="cosine")
+
+
+@pytest.mark.parametrize("metric", ["cosine", "ip"])
+def test_vectors_by_cosine_and_inner_product(device, metric):
+    rng = np.random.default_rng(4)
+    x = (rng.normal(size=(500, 12)) * rng.uniform(0.2, 3.0, size=(500, 1))).astype(np.float32)
+    xq = rng.normal(size=(15, 12)).astype(np.float32)
+    index = genie.VectorIndex(x, metric=metric)
+    d, i = index.search(xq, 5, device=device, candidates=200)
+    dots = xq.astype(np.float64) @ x.T.astype(np.float64)
+    if metric == "cosine":
+        norms = np.linalg.norm(xq, axis=1)[:, None] * np.linalg.norm(x, axis=1)[None, :]
+        want = 1.0 - dots / norms
+    else:
+        want = -dots
+    # each hit's distance is the metric's, ascending; most of the exact top 5 are found
+    np.testing.assert_allclose(np.take_along_axis(want, i, axis=1), d, rtol=1e-3, atol=1e-4)
+    assert (np.diff(d, axis=1) >= 0).all()
+    exact = np.argsort(want, axis=1)[:, :5]
+    found = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(i, exact)])
+    assert found >= 0.8, found
+    with pytest.raises(ValueError, match="metric"):
+        genie.VectorIndex(x, metric="dot")
 
 
 def test_sequences_by_edit_distance(cli, device, tmp_path):

@@ -81,9 +81,22 @@ pub fn exact_neighbours_by(
         Metric::L1 => l1,
         Metric::Cosine => cosine_distance,
     };
+    exact_neighbours_of(vectors, ids, |p| vectors.row(ids[p]), k, distance)
+}
+
+/// The `k` nearest neighbours of the query `query(p)` of each sample row `ids[p]` of `vectors`
+/// (the row itself left out), by `distance`.
+pub fn exact_neighbours_of<'a>(
+    vectors: &VectorSet,
+    ids: &[usize],
+    query: impl Fn(usize) -> &'a [f32] + Sync,
+    k: usize,
+    distance: fn(&[f32], &[f32]) -> f64,
+) -> Vec<Vec<u32>> {
     ids.par_iter()
-        .map(|&i| {
-            let q = vectors.row(i);
+        .enumerate()
+        .map(|(p, &i)| {
+            let q = query(p);
             let all: Vec<VerifiedHit> = vectors
                 .rows()
                 .enumerate()

@@ -327,21 +327,24 @@ class VectorIndex(_Base):
     """An index of dense vectors hashed by an LSH family (or IVF-PQ codebooks), searched as in
     faiss: ``search(xq, k) -> (distances, ids)``, re-ranked by the exact distance.
 
-    ``x``: a 2-D array of vectors (one per row; converted to float32). ``lsh``: ``e2lsh``
-    (Euclidean), ``l1``, ``rbh`` (Laplacian kernel), ``srp`` (angle) or ``codebook``. Other
-    build options as `genie build --kind vectors` takes them: ``functions``, ``width``,
-    ``buckets``, ``bits``, ``seed``, ``candidates``, ``target_recall``, ``cells``,
-    ``subspaces``. The build tunes the width and candidates for ``target_recall`` (default 0.95)
-    on a held-out sample, as the program does.
+    ``x``: a 2-D array of vectors (one per row; converted to float32). ``lsh``: the family,
+    ``codebook`` by default (IVF cells and product-quantization codes, with ``metric`` ``l2``,
+    ``cosine`` or ``ip``, the inner product, whose distances are minus the inner product), or
+    an LSH family: ``e2lsh`` (Euclidean), ``l1``, ``rbh`` (Laplacian kernel), ``srp`` (angle).
+    Other build options as `genie build --kind vectors` takes them: ``metric``, ``functions``,
+    ``width``, ``buckets``, ``bits``, ``seed``, ``candidates``, ``target_recall``, ``cells``,
+    ``subspaces``. The build tunes its search defaults for ``target_recall`` (default 0.95) on
+    a held-out sample, as the program does.
     """
 
     _kind = "vectors"
 
-    def __init__(self, x: Any, lsh: str = "e2lsh", **options: Any) -> None:
+    def __init__(self, x: Any, lsh: Optional[str] = None, **options: Any) -> None:
         x = q.aligned_rows(x, np.float32)
         if x.ndim != 2:
             raise ValueError(f"vectors: expected a 2-D array, found {x.ndim} dimensions")
-        options["lsh"] = lsh
+        if lsh is not None:
+            options["lsh"] = lsh
         self._build_from_file(lambda p: np.save(p, x), "vectors.npy", "x", 0, options)
 
     @property
@@ -374,8 +377,10 @@ class VectorIndex(_Base):
     ) -> Tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest vectors found for each row of ``xq``: ``(distances, ids)`` of shape
         ``(nq, min(k, ntotal))``, distances float32 ascending (``inf`` and id ``-1`` where there
-        are fewer hits): the family's own distance (Euclidean for ``e2lsh``, not squared as faiss's
-        ``IndexFlatL2`` gives it; L1 for ``l1`` and ``rbh``; the cosine distance for ``srp``).
+        are fewer hits): the index's own distance (Euclidean for ``e2lsh`` and a codebook of
+        metric ``l2``, not squared as faiss's ``IndexFlatL2`` gives it; L1 for ``l1`` and
+        ``rbh``; the cosine distance ``1 - cos`` for ``srp`` and metric ``cosine``; minus the
+        inner product for metric ``ip``).
         Options: ``candidates`` (how many candidates are re-ranked), and for codebook indexes
         ``probes``, ``entries``, ``levels``. ``filter`` and ``exclude`` as :meth:`Index.search`
         takes them, on a live index (a vector index file refuses them with ValueError; open it

@@ -172,8 +172,7 @@ def _build_shard(i: int, path: str, kind: str, params: Dict[str, Any], device: O
             index = _index.Index.from_keywords(list(rows), name=f"shard {i}")
     elif kind == "vectors":
         x = rows if isinstance(rows, np.ndarray) else np.asarray(list(rows), dtype=np.float32)
-        lsh = params.pop("lsh", "e2lsh")
-        index = _index.VectorIndex(x, lsh=lsh, **params)
+        index = _index.VectorIndex(x, **params)
     elif kind == "sequences":
         index = _index.SequenceIndex(_texts(rows), **params)
     elif kind == "documents":
@@ -391,8 +390,6 @@ class DistributedIndex:
             raise ValueError(f"kind: expected one of {', '.join(_kinds())}, found {kind!r}")
         if path is None:
             raise ValueError("path: a folder every worker can reach is needed for the shards")
-        if kind == "vectors" and params.get("lsh") == "codebook":
-            raise ValueError("vectors: codebook indexes are trained on their data; not sharded")
         path = os.path.abspath(os.fspath(path))
         os.makedirs(path, exist_ok=True)
         futures = client.compute(_partitions(data))
@@ -420,6 +417,14 @@ class DistributedIndex:
         if kind == "table":
             params = cls._table_params(client, data, futures, params)
         order = sorted(groups.items(), key=lambda g: g[1][0])
+        if kind == "vectors":
+            # the codebook (the default of one shard) is trained on its data: not sharded
+            one = len(order) == 1
+            params.setdefault("lsh", "codebook" if one else "e2lsh")
+            if params["lsh"] == "codebook" and not one:
+                raise ValueError("vectors: a codebook is trained on its data and is not sharded: "
+                                 "build one shard (shards=1, replicated on every worker) or name "
+                                 "an LSH family (lsh='e2lsh')")
         shards, owners = [], []
         for i, (w, ps) in enumerate(order):
             runs, local = [], 0
@@ -438,8 +443,8 @@ class DistributedIndex:
                                  shard_params, device, *parts, workers=[owners[i]],
                                  allow_other_workers=False, pure=False)
 
-        if kind == "vectors" and not all(p in params for p in ("functions", "width",
-                                                               "candidates")):
+        if kind == "vectors" and params["lsh"] != "codebook" and not all(
+                p in params for p in ("functions", "width", "candidates")):
             # the first shard's tuning fixes the hash functions of all
             meta = submit(0, params).result()["metadata"]
             lsh = meta["params"]

@@ -55,9 +55,22 @@ pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<T
     let vectors = index.vectors();
     let n = sample_size(vectors.len(), vectors.dim());
     let ids = vectors.sample_ids(n, seed ^ 0x07e5_75e7);
-    let queries = vectors.select(&ids)?;
+    // the sample rows as a user's queries would come (an inner-product index's without the
+    // coordinate its reduction adds), and their exact neighbours in the index's metric
+    let space = index.space();
+    let dim = space.user_dim(vectors.dim());
+    let mut queries = VectorSet::empty(vectors.dim())?;
+    for &i in &ids {
+        queries.push(&space.query(&vectors.row(i)[..dim]).0)?;
+    }
     let t = std::time::Instant::now();
-    let truth = exact_neighbours(vectors, &ids, k);
+    let truth = crate::tuning::exact_neighbours_of(
+        vectors,
+        &ids,
+        |j| queries.row(j),
+        k,
+        crate::metric::squared_l2,
+    );
     log::info!(
         "tuning: exact neighbours of {n} sample vectors in {:.2} s",
         t.elapsed().as_secs_f64()
