@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Issue 36 on one GPU, one call, from the repo root, with D (default .gpu: bin/genie,
+# bin/genie-bench, COMMIT; D/fm holding Fashion-MNIST's IDX files) unpacked there. Per data set
+# of SETS (default "fm"; "cl" adds Gaussian clusters 1 M x 96, 2,000 centres, seed 13):
+#   1. the exact neighbours (bench/peers/knn_truth.py, float64 on the GPU) and the peers of
+#      bench/peers/ann_peers.py that this machine has (torch always; faiss when importable);
+#   2. `genie build --kind vectors` with no other flag (the codebook family, tuned at build);
+#   3. the library in-process: genie-bench --mode vectors at the tuned defaults (GPU);
+#   4. the user's path: `genie -v search --device gpu` (stages logged) and whole commands (best
+#      and median of RUNS, default 3), the CPU backend's answers compared, recall@10 of the
+#      command's own output against the exact neighbours.
+# Writes $OUT/embed-summary.txt, the peers' CSV and the logs.
+set -uo pipefail
+D=${D:-.gpu}
+res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
+d=/tmp/genie-embed; rm -rf "$d"; mkdir -p "$d"
+sum="$res/embed-summary.txt"
+runs=${RUNS:-3}
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/nvidia/lib64"
+source "$(dirname "$0")/timing.sh"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$sum"
+echo "host cores: $(nproc); commit: $(cat $D/COMMIT)" | tee -a "$sum"
+peers=torch
+python3 -c "import faiss" 2>/dev/null && peers=torch,faiss-flat,faiss-ivfpq
+echo "peers: $peers" | tee -a "$sum"
+sets=${SETS:-fm}
+python3 - "$d" "$D/fm" "$sets" <<'PY'
+import gzip, sys, numpy as np
+d, fm, sets = sys.argv[1], sys.argv[2], sys.argv[3].split()
+def fvecs(path, a):
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    out = np.empty((a.shape[0], a.shape[1] + 1), dtype=np.float32)
+    out[:, 0] = np.array([a.shape[1]], dtype=np.int32).view(np.float32)[0]
+    out[:, 1:] = a
+    out.tofile(path)
+def idx(p):
+    raw = gzip.open(p).read()
+    return np.frombuffer(raw[16:], dtype=np.uint8).reshape(-1, 784).astype(np.float32)
+if "fm" in sets:
+    fvecs(f"{d}/fm-base.fvecs", idx(fm + "/train-images-idx3-ubyte.gz"))
+    fvecs(f"{d}/fm-query.fvecs", idx(fm + "/t10k-images-idx3-ubyte.gz"))
+if "cl" in sets:
+    rng = np.random.default_rng(13)
+    c = rng.normal(0, 10, (2000, 96)).astype(np.float32)
+    mix = lambda n: c[rng.integers(0, 2000, n)] + rng.normal(0, 3, (n, 96)).astype(np.float32)
+    fvecs(f"{d}/cl-base.fvecs", mix(1_000_000))
+    fvecs(f"{d}/cl-query.fvecs", mix(10_000))
+PY
+G=$D/bin/genie
+for set in $sets; do
+  echo "== $set" | tee -a "$sum"
+  base="$d/$set-base.fvecs"; query="$d/$set-query.fvecs"; truth="$d/$set-truth.ivecs"; csv="$res/$set-ann.csv"
+  python3 bench/peers/knn_truth.py "$base" "$query" 10 "$truth" | tee -a "$sum"
+  python3 bench/peers/ann_peers.py --data $set --base "$base" --queries "$query" \
+    --truth "$truth" --k 10 --peers $peers --csv "$csv" > "$d/$set-peers.log" 2>&1
+  tail -4 "$d/$set-peers.log" | tee -a "$sum"
+  t0=$(now)
+  env -u RUST_LOG $G -v build --kind vectors --input "$base" --output "$d/$set.genie" > "$d/$set-build.log" 2>&1
+  echo "build $set (no flag): $(since "$t0") ms" | tee -a "$sum"
+  grep -E "built|tuned|codebook:" "$d/$set-build.log" | cut -c1-300 | tee -a "$sum"
+  $D/bin/genie-bench --mode vectors --index "$d/$set.genie" --queries "$query" --truth "$truth" \
+    --data $set --k 10 --csv "$csv" --device gpu 2>&1 | grep -v "^\[" | tee -a "$sum"
+  for dev in gpu cpu; do
+    env -u RUST_LOG $G -v search --device $dev --index "$d/$set.genie" --queries "$query" --k 10 \
+      --output "$d/$set-$dev.jsonl" > "$d/$set-search-$dev.log" 2>&1
+    grep -E "stages|host:|backend|searched" "$d/$set-search-$dev.log" | sed 's/^\[[^]]*\] //' | sed "s/^/  $dev: /" | tee -a "$sum"
+    wall=$(walls "$runs" $G --quiet search --device $dev --index "$d/$set.genie" --queries "$query" --k 10 --output "$d/o2.jsonl")
+    echo "  $dev whole command: $wall" | tee -a "$sum"
+  done
+  cmp -s "$d/$set-gpu.jsonl" "$d/$set-cpu.jsonl" && echo "  GPU == CPU: yes" | tee -a "$sum" || echo "  GPU == CPU: NO" | tee -a "$sum"
+  python3 - "$d/$set-gpu.jsonl" "$truth" <<'PY' | tee -a "$sum"
+import json, sys, numpy as np
+raw = np.fromfile(sys.argv[2], dtype=np.int32); k = raw[0]
+truth = raw.reshape(-1, k + 1)[:, 1:11]
+found = 0
+for line, want in zip(open(sys.argv[1]), truth):
+    ids = [h["id"] for h in json.loads(line)["hits"]][:10]
+    found += len(set(ids) & set(want.tolist()))
+print(f"  CLI recall@10: {found / truth.size:.4f}")
+PY
+done
+cp "$d"/*-build.log "$d"/*-search-*.log "$d"/*-peers.log "$res/" 2>/dev/null
+tar czf "$res/embed-logs.tgz" -C "$res" $(cd "$res" && ls *.log) 2>/dev/null && rm -f "$res"/*.log
