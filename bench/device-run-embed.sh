@@ -20,8 +20,13 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/nv
 source "$(dirname "$0")/timing.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$sum"
 echo "host cores: $(nproc); commit: $(cat $D/COMMIT)" | tee -a "$sum"
+# faiss-cpu from a wheel carried in D/whl, when there is one (the machine reaches no registry)
+if ls "$D"/whl/faiss_cpu-*.whl > /dev/null 2>&1; then
+  pip install -q --no-index --no-deps --target /tmp/fsite "$D"/whl/faiss_cpu-*.whl > /dev/null 2>&1
+  export PYTHONPATH=/tmp/fsite${PYTHONPATH:+:$PYTHONPATH}
+fi
 peers=torch
-python3 -c "import faiss" 2>/dev/null && peers=torch,faiss-flat,faiss-ivfpq
+python3 -c "import faiss" 2>/dev/null && peers=torch,faiss-ivfflat,faiss-hnsw,faiss-ivfpq
 echo "peers: $peers" | tee -a "$sum"
 sets=${SETS:-fm}
 python3 - "$d" "$D/fm" "$sets" <<'PY'
@@ -66,6 +71,12 @@ for set in $sets; do
     grep -E "stages|host:|backend|searched" "$d/$set-search-$dev.log" | sed 's/^\[[^]]*\] //' | sed "s/^/  $dev: /" | tee -a "$sum"
     wall=$(walls "$runs" $G --quiet search --device $dev --index "$d/$set.genie" --queries "$query" --k 10 --output "$d/o2.jsonl")
     echo "  $dev whole command: $wall" | tee -a "$sum"
+  done
+  # the CLI's search stage with all the queries in one chunk, and in chunks of 1,000
+  for b in 10000 1000; do
+    env -u RUST_LOG $G -v search --device gpu --batch-queries $b --index "$d/$set.genie" --queries "$query" --k 10 \
+      --output "$d/$set-b$b.jsonl" > "$d/$set-search-b$b.log" 2>&1
+    grep -E "stages: read" "$d/$set-search-b$b.log" | sed 's/^\[[^]]*\] //' | sed "s/^/  gpu --batch-queries $b: /" | tee -a "$sum"
   done
   cmp -s "$d/$set-gpu.jsonl" "$d/$set-cpu.jsonl" && echo "  GPU == CPU: yes" | tee -a "$sum" || echo "  GPU == CPU: NO" | tee -a "$sum"
   python3 - "$d/$set-gpu.jsonl" "$truth" <<'PY' | tee -a "$sum"

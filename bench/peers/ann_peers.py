@@ -1,6 +1,8 @@
 """Peers for the vector-search benchmark (genie-bench --mode ann): recall@k and queries/s of
-an exact GPU scan in PyTorch, an exact CPU scan in faiss (IndexFlatL2) and faiss' IVFPQ with the
-shortlist re-ranked by exact distance (IndexRefineFlat), on the same fvecs files and truth.
+an exact GPU scan in PyTorch, an exact CPU scan in faiss (IndexFlatL2), faiss' IVFPQ with the
+shortlist re-ranked by exact distance (IndexRefineFlat), faiss' IVF-Flat (the same nlist, nprobe
+1 to 256) and faiss' HNSW32 (efConstruction 40, efSearch 16 to 512), on the same fvecs files and
+truth.
 
 Usage:
   python3 bench/peers/ann_peers.py --data NAME --base BASE.fvecs --queries Q.fvecs \
@@ -13,7 +15,7 @@ short keeps the points it measured; the header is written when the file is new):
 
   data,system,params,recall,qps,seconds,queries,device
 
-system: torch-exact-fp32, faiss-flat or faiss-ivfpq; params: `key=value;key=value`; recall:
+system: torch-exact-fp32, faiss-flat, faiss-ivfpq, faiss-ivfflat or faiss-hnsw32; params: `key=value;key=value`; recall:
 recall@k against the truth (the share of the k true neighbour ids found); seconds: search time for
 all the queries (median of 3 runs after one warm-up, data already in place); qps = queries /
 seconds; device: the CUDA device's name or `cpu N threads`. genie's own rows go to the same CSV
@@ -40,7 +42,8 @@ import time
 import numpy as np
 
 HEADER = ["data", "system", "params", "recall", "qps", "seconds", "queries", "device"]
-PEERS = ["torch", "faiss-flat", "faiss-ivfpq"]
+PEERS = ["torch", "faiss-flat", "faiss-ivfpq", "faiss-ivfflat", "faiss-hnsw"]
+EF_SEARCH = [16, 32, 64, 128, 256, 512]
 NPROBES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 K_FACTORS = [1, 4, 16]
 TRAIN_ROWS = 100_000
@@ -185,7 +188,46 @@ def peer_faiss_ivfpq(args, base, queries, truth):
             yield row(args, "faiss-ivfpq", shown, recall, seconds, queries.shape[0], device)
 
 
-RUNNERS = {"torch": peer_torch, "faiss-flat": peer_faiss_flat, "faiss-ivfpq": peer_faiss_ivfpq}
+def peer_faiss_ivfflat(args, base, queries, truth):
+    faiss, device = import_faiss(args)
+    n, dim = base.shape
+    nlist, _ = ivfpq_shape(n, dim)
+    train_rows = min(n, max(TRAIN_ROWS, 39 * nlist))
+    sample = base[np.sort(np.random.default_rng(SEED).choice(n, train_rows, replace=False))]
+    start = time.perf_counter()
+    index = faiss.IndexIVFFlat(faiss.IndexFlatL2(dim), dim, nlist)
+    index.train(sample)
+    index.add(base)
+    build_s = time.perf_counter() - start
+    print(f"faiss-ivfflat: nlist={nlist}, train + add {build_s:.2f} s")
+    for nprobe in [p for p in NPROBES if p <= nlist]:
+        index.nprobe = nprobe
+        (_, ids), seconds = timed(lambda: index.search(queries, args.k))
+        recall = recall_at_k(ids, truth, args.k)
+        shown = {"nprobe": nprobe, "nlist": nlist, "k": args.k, "build_s": f"{build_s:.2f}"}
+        yield row(args, "faiss-ivfflat", shown, recall, seconds, queries.shape[0], device)
+
+
+def peer_faiss_hnsw(args, base, queries, truth):
+    faiss, device = import_faiss(args)
+    start = time.perf_counter()
+    index = faiss.IndexHNSWFlat(base.shape[1], 32)
+    index.hnsw.efConstruction = 40
+    index.add(base)
+    build_s = time.perf_counter() - start
+    print(f"faiss-hnsw: M=32, efConstruction=40, add {build_s:.2f} s")
+    for ef in EF_SEARCH:
+        index.hnsw.efSearch = ef
+        (_, ids), seconds = timed(lambda: index.search(queries, args.k))
+        recall = recall_at_k(ids, truth, args.k)
+        shown = {"M": 32, "efSearch": ef, "k": args.k, "build_s": f"{build_s:.2f}"}
+        yield row(args, "faiss-hnsw32", shown, recall, seconds, queries.shape[0], device)
+        if recall >= 0.999:
+            break
+
+
+RUNNERS = {"torch": peer_torch, "faiss-flat": peer_faiss_flat, "faiss-ivfpq": peer_faiss_ivfpq,
+           "faiss-ivfflat": peer_faiss_ivfflat, "faiss-hnsw": peer_faiss_hnsw}
 
 
 def check_csv(path):
