@@ -58,36 +58,11 @@ pub(crate) struct Gpu {
     spare: Mutex<Option<State>>,
 }
 
-/// The device's memory pool keeps what a search frees for the next one (the driver's default
-/// hands it back to the system at every synchronization, so each search of a large batch mapped
-/// its work buffers again: a codebook search's plan of 10,000 queries is 2.6 GB). The memory stays
-/// with the process at its largest use.
-fn keep_freed_memory(ctx: &CudaContext) {
-    if !ctx.has_async_alloc() {
-        return;
-    }
-    let mut keep = u64::MAX;
-    // SAFETY: the device is the context's own, and the release threshold's value is a u64
-    let set = unsafe {
-        cudarc::driver::result::device::get_default_mem_pool(ctx.cu_device()).and_then(|pool| {
-            cudarc::driver::result::mem_pool::set_attribute(
-                pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                (&mut keep as *mut u64).cast(),
-            )
-        })
-    };
-    if let Err(e) = set {
-        log::debug!("the device's memory pool hands freed memory back ({e})");
-    }
-}
-
 impl Gpu {
     /// Opens device `ordinal` and loads the kernels compiled for its architecture.
     pub(crate) fn open(ordinal: usize) -> Result<Self> {
         let t = std::time::Instant::now();
         let ctx = CudaContext::new(ordinal).map_err(cuda_err)?;
-        keep_freed_memory(&ctx);
         let context_ms = t.elapsed().as_secs_f64() * 1e3;
         let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
         let arch = format!("sm_{major}{minor}");
