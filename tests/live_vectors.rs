@@ -209,3 +209,81 @@ fn a_codebook_index_counts_writes_that_drift_from_its_training() {
         "only {after} of 1000 drifted vectors counted as crowded"
     );
 }
+
+#[test]
+fn a_built_codebook_index_answers_among_the_allowed() {
+    built_index_answers_among_the_allowed("codebook");
+}
+
+#[test]
+fn a_built_lsh_index_answers_among_the_allowed() {
+    built_index_answers_among_the_allowed("e2lsh");
+}
+
+/// Filters on a vector index file of family `lsh`: every hit allowed, distances exact and
+/// ascending, the nearest allowed vectors found (the codebook answers a filter of a few vectors
+/// exactly; an LSH family's count skips the others before its candidates are taken).
+fn built_index_answers_among_the_allowed(lsh: &str) {
+    let dir = tempfile::tempdir().expect("dir");
+    let base = clustered(2000, 16, 3);
+    let input = dir.path().join("x.fvecs");
+    write_fvecs(&input, &base);
+    let file = dir.path().join("x.genie");
+    let mut options = Options::new();
+    options.set("lsh", lsh);
+    build("vectors", &input, &file, &options);
+    let built = genie::open::load(&Registry::default(), &file).expect("loaded");
+    let index = live::both::Both::file(&built);
+    let queries = clustered(30, 16, 11);
+    let l2 = |a: &[f32], b: &[f32]| -> f64 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| f64::from((x - y) * (x - y)))
+            .sum::<f64>()
+            .sqrt()
+    };
+    // every vector allowed first (the recall without a filter, to compare with), then 50%, 10%
+    // and 0.5% (answered exactly)
+    let mut unfiltered = None;
+    for per_mille in [1000u64, 500, 100, 5] {
+        let allowed: Vec<u64> = (0..2000u64)
+            .filter(|i| (i * 7919) % 1000 < per_mille)
+            .collect();
+        let filter = Filter::new(Some(allowed.clone()), vec![13]);
+        let (mut found, mut total) = (0usize, 0usize);
+        for q in &queries {
+            let hits = nearest(index.as_ref(), q, 10, Some(&filter));
+            assert!(
+                hits.iter().all(|h| allowed.contains(&h.0) && h.0 != 13),
+                "{hits:?}"
+            );
+            assert!(hits.windows(2).all(|w| w[0].1 <= w[1].1), "{hits:?}");
+            let mut exact: Vec<(f64, u64)> = allowed
+                .iter()
+                .filter(|&&id| id != 13)
+                .map(|&id| (l2(q, &base[id as usize]), id))
+                .collect();
+            exact.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let want: Vec<u64> = exact.iter().take(10).map(|e| e.1).collect();
+            assert_eq!(hits.len(), want.len(), "{per_mille} per mille");
+            for h in &hits {
+                let d = l2(q, &base[h.0 as usize]);
+                assert!((h.1 - d).abs() < 1e-3, "{} against {d}", h.1);
+            }
+            found += hits.iter().filter(|h| want.contains(&h.0)).count();
+            total += want.len();
+        }
+        let recall = found as f64 / total as f64;
+        let reference = *unfiltered.get_or_insert(recall);
+        assert!(
+            recall >= reference - 0.05,
+            "{lsh}, {per_mille} per mille: recall {recall} against {reference} unfiltered"
+        );
+        if lsh == "codebook" {
+            assert!(recall >= 0.9, "{per_mille} per mille: recall {recall}");
+        }
+        if per_mille == 5 {
+            assert_eq!(recall, 1.0, "exact among 10 allowed vectors");
+        }
+    }
+}

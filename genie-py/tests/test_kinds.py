@@ -84,6 +84,21 @@ def test_vectors_by_cosine_and_inner_product(device, metric):
         genie.VectorIndex(x, metric="dot")
 
 
+@pytest.mark.parametrize("lsh", [None, "e2lsh"])
+def test_vectors_filtered(device, lsh):
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(800, 8)).astype(np.float32)
+    xq = rng.normal(size=(12, 8)).astype(np.float32)
+    index = genie.VectorIndex(x, lsh=lsh)
+    allowed = np.arange(0, 800, 97)  # 9 vectors: every one re-ranked, the answer exact
+    d, i = index.search(xq, 5, device=device, filter=allowed, exclude=[97])
+    kept = np.setdiff1d(allowed, [97])
+    dist = np.linalg.norm(xq[:, None, :] - x[None, kept, :], axis=2)
+    want = kept[np.argsort(dist, axis=1)[:, :5]]
+    assert (i == want).all()
+    np.testing.assert_allclose(d, np.sort(dist, axis=1)[:, :5], rtol=1e-4)
+
+
 def test_sequences_by_edit_distance(cli, device, tmp_path):
     rng = np.random.default_rng(5)
     seqs = words(rng, 400)

@@ -280,7 +280,37 @@ impl KindIndex for OpenCodebook {
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        super::no_filters(batch, "vectors")?;
+        super::count::by_filter(batch, |part, filter| {
+            let allowed = filter
+                .map(|f| {
+                    let n = u32::try_from(self.index.vectors().len()).unwrap_or(u32::MAX);
+                    f.mask(super::IdSpace::Rows(n), None, None)
+                })
+                .transpose()?;
+            self.search_among(part, allowed.as_ref())
+        })
+    }
+
+    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
+        self.index.engine().take_stage_times()
+    }
+
+    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
+        self.index.take_stages().named().to_vec()
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.index.engine().gpu_ordinal()
+    }
+}
+
+impl OpenCodebook {
+    /// A batch's answers among the objects `allowed` admits (every object when `None`).
+    fn search_among(
+        &self,
+        batch: &[Request<'_>],
+        allowed: Option<&genie_core::ObjectMask>,
+    ) -> Result<Vec<Answer>, DataError> {
         let queries = batch
             .iter()
             .map(|r| prepared::<CodebookQuery>(r.query))
@@ -313,9 +343,19 @@ impl KindIndex for OpenCodebook {
                 .map(|&i| queries[i].probe.candidates as usize)
                 .collect();
             let (probe, counting) = (queries[members[0]].probe, queries[members[0]].counting);
-            let hits = self
-                .index
-                .search_each(&set, &ks, &candidates, &probe, counting)?;
+            let hits = match allowed {
+                None => self
+                    .index
+                    .search_each(&set, &ks, &candidates, &probe, counting)?,
+                Some(mask) => self.index.search_each_allowed(
+                    &set,
+                    &ks,
+                    &candidates,
+                    &probe,
+                    counting,
+                    mask,
+                )?,
+            };
             let space = self.index.space();
             for (mut h, &i) in hits.into_iter().zip(members) {
                 for hit in &mut h {
@@ -325,17 +365,5 @@ impl KindIndex for OpenCodebook {
             }
         }
         Ok(answers)
-    }
-
-    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
-        self.index.engine().take_stage_times()
-    }
-
-    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
-        self.index.take_stages().named().to_vec()
-    }
-
-    fn gpu_ordinal(&self) -> Option<usize> {
-        self.index.engine().gpu_ordinal()
     }
 }

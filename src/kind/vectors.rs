@@ -506,7 +506,37 @@ impl KindIndex for OpenVectors {
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        super::no_filters(batch, "vectors")?;
+        super::count::by_filter(batch, |part, filter| {
+            let allowed = filter
+                .map(|f| {
+                    let n = u32::try_from(self.index.vectors().len()).unwrap_or(u32::MAX);
+                    f.mask(super::IdSpace::Rows(n), None, None)
+                })
+                .transpose()?;
+            self.search_among(part, allowed.as_ref())
+        })
+    }
+
+    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
+        self.index.engine().take_stage_times()
+    }
+
+    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
+        self.index.take_stages().named().to_vec()
+    }
+
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.index.engine().gpu_ordinal()
+    }
+}
+
+impl OpenVectors {
+    /// A batch's answers among the objects `allowed` admits (every object when `None`).
+    fn search_among(
+        &self,
+        batch: &[Request<'_>],
+        allowed: Option<&genie_core::ObjectMask>,
+    ) -> Result<Vec<Answer>, DataError> {
         let queries = batch
             .iter()
             .map(|r| prepared::<VectorQuery>(r.query))
@@ -528,24 +558,12 @@ impl KindIndex for OpenVectors {
             .collect();
         let hits = self
             .index
-            .search_each(&set, &ks, &candidates, self.method)?;
+            .search_each_allowed(&set, &ks, &candidates, self.method, allowed)?;
         Ok(hits
             .iter()
             .zip(batch)
             .map(|(h, r)| Answer::verified(h, r.min_count))
             .collect())
-    }
-
-    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
-        self.index.engine().take_stage_times()
-    }
-
-    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
-        self.index.take_stages().named().to_vec()
-    }
-
-    fn gpu_ordinal(&self) -> Option<usize> {
-        self.index.engine().gpu_ordinal()
     }
 }
 

@@ -17,7 +17,7 @@ use crate::transform::VectorTransform;
 use crate::tuning::{SampleRecall, TUNE_K};
 use crate::vectors::VectorSet;
 use genie_core::{
-    select_backend, Backend, DeviceChoice, Engine, Hit, InvertedIndex, Keyword, Method,
+    select_backend, Backend, DeviceChoice, Engine, Hit, InvertedIndex, Keyword, Method, ObjectMask,
     SearchParams, Transform, VerifiedHit,
 };
 use serde::{Deserialize, Serialize};
@@ -317,7 +317,7 @@ impl VectorIndex {
         k: usize,
         method: Method,
     ) -> Result<Vec<Vec<Hit>>> {
-        self.counts_timed(queries, k, method, &mut SearchStages::default())
+        self.counts_timed(queries, k, method, None, &mut SearchStages::default())
     }
 
     fn counts_timed(
@@ -325,6 +325,7 @@ impl VectorIndex {
         queries: &VectorSet,
         k: usize,
         method: Method,
+        allowed: Option<&ObjectMask>,
         stages: &mut SearchStages,
     ) -> Result<Vec<Vec<Hit>>> {
         self.check_queries(queries)?;
@@ -333,7 +334,10 @@ impl VectorIndex {
         stages.hash_ms += ms_since(t);
         // never more hits than objects (keeps the per-query buffers bounded)
         let k = u32::try_from(k.min(self.vectors().len())).unwrap_or(u32::MAX);
-        let params = SearchParams::top_k(k).with_method(method);
+        let mut params = SearchParams::top_k(k).with_method(method);
+        if let Some(mask) = allowed {
+            params = params.with_mask(mask.clone());
+        }
         let t = Instant::now();
         let hits = self.engine.search(&qs, &params)?;
         stages.count_ms += ms_since(t);
@@ -374,9 +378,44 @@ impl VectorIndex {
         candidates: &[usize],
         method: Method,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
+        self.search_each_allowed(queries, ks, candidates, method, None)
+    }
+
+    /// [`VectorIndex::search_each`] among the objects `allowed` admits (all when `None`): the
+    /// count skips the others before its top candidates are taken, as a filter of any count
+    /// index does, so the candidates re-ranked are allowed ones, as many more as the share
+    /// allowed is small; when that is all of them, the answer is exact.
+    pub fn search_each_allowed(
+        &self,
+        queries: &VectorSet,
+        ks: &[usize],
+        candidates: &[usize],
+        method: Method,
+        allowed: Option<&ObjectMask>,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        // no more allowed objects than candidates: each is re-ranked, none left to the count;
+        // else the candidates grow by the inverse of the share allowed, since the nearest
+        // allowed objects stand that much further down the order of all
+        let mut scaled = candidates.to_vec();
+        if let Some(mask) = allowed {
+            let (admitted, n) = (mask.count() as usize, self.vectors().len());
+            let share = admitted as f64 / n.max(1) as f64;
+            for c in &mut scaled {
+                *c = ((*c as f64 / share.max(1e-9)).ceil() as usize).min(n);
+            }
+            if admitted <= scaled.iter().copied().max().unwrap_or(0) {
+                let all: Vec<Hit> = mask.iter().map(|id| Hit { id, count: 0 }).collect();
+                let every = vec![admitted; queries.len()];
+                return self
+                    .reranker
+                    .search_each(queries, ks, &every, &self.stages, |_, _| {
+                        Ok(vec![all; queries.len()])
+                    });
+            }
+        }
         self.reranker
-            .search_each(queries, ks, candidates, &self.stages, |most, stages| {
-                self.counts_timed(queries, most, method, stages)
+            .search_each(queries, ks, &scaled, &self.stages, |most, stages| {
+                self.counts_timed(queries, most, method, allowed, stages)
             })
     }
 }

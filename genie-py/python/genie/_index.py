@@ -383,8 +383,8 @@ class VectorIndex(_Base):
         inner product for metric ``ip``).
         Options: ``candidates`` (how many candidates are re-ranked), and for codebook indexes
         ``probes``, ``entries``, ``levels``. ``filter`` and ``exclude`` as :meth:`Index.search`
-        takes them, on a live index (a vector index file refuses them with ValueError; open it
-        with ``writable=True`` or as its live folder to filter)."""
+        takes them: the answers are the nearest allowed vectors (a filter admitting few vectors
+        is answered exactly)."""
         _, ids, dist, _ = self._search(
             xq, k, device, min_count, options, False, filter, exclude
         )

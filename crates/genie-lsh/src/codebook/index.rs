@@ -17,8 +17,8 @@ use crate::stages::{ms_since, SearchStages, StageClock};
 use crate::stored::{self, IndexFamily};
 use crate::vectors::VectorSet;
 use genie_core::{
-    Backend, DeviceChoice, Engine, Hit, IndexBuilder, InvertedIndex, Method, SearchParams,
-    VerifiedHit,
+    Backend, DeviceChoice, Engine, Hit, IndexBuilder, InvertedIndex, Method, ObjectMask,
+    SearchParams, VerifiedHit,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -459,6 +459,60 @@ impl CodebookIndex {
             picks,
             ..shape
         }))
+    }
+
+    /// [`CodebookIndex::search_each`] among the objects `allowed` admits: the answers are the
+    /// nearest allowed objects. A filter that admits few objects (at most four times those the
+    /// probed cells hold, or the candidates asked) is answered exactly, every allowed object
+    /// re-ranked. Otherwise the probe's counting runs as usual with its candidates scaled by the
+    /// inverse of the share allowed, and the allowed ones among them are re-ranked: as many
+    /// allowed candidates, and about the recall, of an unfiltered search.
+    pub fn search_each_allowed(
+        &self,
+        queries: &VectorSet,
+        ks: &[usize],
+        candidates: &[usize],
+        probe: &Probe,
+        counting: Counting,
+        allowed: &ObjectMask,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        let n = self.vectors().len();
+        if allowed.len() as usize != n {
+            return Err(LshError::InvalidParameter(format!(
+                "a mask of {} objects for an index of {n}",
+                allowed.len()
+            )));
+        }
+        let admitted = allowed.count() as usize;
+        let cells = self.codebook.params().cells.max(1) as usize;
+        let probed = n * probe.probes as usize / cells;
+        let most_asked = candidates.iter().copied().max().unwrap_or(0);
+        if admitted <= (4 * probed).max(most_asked) {
+            let all: Vec<Hit> = allowed.iter().map(|id| Hit { id, count: 0 }).collect();
+            let every = vec![admitted; queries.len()];
+            return self
+                .reranker
+                .search_each(queries, ks, &every, &self.stages, |_, _| {
+                    Ok(vec![all; queries.len()])
+                });
+        }
+        let share = admitted as f64 / n.max(1) as f64;
+        let scaled: Vec<usize> = candidates
+            .iter()
+            .map(|&c| ((c as f64 / share).ceil() as usize).min(n))
+            .collect();
+        // the candidates counted (on the device when it scans), filtered here, then re-ranked
+        let plan = self.codebook.plan(queries, probe)?;
+        self.reranker
+            .search_each(queries, ks, candidates, &self.stages, |_, stages| {
+                let most = scaled.iter().copied().max().unwrap_or(0);
+                let mut hits = self.counts_of(queries, &plan, most, counting, stages)?;
+                for (h, &c) in hits.iter_mut().zip(&scaled) {
+                    h.truncate(c);
+                    h.retain(|x| allowed.contains(x.id));
+                }
+                Ok(hits)
+            })
     }
 
     /// The GPU that scans a probe of `levels` closeness levels: one with the cells, and the
