@@ -187,6 +187,22 @@ pub fn by_filter(
     Ok(answers)
 }
 
+/// [`by_filter`] for an index file of `rows` objects (an object's id is its row): each filter
+/// handed to `search` as the mask of the objects it allows.
+pub fn by_row_mask(
+    batch: &[Request<'_>],
+    rows: usize,
+    mut search: impl FnMut(&[Request<'_>], Option<&ObjectMask>) -> Result<Vec<Answer>, DataError>,
+) -> Result<Vec<Answer>, DataError> {
+    let n = u32::try_from(rows).unwrap_or(u32::MAX);
+    by_filter(batch, |part, filter| {
+        let allowed = filter
+            .map(|f| f.mask(IdSpace::Rows(n), None, None))
+            .transpose()?;
+        search(part, allowed.as_ref())
+    })
+}
+
 /// The search of count hits: one run of the engine at the batch's largest `k`, each request cut
 /// to its own (a prefix of the contract order is the smaller top-k). A request with `min_count`
 /// and a large `k` starts at [`MIN_COUNT_FIRST_K`] and doubles only while its last hit still

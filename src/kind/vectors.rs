@@ -506,14 +506,9 @@ impl KindIndex for OpenVectors {
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        super::count::by_filter(batch, |part, filter| {
-            let allowed = filter
-                .map(|f| {
-                    let n = u32::try_from(self.index.vectors().len()).unwrap_or(u32::MAX);
-                    f.mask(super::IdSpace::Rows(n), None, None)
-                })
-                .transpose()?;
-            self.search_among(part, allowed.as_ref())
+        let rows = self.index.vectors().len();
+        super::count::by_row_mask(batch, rows, |part, allowed| {
+            self.search_among(part, allowed)
         })
     }
 

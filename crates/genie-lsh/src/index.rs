@@ -404,13 +404,7 @@ impl VectorIndex {
                 *c = ((*c as f64 / share.max(1e-9)).ceil() as usize).min(n);
             }
             if admitted <= scaled.iter().copied().max().unwrap_or(0) {
-                let all: Vec<Hit> = mask.iter().map(|id| Hit { id, count: 0 }).collect();
-                let every = vec![admitted; queries.len()];
-                return self
-                    .reranker
-                    .search_each(queries, ks, &every, &self.stages, |_, _| {
-                        Ok(vec![all; queries.len()])
-                    });
+                return self.reranker.rank_allowed(queries, ks, mask, &self.stages);
             }
         }
         self.reranker

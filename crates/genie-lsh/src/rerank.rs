@@ -143,6 +143,22 @@ impl Reranker {
         Ok(rank_verified(out, k))
     }
 
+    /// Every object `allowed` admits re-ranked for each query, cut to its `k`: the exact answer
+    /// among them (a filter that admits few objects needs no count).
+    pub fn rank_allowed(
+        &self,
+        queries: &VectorSet,
+        ks: &[usize],
+        allowed: &genie_core::ObjectMask,
+        clock: &StageClock,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        let all: Vec<Hit> = allowed.iter().map(|id| Hit { id, count: 0 }).collect();
+        let every = vec![all.len(); queries.len()];
+        self.search_each(queries, ks, &every, clock, |_, _| {
+            Ok(vec![all; queries.len()])
+        })
+    }
+
     /// A batch with each query's own `k` and candidates (a server's batch of requests): `count`
     /// takes the top objects by match count at the largest number wanted (timing its stages),
     /// each query keeps its own prefix of them, and the re-ranked lists are cut to each `k`.

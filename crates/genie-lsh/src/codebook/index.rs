@@ -488,13 +488,9 @@ impl CodebookIndex {
         let probed = n * probe.probes as usize / cells;
         let most_asked = candidates.iter().copied().max().unwrap_or(0);
         if admitted <= (4 * probed).max(most_asked) {
-            let all: Vec<Hit> = allowed.iter().map(|id| Hit { id, count: 0 }).collect();
-            let every = vec![admitted; queries.len()];
             return self
                 .reranker
-                .search_each(queries, ks, &every, &self.stages, |_, _| {
-                    Ok(vec![all; queries.len()])
-                });
+                .rank_allowed(queries, ks, allowed, &self.stages);
         }
         let share = admitted as f64 / n.max(1) as f64;
         let scaled: Vec<usize> = candidates
