@@ -82,6 +82,10 @@ pub enum Counting {
     Lists(Method),
 }
 
+/// Allowed objects a filtered search re-ranks all of, rather than counting
+/// ([`CodebookIndex::search_each_allowed`]).
+pub const EXACT_ALLOWED: usize = 1000;
+
 /// Vectors with a codebook match-count index over them, searched with re-ranking.
 pub struct CodebookIndex {
     codebook: Codebook,
@@ -462,11 +466,12 @@ impl CodebookIndex {
     }
 
     /// [`CodebookIndex::search_each`] among the objects `allowed` admits: the answers are the
-    /// nearest allowed objects. A filter that admits few objects (at most four times those the
-    /// probed cells hold, or the candidates asked) is answered exactly, every allowed object
-    /// re-ranked. Otherwise the probe's counting runs as usual with its candidates scaled by the
-    /// inverse of the share allowed, and the allowed ones among them are re-ranked: as many
-    /// allowed candidates, and about the recall, of an unfiltered search.
+    /// nearest allowed objects. A filter that admits no more objects than [`EXACT_ALLOWED`] (or
+    /// four times the candidates asked) is answered exactly, every allowed object re-ranked.
+    /// Otherwise the nearest allowed objects stand about `1 / share` times further down the
+    /// order of all (`share`: the part of the objects allowed), so the probe's cells and its
+    /// candidates both grow by that factor (at most every cell and object), and the allowed
+    /// ones among the candidates are re-ranked.
     pub fn search_each_allowed(
         &self,
         queries: &VectorSet,
@@ -484,21 +489,24 @@ impl CodebookIndex {
             )));
         }
         let admitted = allowed.count() as usize;
-        let cells = self.codebook.params().cells.max(1) as usize;
-        let probed = n * probe.probes as usize / cells;
         let most_asked = candidates.iter().copied().max().unwrap_or(0);
-        if admitted <= (4 * probed).max(most_asked) {
+        if admitted <= EXACT_ALLOWED.max(4 * most_asked) {
             return self
                 .reranker
                 .rank_allowed(queries, ks, allowed, &self.stages);
         }
-        let share = admitted as f64 / n.max(1) as f64;
+        let grow = n as f64 / admitted.max(1) as f64;
         let scaled: Vec<usize> = candidates
             .iter()
-            .map(|&c| ((c as f64 / share).ceil() as usize).min(n))
+            .map(|&c| ((c as f64 * grow).ceil() as usize).min(n))
             .collect();
+        let cells = self.codebook.params().cells.max(1);
+        let probe = Probe {
+            probes: ((f64::from(probe.probes) * grow).ceil() as u32).min(cells),
+            ..*probe
+        };
         // the candidates counted (on the device when it scans), filtered here, then re-ranked
-        let plan = self.codebook.plan(queries, probe)?;
+        let plan = self.codebook.plan(queries, &probe)?;
         self.reranker
             .search_each(queries, ks, candidates, &self.stages, |_, stages| {
                 let most = scaled.iter().copied().max().unwrap_or(0);
