@@ -229,3 +229,59 @@ fn closeness_weights_fall_as_the_distance_grows() {
     }
     assert!(checked > 100_000, "{checked} pairs checked");
 }
+
+#[test]
+fn a_filtered_search_finds_the_nearest_allowed_vectors() {
+    use genie_core::ObjectMask;
+    use genie_lsh::codebook::index::Counting;
+    let base = clusters(8000, 1);
+    let queries = clusters(100, 2);
+    let index = cpu_index(base.clone());
+    // 5% of the vectors allowed
+    let allowed: Vec<u32> = (0..8000u32).filter(|i| i % 20 == 7).collect();
+    let mask = ObjectMask::from_allowed(8000, allowed.iter().copied()).unwrap();
+    let kept = base
+        .select(&allowed.iter().map(|&i| i as usize).collect::<Vec<_>>())
+        .unwrap();
+    let probe = index.probe();
+    let (ks, cands) = (
+        vec![10; queries.len()],
+        vec![probe.candidates as usize; queries.len()],
+    );
+    // counted (cells and candidates grown), and re-ranked exactly
+    for exact_floats in [0, usize::MAX] {
+        let hits = index
+            .search_each_filtered(
+                &queries,
+                &ks,
+                &cands,
+                &probe,
+                Counting::Scan,
+                &mask,
+                exact_floats,
+            )
+            .unwrap();
+        let mut found = 0;
+        for (q, h) in hits.iter().enumerate() {
+            assert!(h.iter().all(|x| allowed.contains(&x.id)));
+            let want = exact_neighbours(
+                &{
+                    let mut j = kept.clone();
+                    j.push(queries.row(q)).unwrap();
+                    j
+                },
+                &[kept.len()],
+                10,
+            )
+            .remove(0);
+            let want: Vec<u32> = want.iter().map(|&j| allowed[j as usize]).collect();
+            found += h.iter().filter(|x| want.contains(&x.id)).count();
+        }
+        let recall = found as f64 / (10 * queries.len()) as f64;
+        if exact_floats == usize::MAX {
+            assert_eq!(recall, 1.0);
+        } else {
+            assert!(recall >= 0.85, "recall {recall} of the counted path");
+        }
+    }
+}

@@ -82,9 +82,13 @@ pub enum Counting {
     Lists(Method),
 }
 
-/// Allowed objects a filtered search re-ranks all of, rather than counting
-/// ([`CodebookIndex::search_each_allowed`]).
-pub const EXACT_ALLOWED: usize = 1000;
+/// A filtered search re-ranks every allowed object, rather than counting, while their vectors
+/// hold at most this many floats (16 MB; [`CodebookIndex::search_each_allowed`]).
+pub const EXACT_FLOATS: usize = 1 << 22;
+
+/// The most a filtered search's candidates grow ([`CodebookIndex::search_each_allowed`]): each
+/// is a counted object brought back to the host and checked against the filter.
+pub const MAX_GROWTH: f64 = 8.0;
 
 /// Vectors with a codebook match-count index over them, searched with re-ranking.
 pub struct CodebookIndex {
@@ -466,12 +470,13 @@ impl CodebookIndex {
     }
 
     /// [`CodebookIndex::search_each`] among the objects `allowed` admits: the answers are the
-    /// nearest allowed objects. A filter that admits no more objects than [`EXACT_ALLOWED`] (or
-    /// four times the candidates asked) is answered exactly, every allowed object re-ranked.
-    /// Otherwise the nearest allowed objects stand about `1 / share` times further down the
-    /// order of all (`share`: the part of the objects allowed), so the probe's cells and its
-    /// candidates both grow by that factor (at most every cell and object), and the allowed
-    /// ones among the candidates are re-ranked.
+    /// nearest allowed objects. A filter whose objects' vectors hold at most [`EXACT_FLOATS`]
+    /// floats (or that admits at most four times the candidates asked) is answered exactly,
+    /// every allowed object re-ranked. Otherwise the nearest allowed objects stand about
+    /// `1 / share` times further down the order of all (`share`: the part of the objects
+    /// allowed), so the probe's cells grow by that factor (at most every cell) and its
+    /// candidates by it too, up to [`MAX_GROWTH`]; the allowed ones among the candidates are
+    /// re-ranked.
     pub fn search_each_allowed(
         &self,
         queries: &VectorSet,
@@ -480,6 +485,22 @@ impl CodebookIndex {
         probe: &Probe,
         counting: Counting,
         allowed: &ObjectMask,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        let (q, k, c) = (queries, ks, candidates);
+        self.search_each_filtered(q, k, c, probe, counting, allowed, EXACT_FLOATS)
+    }
+
+    /// [`CodebookIndex::search_each_allowed`] with `exact_floats` in place of [`EXACT_FLOATS`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_each_filtered(
+        &self,
+        queries: &VectorSet,
+        ks: &[usize],
+        candidates: &[usize],
+        probe: &Probe,
+        counting: Counting,
+        allowed: &ObjectMask,
+        exact_floats: usize,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
         let n = self.vectors().len();
         if allowed.len() as usize != n {
@@ -490,7 +511,7 @@ impl CodebookIndex {
         }
         let admitted = allowed.count() as usize;
         let most_asked = candidates.iter().copied().max().unwrap_or(0);
-        if admitted <= EXACT_ALLOWED.max(4 * most_asked) {
+        if admitted * self.vectors().dim() <= exact_floats || admitted <= 4 * most_asked {
             return self
                 .reranker
                 .rank_allowed(queries, ks, allowed, &self.stages);
@@ -498,7 +519,7 @@ impl CodebookIndex {
         let grow = n as f64 / admitted.max(1) as f64;
         let scaled: Vec<usize> = candidates
             .iter()
-            .map(|&c| ((c as f64 * grow).ceil() as usize).min(n))
+            .map(|&c| ((c as f64 * grow.min(MAX_GROWTH)).ceil() as usize).min(n))
             .collect();
         let cells = self.codebook.params().cells.max(1);
         let probe = Probe {
