@@ -342,13 +342,14 @@ impl OpenCodebook {
                 None => self
                     .index
                     .search_each(&set, &ks, &candidates, &probe, counting)?,
-                Some(mask) => self.index.search_each_allowed(
+                Some(mask) => self.index.search_each_filtered(
                     &set,
                     &ks,
                     &candidates,
                     &probe,
                     counting,
                     mask,
+                    genie_lsh::codebook::index::EXACT_FLOATS,
                 )?,
             };
             let space = self.index.space();

@@ -83,10 +83,10 @@ pub enum Counting {
 }
 
 /// A filtered search re-ranks every allowed object, rather than counting, while their vectors
-/// hold at most this many floats (16 MB; [`CodebookIndex::search_each_allowed`]).
+/// hold at most this many floats (16 MB; [`CodebookIndex::search_each_filtered`]).
 pub const EXACT_FLOATS: usize = 1 << 22;
 
-/// The most a filtered search's candidates grow ([`CodebookIndex::search_each_allowed`]): each
+/// The most a filtered search's candidates grow ([`CodebookIndex::search_each_filtered`]): each
 /// is a counted object brought back to the host and checked against the filter.
 pub const MAX_GROWTH: f64 = 8.0;
 
@@ -470,27 +470,13 @@ impl CodebookIndex {
     }
 
     /// [`CodebookIndex::search_each`] among the objects `allowed` admits: the answers are the
-    /// nearest allowed objects. A filter whose objects' vectors hold at most [`EXACT_FLOATS`]
-    /// floats (or that admits at most four times the candidates asked) is answered exactly,
-    /// every allowed object re-ranked. Otherwise the nearest allowed objects stand about
-    /// `1 / share` times further down the order of all (`share`: the part of the objects
-    /// allowed), so the probe's cells grow by that factor (at most every cell) and its
-    /// candidates by it too, up to [`MAX_GROWTH`]; the allowed ones among the candidates are
-    /// re-ranked.
-    pub fn search_each_allowed(
-        &self,
-        queries: &VectorSet,
-        ks: &[usize],
-        candidates: &[usize],
-        probe: &Probe,
-        counting: Counting,
-        allowed: &ObjectMask,
-    ) -> Result<Vec<Vec<VerifiedHit>>> {
-        let (q, k, c) = (queries, ks, candidates);
-        self.search_each_filtered(q, k, c, probe, counting, allowed, EXACT_FLOATS)
-    }
-
-    /// [`CodebookIndex::search_each_allowed`] with `exact_floats` in place of [`EXACT_FLOATS`].
+    /// nearest allowed objects. A filter whose objects' vectors hold at most `exact_floats`
+    /// floats ([`EXACT_FLOATS`] in the kind's searches), or that admits at most four times the
+    /// candidates asked, is answered exactly, every allowed object re-ranked. Otherwise the
+    /// nearest allowed objects stand about `1 / share` times further down the order of all
+    /// (`share`: the part of the objects allowed), so the probe's cells grow by that factor (at
+    /// most every cell) and its candidates by it too, up to [`MAX_GROWTH`]; the allowed ones
+    /// among the candidates are re-ranked.
     #[allow(clippy::too_many_arguments)]
     pub fn search_each_filtered(
         &self,
