@@ -20,6 +20,7 @@ mod count;
 pub mod documents;
 mod filter;
 pub mod keywords;
+pub mod letters;
 mod live_objects;
 pub mod live_vectors;
 mod options;
@@ -421,9 +422,9 @@ impl std::fmt::Debug for Registry {
 }
 
 impl Default for Registry {
-    /// The five built-in kinds.
+    /// The five built-in kinds (and, with the feature `test-kind`, [`letters::Letters`]).
     fn default() -> Self {
-        Self {
+        let mut registry = Self {
             kinds: vec![
                 Arc::new(keywords::Keywords),
                 Arc::new(sequences::Sequences),
@@ -431,7 +432,11 @@ impl Default for Registry {
                 Arc::new(table::Table),
                 Arc::new(vectors::Vectors),
             ],
+        };
+        if cfg!(feature = "test-kind") {
+            registry.register(Arc::new(letters::Letters));
         }
+        registry
     }
 }
 
