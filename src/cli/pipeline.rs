@@ -131,15 +131,7 @@ fn write_chunks(
 /// Reads up to `max` raw queries, each with where it came from (for the errors of its parse or
 /// its search); the reader's errors name the place themselves.
 pub fn read_chunk(reader: &mut dyn QueryReader, max: usize) -> Result<(Vec<Value>, Vec<String>)> {
-    let (mut raws, mut places) = (Vec::new(), Vec::new());
-    while raws.len() < max {
-        let Some(raw) = reader.next_query()? else {
-            break;
-        };
-        raws.push(raw);
-        places.push(reader.location());
-    }
-    Ok((raws, places))
+    Ok(reader.next_queries(max)?)
 }
 
 /// Where the search writes: standard output, or a file that appears only when the search is

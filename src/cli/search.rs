@@ -237,9 +237,10 @@ pub fn search(
         if raws.is_empty() {
             return Ok(None);
         }
+        // (each raw query dropped on the core that parsed it)
         let parsed: Vec<_> = raws
-            .par_iter()
-            .map(|raw| service.parse(LOCAL, raw, &options))
+            .into_par_iter()
+            .map(|raw| service.parse(LOCAL, &raw, &options))
             .collect();
         let chunk = parsed
             .into_iter()

@@ -96,6 +96,19 @@ pub trait QueryReader {
     fn next_query(&mut self) -> Result<Option<Value>, DataError>;
     /// Where the last query came from, for messages (`queries.txt:3`).
     fn location(&self) -> String;
+    /// The next `max` raw queries at most (fewer at the end), each with where it came from; a
+    /// reader holding its queries already may make them at once.
+    fn next_queries(&mut self, max: usize) -> Result<(Vec<Value>, Vec<String>), DataError> {
+        let (mut raws, mut places) = (Vec::new(), Vec::new());
+        while raws.len() < max {
+            let Some(raw) = self.next_query()? else {
+                break;
+            };
+            raws.push(raw);
+            places.push(self.location());
+        }
+        Ok((raws, places))
+    }
     /// Bytes read so far, and the file's size when known (for progress bars).
     fn progress(&self) -> (u64, Option<u64>) {
         (0, None)

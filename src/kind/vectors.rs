@@ -418,34 +418,55 @@ impl VectorQueries {
     }
 }
 
-impl QueryReader for VectorQueries {
-    fn next_query(&mut self) -> Result<Option<Value>, DataError> {
-        let Some(row) = self.vectors.get(self.next) else {
-            return Ok(None);
-        };
-        self.next += 1;
+impl VectorQueries {
+    /// Row `i` as a raw query (a JSON array).
+    fn raw(&self, i: usize) -> Result<Value, DataError> {
+        let row = self.vectors.row(i);
         let mut out = Vec::with_capacity(row.len());
         for (col, &x) in row.iter().enumerate() {
             // JSON has no NaN or infinity: such a value is named here, with its row and column
             let n = serde_json::Number::from_f64(f64::from(x)).ok_or_else(|| {
                 DataError::BadQuery(format!(
-                    "{}: vector {} (0-based), column {col}: {x} is not a finite number",
+                    "{}: vector {i} (0-based), column {col}: {x} is not a finite number",
                     display_path(&self.path),
-                    self.next - 1,
                 ))
             })?;
             out.push(Value::Number(n));
         }
-        Ok(Some(Value::Array(out)))
+        Ok(Value::Array(out))
+    }
+
+    /// Where row `i` came from, numbered from 0 as object ids and NumPy rows are.
+    fn place(&self, i: usize) -> String {
+        format!("{}: vector {i} (0-based)", display_path(&self.path))
+    }
+}
+
+impl QueryReader for VectorQueries {
+    fn next_query(&mut self) -> Result<Option<Value>, DataError> {
+        if self.next >= self.vectors.len() {
+            return Ok(None);
+        }
+        self.next += 1;
+        self.raw(self.next - 1).map(Some)
     }
 
     fn location(&self) -> String {
-        // the vector last read, numbered from 0 as object ids and NumPy rows are
-        format!(
-            "{}: vector {} (0-based)",
-            display_path(&self.path),
-            self.next.saturating_sub(1)
-        )
+        self.place(self.next.saturating_sub(1))
+    }
+
+    /// The rows made into raw queries on all cores (the first bad one, in order, is the error).
+    fn next_queries(&mut self, max: usize) -> Result<(Vec<Value>, Vec<String>), DataError> {
+        use rayon::prelude::*;
+        let rows = self.next..(self.next + max).min(self.vectors.len());
+        self.next = rows.end;
+        let raws = rows
+            .clone()
+            .into_par_iter()
+            .map(|i| self.raw(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        let places = rows.into_par_iter().map(|i| self.place(i)).collect();
+        Ok((raws, places))
     }
 }
 
