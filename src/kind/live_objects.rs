@@ -72,6 +72,12 @@ impl LiveQuery {
             rerank: None,
         }
     }
+
+    /// What the kind's re-rank needs, as the type the kind gave it (`None` for another type or
+    /// a query that does not re-rank).
+    pub fn rerank_as<T: 'static>(&self) -> Option<&T> {
+        self.rerank.as_ref()?.downcast_ref::<T>()
+    }
 }
 
 /// A candidate a re-rank orders: its id, its count and the object as the log held it.

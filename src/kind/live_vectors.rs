@@ -345,11 +345,7 @@ impl LiveObjects for LiveVectors {
     }
 
     fn candidates(&self, query: &LiveQuery, k: u32) -> u32 {
-        let asked = query
-            .rerank
-            .as_ref()
-            .and_then(|r| r.downcast_ref::<VectorRerank>())
-            .and_then(|r| r.candidates);
+        let asked = query.rerank_as::<VectorRerank>().and_then(|r| r.candidates);
         let default = match &self.coder {
             Coder::Lsh { meta, .. } => meta.default_candidates(k as usize) as u32,
             Coder::Codebook { meta, .. } => meta.probe.candidates,
@@ -364,9 +360,7 @@ impl LiveObjects for LiveVectors {
         candidates: &[Candidate<'_>],
     ) -> Result<Vec<AnswerHit>, DataError> {
         let r = query
-            .rerank
-            .as_ref()
-            .and_then(|r| r.downcast_ref::<VectorRerank>())
+            .rerank_as::<VectorRerank>()
             .ok_or_else(|| super::undecodable("a vector query"))?;
         let mut hits: Vec<AnswerHit> = candidates
             .iter()

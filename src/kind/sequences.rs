@@ -669,12 +669,16 @@ impl LiveObjects for LiveSequences {
     }
 
     fn candidates(&self, query: &LiveQuery, k: u32) -> u32 {
-        rerank_of(query).map_or(k, |r| r.candidates).max(k)
+        query
+            .rerank_as::<SeqRerank>()
+            .map_or(k, |r| r.candidates)
+            .max(k)
     }
 
     fn max_candidates(&self, query: &LiveQuery, k: u32) -> u32 {
         let first = self.candidates(query, k);
-        rerank_of(query)
+        query
+            .rerank_as::<SeqRerank>()
             .and_then(|r| r.max_candidates)
             .unwrap_or(DEFAULT_MAX_CANDIDATES)
             .max(first)
@@ -688,7 +692,8 @@ impl LiveObjects for LiveSequences {
     /// `|G(Q)| - n tau` ordered n-grams with it; one of count `outside` or less can neither be
     /// closer than the k-th hit, at `tau`, nor tie with it, when that bound is above `outside`.
     fn proves(&self, query: &LiveQuery, tau: f64, outside: u32) -> bool {
-        rerank_of(query)
+        query
+            .rerank_as::<SeqRerank>()
             .is_some_and(|r| self.config.count_bound(r.grams, tau as u32) > i64::from(outside))
     }
 
@@ -698,7 +703,9 @@ impl LiveObjects for LiveSequences {
         k: u32,
         candidates: &[Candidate<'_>],
     ) -> Result<Vec<AnswerHit>, DataError> {
-        let r = rerank_of(query).ok_or_else(|| super::undecodable("a sequence query"))?;
+        let r = query
+            .rerank_as::<SeqRerank>()
+            .ok_or_else(|| super::undecodable("a sequence query"))?;
         let mut hits = candidates
             .iter()
             .map(|&(id, count, stored)| {
@@ -722,8 +729,4 @@ impl LiveObjects for LiveSequences {
     fn state_version(&self) -> u64 {
         self.read().len() as u64
     }
-}
-
-fn rerank_of(query: &LiveQuery) -> Option<&SeqRerank> {
-    query.rerank.as_ref()?.downcast_ref::<SeqRerank>()
 }
