@@ -29,28 +29,7 @@ peers=torch
 python3 -c "import faiss" 2>/dev/null && peers=torch,faiss-ivfflat,faiss-hnsw,faiss-ivfpq
 echo "peers: $peers" | tee -a "$sum"
 sets=${SETS:-fm}
-python3 - "$d" "$D/fm" "$sets" <<'PY'
-import gzip, sys, numpy as np
-d, fm, sets = sys.argv[1], sys.argv[2], sys.argv[3].split()
-def fvecs(path, a):
-    a = np.ascontiguousarray(a, dtype=np.float32)
-    out = np.empty((a.shape[0], a.shape[1] + 1), dtype=np.float32)
-    out[:, 0] = np.array([a.shape[1]], dtype=np.int32).view(np.float32)[0]
-    out[:, 1:] = a
-    out.tofile(path)
-def idx(p):
-    raw = gzip.open(p).read()
-    return np.frombuffer(raw[16:], dtype=np.uint8).reshape(-1, 784).astype(np.float32)
-if "fm" in sets:
-    fvecs(f"{d}/fm-base.fvecs", idx(fm + "/train-images-idx3-ubyte.gz"))
-    fvecs(f"{d}/fm-query.fvecs", idx(fm + "/t10k-images-idx3-ubyte.gz"))
-if "cl" in sets:
-    rng = np.random.default_rng(13)
-    c = rng.normal(0, 10, (2000, 96)).astype(np.float32)
-    mix = lambda n: c[rng.integers(0, 2000, n)] + rng.normal(0, 3, (n, 96)).astype(np.float32)
-    fvecs(f"{d}/cl-base.fvecs", mix(1_000_000))
-    fvecs(f"{d}/cl-query.fvecs", mix(10_000))
-PY
+python3 bench/peers/vector_sets.py "$d" "$D/fm" "$sets"
 G=$D/bin/genie
 for set in $sets; do
   echo "== $set" | tee -a "$sum"

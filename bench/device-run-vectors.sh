@@ -29,37 +29,7 @@ python3 -c "import faiss" 2>/dev/null && peers=torch,faiss-flat,faiss-ivfpq
 echo "peers: $peers"
 echo "== GPU tests"
 [ -n "${NO_TESTS:-}" ] || .gpu/run tests 2>&1 | grep -E "^test |test result|skipped|panicked|differ" | tee "$res/tests.log"
-python3 - "$d" .gpu/fm "$sets" <<'PY'
-import gzip, os, sys, numpy as np
-d, fm, sets = sys.argv[1], sys.argv[2], sys.argv[3].split()
-def fvecs(path, a):
-    a = np.ascontiguousarray(a, dtype=np.float32)
-    out = np.empty((a.shape[0], a.shape[1] + 1), dtype=np.float32)
-    out[:, 0] = np.array([a.shape[1]], dtype=np.int32).view(np.float32)[0]
-    out[:, 1:] = a
-    out.tofile(path)
-def idx(p):
-    raw = gzip.open(p).read()
-    return np.frombuffer(raw[16:], dtype=np.uint8).reshape(-1, 784).astype(np.float32)
-if "fm" in sets:
-    fvecs(f"{d}/fm-base.fvecs", idx(fm + "/train-images-idx3-ubyte.gz"))
-    fvecs(f"{d}/fm-query.fvecs", idx(fm + "/t10k-images-idx3-ubyte.gz"))
-def mixture(name, seed, centres, n):
-    rng = np.random.default_rng(seed)
-    c = rng.normal(0, 10, (centres, 96)).astype(np.float32)
-    def mix(n):
-        out = np.empty((n, 96), dtype=np.float32)
-        for s in range(0, n, 1_000_000):
-            m = min(1_000_000, n - s)
-            out[s:s + m] = c[rng.integers(0, centres, m)] + rng.normal(0, 3, (m, 96)).astype(np.float32)
-        return out
-    fvecs(f"{d}/{name}-base.fvecs", mix(n))
-    fvecs(f"{d}/{name}-query.fvecs", mix(10_000))
-if "cl" in sets:
-    mixture("cl", 13, 2000, 1_000_000)
-if "big" in sets:
-    mixture("big", 17, 10_000, 10_000_000)
-PY
+python3 bench/peers/vector_sets.py "$d" .gpu/fm "$sets"
 summary="$res/summary.txt"; : > "$summary"
 stage() { grep -oE "search [0-9.]+ ms \(hash [0-9.]+ ms, count [0-9.]+ ms, rerank [0-9.]+ ms\)" "$1" | tail -1; }
 for set in $sets; do
