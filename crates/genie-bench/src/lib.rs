@@ -35,6 +35,7 @@ pub mod suite;
 pub mod synthetic;
 pub mod table;
 pub mod timed_search;
+pub mod transport_parts;
 pub mod vecs;
 pub mod workloads;
 pub mod write_keywords;

@@ -72,6 +72,11 @@ fn main() -> Result<()> {
         let args = genie_bench::serve_client::ClientArgs::parse();
         return genie_bench::serve_client::run(&args);
     }
+    if mode_is("transport-parts", std::env::args()) {
+        // a served query's host time by step (genie_bench::transport_parts)
+        let args = genie_bench::transport_parts::PartsArgs::parse();
+        return genie_bench::transport_parts::run(&args).map(|_| ());
+    }
     if mode_is("kind", std::env::args()) {
         // any kind's index and text queries, with the kind's stages (genie_bench::kind_bench)
         let args = genie_bench::kind_bench::KindArgs::parse();
