@@ -9,6 +9,7 @@
 #   4. the user's path: `genie -v search --device gpu` (stages logged) and whole commands (best
 #      and median of RUNS, default 3), the CPU backend's answers compared, recall@10 of the
 #      command's own output against the exact neighbours.
+# SKIP_PEERS=1 leaves the peers out; RERANK=1 adds the re-rank forms (below).
 # Writes $OUT/embed-summary.txt, the peers' CSV and the logs.
 set -uo pipefail
 D=${D:-.gpu}
@@ -35,9 +36,11 @@ for set in $sets; do
   echo "== $set" | tee -a "$sum"
   base="$d/$set-base.fvecs"; query="$d/$set-query.fvecs"; truth="$d/$set-truth.ivecs"; csv="$res/$set-ann.csv"
   python3 bench/peers/knn_truth.py "$base" "$query" 10 "$truth" | tee -a "$sum"
-  python3 bench/peers/ann_peers.py --data $set --base "$base" --queries "$query" \
-    --truth "$truth" --k 10 --peers $peers --csv "$csv" > "$d/$set-peers.log" 2>&1
-  tail -4 "$d/$set-peers.log" | tee -a "$sum"
+  if [ -z "${SKIP_PEERS:-}" ]; then
+    python3 bench/peers/ann_peers.py --data $set --base "$base" --queries "$query" \
+      --truth "$truth" --k 10 --peers $peers --csv "$csv" > "$d/$set-peers.log" 2>&1
+    tail -4 "$d/$set-peers.log" | tee -a "$sum"
+  fi
   t0=$(now)
   env -u RUST_LOG $G -v build --kind vectors --input "$base" --output "$d/$set.genie" > "$d/$set-build.log" 2>&1
   echo "build $set (no flag): $(since "$t0") ms" | tee -a "$sum"
@@ -58,16 +61,25 @@ for set in $sets; do
     grep -E "stages: read" "$d/$set-search-b$b.log" | sed 's/^\[[^]]*\] //' | sed "s/^/  gpu --batch-queries $b: /" | tee -a "$sum"
   done
   cmp -s "$d/$set-gpu.jsonl" "$d/$set-cpu.jsonl" && echo "  GPU == CPU: yes" | tee -a "$sum" || echo "  GPU == CPU: NO" | tee -a "$sum"
-  python3 - "$d/$set-gpu.jsonl" "$truth" <<'PY' | tee -a "$sum"
-import json, sys, numpy as np
-raw = np.fromfile(sys.argv[2], dtype=np.int32); k = raw[0]
-truth = raw.reshape(-1, k + 1)[:, 1:11]
-found = 0
-for line, want in zip(open(sys.argv[1]), truth):
-    ids = [h["id"] for h in json.loads(line)["hits"]][:10]
-    found += len(set(ids) & set(want.tolist()))
-print(f"  CLI recall@10: {found / truth.size:.4f}")
-PY
+  python3 bench/peers/cli_recall.py "$d/$set-gpu.jsonl" "$truth" | tee -a "$sum"
+  # RERANK=1: each compact re-rank form (and the codes with SUBSPACES slices, default 44: 48
+  # bytes a vector of 96 dimensions, 1/8 of the floats), built with no other flag: its bytes a
+  # vector and build recall (`genie info`), the CLI's search stage, GPU == CPU, recall@10
+  if [ -n "${RERANK:-}" ]; then
+    for form in f16 sq8 codes codes-m; do
+      extra=(--rerank "${form%-m}"); [ "$form" = codes-m ] && extra+=(--subspaces "${SUBSPACES:-44}")
+      t0=$(now)
+      env -u RUST_LOG $G -v build --kind vectors "${extra[@]}" --input "$base" --output "$d/$set-$form.genie" > "$d/$set-build-$form.log" 2>&1
+      echo "  --rerank $form: build $(since "$t0") ms; $($G info --index "$d/$set-$form.genie" | grep re-rank)" | tee -a "$sum"
+      for dev in gpu cpu; do
+        env -u RUST_LOG $G -v search --device $dev --index "$d/$set-$form.genie" --queries "$query" --k 10 \
+          --output "$d/$set-$form-$dev.jsonl" > "$d/$set-search-$form-$dev.log" 2>&1
+      done
+      grep -E "stages: read" "$d/$set-search-$form-gpu.log" | sed 's/^\[[^]]*\] //' | sed "s/^/    gpu: /" | tee -a "$sum"
+      cmp -s "$d/$set-$form-gpu.jsonl" "$d/$set-$form-cpu.jsonl" && same=yes || same=NO
+      python3 bench/peers/cli_recall.py "$d/$set-$form-gpu.jsonl" "$truth" "  $form: GPU == CPU $same, CLI recall@10" | tee -a "$sum"
+    done
+  fi
 done
 cp "$d"/*-build.log "$d"/*-search-*.log "$d"/*-peers.log "$res/" 2>/dev/null
 tar czf "$res/embed-logs.tgz" -C "$res" $(cd "$res" && ls *.log) 2>/dev/null && rm -f "$res"/*.log

@@ -151,7 +151,40 @@ pub fn metadata_lines(metadata: &Value) -> Vec<String> {
         }
         out.push(format!("{}: {}", key.replace('_', " "), short(value)));
     }
+    out.extend(rerank_line(metadata));
     out
+}
+
+/// A codebook index's re-rank copy: its form, its bytes a vector beside the float copy's, and
+/// the recall the build measured with it (`re-rank: sq8, 96 bytes a vector (f32: 384),
+/// recall@10 0.962 at build`).
+fn rerank_line(metadata: &Value) -> Option<String> {
+    if metadata.get("family")?.as_str()? != genie_lsh::stored::CODEBOOK {
+        return None;
+    }
+    let dim = metadata.pointer("/params/dim")?.as_u64()?;
+    let subspaces = metadata.pointer("/params/subspaces")?.as_u64()?;
+    let form = metadata
+        .get("rerank")
+        .and_then(Value::as_str)
+        .unwrap_or(genie_lsh::Form::F32.name());
+    let bytes = match form.parse::<genie_lsh::Form>().ok()? {
+        genie_lsh::Form::F32 => 4 * dim,
+        genie_lsh::Form::F16 => 2 * dim,
+        genie_lsh::Form::Sq8 => dim,
+        genie_lsh::Form::Codes => subspaces + 4,
+    };
+    let recall = match (
+        metadata.pointer("/tuned/recall").and_then(Value::as_f64),
+        metadata.pointer("/tuned/k").and_then(Value::as_u64),
+    ) {
+        (Some(r), Some(k)) => format!(", recall@{k} {r:.3} at build"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "re-rank: {form}, {bytes} bytes a vector (f32: {}){recall}",
+        4 * dim
+    ))
 }
 
 /// A table's schema: a line per column (type, bins and range, or the number of categories and

@@ -466,3 +466,49 @@ fn the_default_family_is_the_codebook_with_three_metrics() {
         }
     }
 }
+
+#[test]
+fn each_rerank_form_is_built_described_and_searched() {
+    let d = fixture();
+    for (form, bytes) in [("f32", 16), ("f16", 8), ("sq8", 4), ("codes", 5)] {
+        let out = format!("{form}.genie");
+        let built = d.run(&[
+            "build", "--kind", "vectors", "--rerank", form, "--input", "data.csv", "--output", &out,
+        ]);
+        success(&built);
+        let info = success(&d.run(&["info", "--index", &out]));
+        let line = format!("re-rank: {form}, {bytes} bytes a vector (f32: 16), recall@10 ");
+        assert!(info.contains(&line), "{form}: {info}");
+        // each query is a row of the data: the nearest cluster's rows come first, the row
+        // itself at a distance near 0 (exactly 0 with the floats)
+        let answers = hits_of(&success(&d.search(
+            &out,
+            "q.csv",
+            "3",
+            &["--kind", "vectors", "--candidates", "40", "--device", "cpu"],
+        )));
+        for (q, (row, hits)) in [0u64, 5, 10].iter().zip(&answers).enumerate() {
+            assert_eq!(hits.len(), 3, "{form} query {q}");
+            assert!(
+                hits.iter().all(|(id, _)| id % 4 == row % 4),
+                "{form} query {q}: {hits:?}"
+            );
+            if form == "f32" {
+                assert_eq!(hits[0], (*row, 0.0), "{form} query {q}");
+            }
+        }
+    }
+    let err = failure(&d.run(&[
+        "build", "--kind", "vectors", "--rerank", "f8", "--input", "data.csv", "--output",
+        "x.genie",
+    ]));
+    assert!(err.contains("f32") && err.contains("codes"), "{err}");
+    let err = failure(&d.run(&[
+        "build", "--kind", "vectors", "--lsh", "e2lsh", "--rerank", "sq8", "--input", "data.csv",
+        "--output", "x.genie",
+    ]));
+    assert!(
+        err.contains("option rerank") && err.contains("--lsh codebook"),
+        "{err}"
+    );
+}

@@ -408,3 +408,97 @@ fn gpu_training_equals_cpu() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Re-ranking from a compact copy on the GPU gives the CPU's distances on the rebuilt rows, bit
+/// for bit: half precision and 8-bit steps for every metric (a re-ranker of its own), and each
+/// form of a codebook index (its codes too) searched whole, scanned and re-ranked on the device.
+#[test]
+fn gpu_compact_reranking_equals_cpu() {
+    use genie::core::{DeviceChoice, Hit};
+    use genie::lsh::rerank::Reranker;
+    use genie::lsh::{CodebookIndex, CodebookParams, Form, Metric, Probe, Store};
+    use std::sync::Arc;
+    if let Err(reason) = genie::core::backend::cuda_probe() {
+        skip(reason);
+        return;
+    }
+    let mut failures = Vec::new();
+    for (name, vectors) in datasets(3000) {
+        if name.starts_with("special") || name.starts_with("magnitudes") {
+            continue; // infinities and NaN make distances NaN, which equal nothing
+        }
+        let d = vectors.dim();
+        let queries = VectorSet::new(d, vectors.as_slice()[..100 * d].to_vec()).unwrap();
+        let hits: Vec<Vec<Hit>> = (0..100u32)
+            .map(|q| {
+                (0..150u32)
+                    .map(|j| Hit {
+                        id: (q * 37 + j * 11) % 3000,
+                        count: 0,
+                    })
+                    .collect()
+            })
+            .collect();
+        let floats = Arc::new(vectors.clone());
+        for form in [Form::F16, Form::Sq8] {
+            let store = Arc::new(Store::encode(&floats, form, None).unwrap());
+            for metric in [Metric::L2, Metric::L1, Metric::Cosine] {
+                let gpu = Reranker::from_store(Arc::clone(&store), metric, Some(0));
+                assert!(gpu.on_gpu(), "{name} {form:?}: not on the GPU");
+                let cpu = Reranker::from_store(Arc::clone(&store), metric, None);
+                let (g, c) = (
+                    gpu.rerank(&queries, &hits, 10).unwrap(),
+                    cpu.rerank(&queries, &hits, 10).unwrap(),
+                );
+                if g != c {
+                    let differ = g.iter().zip(&c).filter(|(a, b)| a != b).count();
+                    failures.push(format!(
+                        "{name} {form:?} {metric:?}: {differ} of 100 differ"
+                    ));
+                }
+            }
+        }
+    }
+    let (name, vectors) = datasets(6000).swap_remove(0);
+    let d = vectors.dim();
+    let queries = VectorSet::new(d, vectors.as_slice()[..300 * d].to_vec()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for form in [Form::F16, Form::Sq8, Form::Codes] {
+        let params = CodebookParams::for_data(vectors.len(), d, 5);
+        let mut cpu = CodebookIndex::build(
+            vectors.clone(),
+            params,
+            Probe::default(),
+            DeviceChoice::Cpu,
+            None,
+        )
+        .unwrap();
+        cpu.set_rerank(form).unwrap();
+        let path = dir.path().join(format!("{}.genie", form.name()));
+        cpu.save(&path).unwrap();
+        let gpu = CodebookIndex::load(&path, DeviceChoice::Gpu).unwrap();
+        assert!(
+            gpu.reranks_on_gpu(),
+            "{name} {form:?}: re-rank not on the GPU"
+        );
+        assert!(gpu.scans_on_gpu(), "{name} {form:?}: scan not on the GPU");
+        for (probes, entries, candidates, levels) in [(8, 4, 100, 0), (16, 256, 500, 31)] {
+            let probe = Probe {
+                probes,
+                entries,
+                candidates,
+                weighted: true,
+                levels,
+            };
+            let (g, c) = (
+                gpu.search(&queries, 10, &probe).unwrap(),
+                cpu.search(&queries, 10, &probe).unwrap(),
+            );
+            if g != c {
+                let differ = g.iter().zip(&c).filter(|(a, b)| a != b).count();
+                failures.push(format!("{name} {form:?} {probe:?}: {differ} of 300 differ"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

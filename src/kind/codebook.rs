@@ -15,7 +15,7 @@ use genie_lsh::codebook::index::codebook_path;
 use genie_lsh::codebook::index::Counting;
 use genie_lsh::codebook::space::Space;
 use genie_lsh::codebook::tune::{self, DEFAULT_TARGET};
-use genie_lsh::{io, CodebookIndex, CodebookParams, Probe, VectorSet};
+use genie_lsh::{io, CodebookIndex, CodebookParams, Form, Probe, VectorSet};
 use serde_json::Value;
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -108,7 +108,20 @@ pub(super) fn build(job: &BuildJob<'_>, seed: u64) -> Result<BuildReport, DataEr
     )
     .map_err(file_err)?;
     index.set_space(space);
-    let report = tune::tune(&index, TUNE_K, target, seed).map_err(file_err)?;
+    let form: Form = o
+        .str("rerank")?
+        .unwrap_or("f32")
+        .parse()
+        .map_err(file_err)?;
+    // the exact neighbours of the tuning come from the float vectors, while the index re-ranks
+    // from the form chosen: the recall tuned for is the one its searches get
+    let floats = index
+        .vectors()
+        .cloned()
+        .ok_or_else(|| DataError::Unsupported("a built index without its vectors".into()))?;
+    index.set_rerank(form).map_err(file_err)?;
+    let report = tune::tune_with(&index, &floats, TUNE_K, target, seed).map_err(file_err)?;
+    drop(floats);
     index
         .set_defaults(report.probe, Some(report.tuned.clone()))
         .map_err(file_err)?;
@@ -159,8 +172,13 @@ pub(super) fn open(
     backend: &dyn Backend,
     options: &OpenOptions,
 ) -> Result<Box<dyn KindIndex>, DataError> {
-    let vectors = shared_vectors(source, &index)?;
-    let index = CodebookIndex::open_with(&source.path, index, backend, vectors)?;
+    let saved = source.shared("rerank", || {
+        Ok(genie_lsh::codebook::index::read_saved(
+            &source.path,
+            &index,
+        )?)
+    })?;
+    let index = CodebookIndex::open_with(&source.path, index, backend, (*saved).clone())?;
     Ok(Box::new(OpenCodebook {
         index,
         method: options.method,
@@ -246,7 +264,7 @@ impl KindIndex for OpenCodebook {
     }
 
     fn num_objects(&self) -> u64 {
-        self.index.vectors().len() as u64
+        self.index.len() as u64
     }
 
     fn backend_name(&self) -> String {
@@ -260,10 +278,7 @@ impl KindIndex for OpenCodebook {
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
         let (probe, counting) = self.probe(options)?;
         let space = self.index.space();
-        let (vector, len2) = space.query(&vector_query(
-            raw,
-            space.user_dim(self.index.vectors().dim()),
-        )?);
+        let (vector, len2) = space.query(&vector_query(raw, space.user_dim(self.index.dim()))?);
         Ok(Box::new(CodebookQuery {
             vector,
             len2,
@@ -280,7 +295,7 @@ impl KindIndex for OpenCodebook {
     }
 
     fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let rows = self.index.vectors().len();
+        let rows = self.index.len();
         super::count::by_row_mask(batch, rows, |part, allowed| {
             self.search_among(part, allowed)
         })
@@ -325,7 +340,7 @@ impl OpenCodebook {
                 .or_default()
                 .push(i);
         }
-        let dim = self.index.vectors().dim();
+        let dim = self.index.dim();
         let mut answers = vec![Answer::default(); batch.len()];
         for members in groups.values() {
             let mut set = VectorSet::empty(dim)?;

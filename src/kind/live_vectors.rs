@@ -333,7 +333,10 @@ impl LiveObjects for LiveVectors {
         base: &Path,
         index: &InvertedIndex,
     ) -> Result<Option<StringTable>, DataError> {
-        let vectors = genie_lsh::index::read_vectors(base, index)?;
+        let vectors = match &self.coder {
+            Coder::Lsh { .. } => genie_lsh::index::read_vectors(base, index)?,
+            _ => genie_lsh::codebook::index::read_rows(base, index)?,
+        };
         let mut table = StringTable::new();
         let mut row = Vec::with_capacity(self.dim * 4);
         for i in 0..vectors.len() {

@@ -269,6 +269,16 @@ const BUILD_OPTIONS: &[OptionSpec] = &[
         "Codebook: slices of a vector, each coded in one byte [default: dimension / 4, at most \
          64].",
     ),
+    OptionSpec::new(
+        "rerank",
+        OptionType::Choice(&genie_lsh::Form::NAMES),
+        "FORM",
+        "Codebook: what a search re-ranks its candidates from, kept beside the index: f32, the \
+         vectors (4 bytes a dimension, exact distances); f16, half precision (2 bytes); sq8, 8-bit \
+         steps by dimension (1 byte); codes, the index's own codes (no copy: the slices' codes \
+         and 4 bytes a vector). The build tunes the candidates for --target-recall with the form \
+         chosen; `genie info` shows its bytes a vector and recall [default: f32].",
+    ),
 ];
 
 /// The kind of dense vectors; the side files are `INDEX.vectors` (both families) and
@@ -322,7 +332,7 @@ impl Kind for Vectors {
                 message: format!("expected a recall in (0, 1], found {target}"),
             });
         }
-        for name in ["cells", "subspaces", "metric"] {
+        for name in ["cells", "subspaces", "metric", "rerank"] {
             if o.has(name) {
                 return Err(DataError::BadOption {
                     name: name.into(),

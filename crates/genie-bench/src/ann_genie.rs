@@ -146,11 +146,11 @@ impl Opened {
         }
     }
 
-    /// The indexed vectors.
-    pub fn vectors(&self) -> &VectorSet {
+    /// The number of indexed vectors and their dimension.
+    pub fn shape(&self) -> (usize, usize) {
         match self {
-            Self::Codebook(i) => i.vectors(),
-            Self::Lsh(i) => i.vectors(),
+            Self::Codebook(i) => (i.len(), i.dim()),
+            Self::Lsh(i) => (i.vectors().len(), i.vectors().dim()),
         }
     }
 
@@ -272,7 +272,7 @@ impl Opened {
 /// max(20k, 200)), then k (no re-rank beyond the top k by count), D/4, D/2, 2D and 4D (at most
 /// the objects).
 pub fn default_sweep(index: &Opened, k: usize) -> Vec<Setting> {
-    let n = index.vectors().len().max(1);
+    let n = index.shape().0.max(1);
     let mut out: Vec<Setting> = Vec::new();
     let mut add = |s: Setting| {
         if !out.contains(&s) {
@@ -399,7 +399,7 @@ fn read_inputs(args: &VectorsArgs, index: &Opened) -> Result<(VectorSet, Vec<Vec
         "{}: no query vector",
         args.queries.display()
     );
-    let dim = index.vectors().dim();
+    let dim = index.shape().1;
     ensure!(
         queries.dim() == dim,
         "{}: queries of dimension {}, the index {} holds vectors of dimension {dim}",
@@ -416,7 +416,7 @@ fn read_inputs(args: &VectorsArgs, index: &Opened) -> Result<(VectorSet, Vec<Vec
         queries.len(),
         args.queries.display()
     );
-    let n = index.vectors().len();
+    let n = index.shape().0;
     for (r, row) in truth.iter().enumerate() {
         ensure!(
             row.len() >= args.k,
@@ -483,8 +483,8 @@ pub fn run(args: &VectorsArgs) -> Result<Report> {
          index's own, per search\n",
         args.data,
         system,
-        index.vectors().len(),
-        index.vectors().dim(),
+        index.shape().0,
+        index.shape().1,
         queries.len(),
         args.k
     );

@@ -74,6 +74,153 @@ extern "C" __global__ void rerank_distance(const float* __restrict__ vecs, u32 n
     }
 }
 
+// ---- re-rank distances from a compact copy (crates/genie-lsh/src/store.rs) ----------------------
+// A row's value j rebuilt as the CPU's `Store::row_into` does, in one rounding: form 1 half-precision
+// bits (exact), form 2 `lo[j] + step[j] x code`, form 3 a codebook's `centre[j] + codeword[j]` (the
+// object's codes at `pos[id]` of the cells' order, its cell found in `starts`). The lanes then as
+// `lanes_group`, so the distances equal the CPU's on the rebuilt rows.
+
+__device__ __forceinline__ float half_bits_to_float(unsigned short h) {
+    const u32 sign = (u32)(h & 0x8000u) << 16;
+    const u32 e = (h >> 10) & 0x1fu;
+    const u32 man = h & 0x3ffu;
+    if (e == 0) {
+        // zero or subnormal: man x 2^-24, exact in f32
+        const float f = __fmul_rn((float)man, 5.9604644775390625e-8f);
+        return sign ? -f : f;
+    }
+    if (e == 31) return __uint_as_float(sign | 0x7f800000u | (man << 13));
+    return __uint_as_float(sign | ((e + 112u) << 23) | (man << 13));
+}
+
+struct CompactRow {
+    u32 form;
+    u32 dim;
+    u64 id;
+    const unsigned short* half;
+    const unsigned char* bytes;
+    const float* lo;
+    const float* step;
+    // codes
+    const unsigned char* code;
+    const float* centre;
+    const float* books;
+    const u32* bounds;
+    const u32* slice_of;
+    __device__ __forceinline__ float operator()(u32 j) const {
+        if (form == 1) return half_bits_to_float(half[id * dim + j]);
+        if (form == 2) return __fadd_rn(lo[j], __fmul_rn(step[j], (float)bytes[id * dim + j]));
+        const u32 s = slice_of[j];
+        const u32 b = bounds[s];
+        const u32 w = bounds[s + 1] - b;
+        return __fadd_rn(centre[j], books[256u * b + (u32)code[s] * w + (j - b)]);
+    }
+};
+
+template <int OP, class B>
+__device__ double lanes_rows(const float* __restrict__ a, const B& b, u32 dim, u32 l, u32 mask) {
+    float acc = 0.f;
+    const u32 full = dim / 8u * 8u;
+    for (u32 j = l; j < full; j += 8u) acc = __fadd_rn(acc, lane_op<OP>(a[j], b(j)));
+    float tail = -0.0f;
+    if (l == 0)
+        for (u32 j = full; j < dim; ++j) tail = __fadd_rn(tail, lane_op<OP>(a[j], b(j)));
+    double s = -0.0;
+#pragma unroll
+    for (u32 i = 0; i < 8u; ++i) s = __dadd_rn(s, (double)__shfl_sync(mask, acc, (int)i, 8));
+    return __dadd_rn(s, (double)__shfl_sync(mask, tail, 0, 8));
+}
+
+template <int OP, class B>
+__device__ double lanes_self(const B& b, u32 dim, u32 l, u32 mask) {
+    float acc = 0.f;
+    const u32 full = dim / 8u * 8u;
+    for (u32 j = l; j < full; j += 8u) {
+        const float x = b(j);
+        acc = __fadd_rn(acc, lane_op<OP>(x, x));
+    }
+    float tail = -0.0f;
+    if (l == 0)
+        for (u32 j = full; j < dim; ++j) {
+            const float x = b(j);
+            tail = __fadd_rn(tail, lane_op<OP>(x, x));
+        }
+    double s = -0.0;
+#pragma unroll
+    for (u32 i = 0; i < 8u; ++i) s = __dadd_rn(s, (double)__shfl_sync(mask, acc, (int)i, 8));
+    return __dadd_rn(s, (double)__shfl_sync(mask, tail, 0, 8));
+}
+
+// `rerank_distance` over a compact copy: `half` (form 1), `bytes` with `lo` and `step` (form 2), or
+// (form 3) `pos`, the cells' `starts` (ncells + 1) and `codes` (m a position), the `centres` and
+// `books` of the codebook, its `bounds` and each dimension's slice `slice_of`.
+extern "C" __global__ void rerank_compact(u32 form, const unsigned short* __restrict__ half,
+                                          const unsigned char* __restrict__ bytes,
+                                          const float* __restrict__ lo, const float* __restrict__ step,
+                                          const u32* __restrict__ pos, const u32* __restrict__ starts,
+                                          u32 ncells, const unsigned char* __restrict__ codes, u32 m,
+                                          const float* __restrict__ centres,
+                                          const float* __restrict__ books,
+                                          const u32* __restrict__ bounds,
+                                          const u32* __restrict__ slice_of, u32 n, u32 dim,
+                                          const float* __restrict__ queries,
+                                          const u32* __restrict__ cands, u32 kc, u32 nq, u32 metric,
+                                          double* out) {
+    const u64 total = (u64)nq * kc;
+    const u32 l = threadIdx.x & 7u;
+    const u32 mask = 0xffu << (threadIdx.x & 24u);
+    const u64 step8 = ((u64)gridDim.x * blockDim.x) >> 3;
+    for (u64 t = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 3; t < total; t += step8) {
+        const u32 id = cands[t];
+        if (id >= n) {
+            if (l == 0) out[t] = __longlong_as_double(0x7ff8000000000000ll);
+            continue;
+        }
+        CompactRow b;
+        b.form = form;
+        b.dim = dim;
+        b.id = id;
+        b.half = half;
+        b.bytes = bytes;
+        b.lo = lo;
+        b.step = step;
+        b.books = books;
+        b.bounds = bounds;
+        b.slice_of = slice_of;
+        b.code = codes;
+        b.centre = centres;
+        if (form == 3) {
+            const u32 p = pos[id];
+            // the cell: the last start at or before p
+            u32 lo_c = 0, hi_c = ncells;
+            while (hi_c - lo_c > 1) {
+                const u32 mid = (lo_c + hi_c) >> 1;
+                if (starts[mid] <= p) lo_c = mid; else hi_c = mid;
+            }
+            b.code = codes + (u64)p * m;
+            b.centre = centres + (u64)lo_c * dim;
+        }
+        const float* a = queries + (t / kc) * dim;
+        double d;
+        if (metric == 0) {
+            d = __dsqrt_rn(lanes_rows<0>(a, b, dim, l, mask));
+        } else if (metric == 1) {
+            d = lanes_rows<1>(a, b, dim, l, mask);
+        } else {
+            const double na = __dsqrt_rn(lanes_group<2>(a, a, dim, l, mask));
+            const double nb = __dsqrt_rn(lanes_self<2>(b, dim, l, mask));
+            const double ab = lanes_rows<2>(a, b, dim, l, mask);
+            if (na == 0.0 || nb == 0.0) {
+                d = 1.0;
+            } else {
+                d = __dsub_rn(1.0, __ddiv_rn(ab, __dmul_rn(na, nb)));
+                d = d < 0.0 ? 0.0 : (d > 2.0 ? 2.0 : d);
+            }
+        }
+        if (l == 0) out[t] = d;
+    }
+}
+
 // ---- codebook probes on the device (crates/genie-lsh/src/codebook/mod.rs `plan_one`) -----------
 // The CPU's arithmetic exactly: `kmeans::dot` in eight lanes with a tail, scores
 // `|c|^2 - 2 x.c` and `|w|^2 - 2 (q_s.w - c_s.w)`, and `smallest` ordering by (score by its total

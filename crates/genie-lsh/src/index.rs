@@ -141,6 +141,8 @@ pub fn vectors_path(index: &Path) -> PathBuf {
 /// assert_eq!((hits[0][0].id, hits[0][0].distance), (0, 0.0));
 /// ```
 pub struct VectorIndex {
+    /// The indexed vectors (the re-rank's too).
+    vectors: Arc<VectorSet>,
     transform: VectorTransform,
     engine: Engine,
     metadata: IndexMetadata,
@@ -217,8 +219,9 @@ impl VectorIndex {
         engine: Engine,
         metadata: IndexMetadata,
     ) -> Result<Self> {
-        let reranker = Reranker::new(vectors, metadata.metric, engine.gpu_ordinal());
+        let reranker = Reranker::new(Arc::clone(&vectors), metadata.metric, engine.gpu_ordinal());
         Ok(Self {
+            vectors,
             transform,
             engine,
             metadata,
@@ -282,7 +285,7 @@ impl VectorIndex {
 
     /// The indexed vectors (object `i` is row `i`).
     pub fn vectors(&self) -> &VectorSet {
-        self.reranker.vectors()
+        &self.vectors
     }
 
     /// The time of each stage of the searches since the last call.

@@ -37,6 +37,7 @@ pub static VECTORS: KernelModule = KernelModule {
         "codebook_picks",
         "codeword_products",
         "object_terms",
+        "rerank_compact",
     ],
     builds: &[ShippedBuild::listed(
         MANIFEST,

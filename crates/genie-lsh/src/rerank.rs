@@ -7,6 +7,7 @@ use crate::error::{LshError, Result};
 use crate::gpu::{CellCodesRef, CodebookRef, GpuVectors, VectorDistance};
 use crate::metric::Metric;
 use crate::stages::{ms_since, SearchStages, StageClock};
+use crate::store::Store;
 use crate::vectors::VectorSet;
 use crate::verify::VectorVerifier;
 use genie_core::{rank_verified, Hit, VerifiedHit, Verifier};
@@ -17,10 +18,12 @@ use std::time::Instant;
 /// Candidates whose rows are requested ahead of the one whose distance is computed.
 const PREFETCH_AHEAD: usize = 8;
 
-/// Exact distances to the indexed vectors, on the CPU or the GPU of the index.
+/// Distances to the indexed vectors (exact, or from a compact [`Store`]), on the CPU or the GPU of
+/// the index.
 pub struct Reranker {
-    vectors: Arc<VectorSet>,
-    verifier: VectorVerifier,
+    store: Arc<Store>,
+    /// The exact verifier, over float vectors.
+    verifier: Option<VectorVerifier>,
     metric: Metric,
     gpu: Option<GpuVectors>,
 }
@@ -29,6 +32,7 @@ impl std::fmt::Debug for Reranker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reranker")
             .field("metric", &self.metric)
+            .field("form", &self.store.form())
             .field("gpu", &self.gpu.is_some())
             .finish()
     }
@@ -38,31 +42,41 @@ impl Reranker {
     /// A re-ranker of `vectors` by `metric`, with the vectors copied to GPU `gpu` when given (a
     /// failed copy is logged and re-ranking stays on the CPU).
     pub fn new(vectors: Arc<VectorSet>, metric: Metric, gpu: Option<usize>) -> Self {
-        let gpu = gpu.and_then(|ordinal| {
-            match GpuVectors::new(ordinal, vectors.as_slice(), vectors.dim()) {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    log::warn!("re-ranking on the CPU: the vectors did not go to the GPU ({e})");
-                    None
-                }
+        Self::from_store(Arc::new(Store::F32(vectors)), metric, gpu)
+    }
+
+    /// A re-ranker of the rows of `store` (see [`Reranker::new`]).
+    pub fn from_store(store: Arc<Store>, metric: Metric, gpu: Option<usize>) -> Self {
+        let gpu = gpu.and_then(|ordinal| match GpuVectors::from_store(ordinal, &store) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                log::warn!("re-ranking on the CPU: the vectors did not go to the GPU ({e})");
+                None
             }
         });
         Self {
-            verifier: VectorVerifier::new(Arc::clone(&vectors), metric),
-            vectors,
+            verifier: store
+                .floats()
+                .map(|v| VectorVerifier::new(Arc::clone(v), metric)),
+            store,
             metric,
             gpu,
         }
     }
 
-    /// The vectors.
-    pub fn vectors(&self) -> &Arc<VectorSet> {
-        &self.vectors
+    /// The float vectors, when the re-rank is from them.
+    pub fn vectors(&self) -> Option<&Arc<VectorSet>> {
+        self.store.floats()
+    }
+
+    /// The rows re-ranked from.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
     }
 
     /// Whether distances are computed on the GPU.
     pub fn on_gpu(&self) -> bool {
-        self.gpu.is_some()
+        self.gpu.as_ref().is_some_and(GpuVectors::can_rerank)
     }
 
     /// The vectors on the GPU, when they are there.
@@ -109,7 +123,7 @@ impl Reranker {
         hits: &[Vec<Hit>],
         k: usize,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
-        match &self.gpu {
+        match self.gpu.as_ref().filter(|g| g.can_rerank()) {
             Some(gpu) => self.on_device(gpu, queries, hits, k),
             None => hits
                 .par_iter()
@@ -123,24 +137,72 @@ impl Reranker {
     /// next candidates prefetched, so that their reads from memory overlap (the candidates' rows
     /// lie anywhere in the vectors; the distances and their order are [`genie_core::rerank`]'s).
     fn on_host(&self, query: &[f32], hits: &[Hit], k: usize) -> Result<Vec<VerifiedHit>> {
+        let Some(verifier) = &self.verifier else {
+            return self.on_host_compact(query, hits, k);
+        };
+        let vectors = &self.store;
         for h in hits.iter().take(PREFETCH_AHEAD) {
-            self.vectors.prefetch(h.id as usize);
+            vectors.prefetch(h.id as usize);
         }
         let out = hits
             .iter()
             .enumerate()
             .map(|(i, h)| {
                 if let Some(next) = hits.get(i + PREFETCH_AHEAD) {
-                    self.vectors.prefetch(next.id as usize);
+                    vectors.prefetch(next.id as usize);
                 }
                 Ok(VerifiedHit {
                     id: h.id,
                     count: h.count,
-                    distance: self.verifier.distance(query, h.id)?,
+                    distance: verifier.distance(query, h.id)?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(rank_verified(out, k))
+    }
+
+    /// One query's candidates re-ranked on the CPU from the rows a compact store rebuilds.
+    fn on_host_compact(&self, query: &[f32], hits: &[Hit], k: usize) -> Result<Vec<VerifiedHit>> {
+        let dim = self.store.dim();
+        if query.len() != dim {
+            return Err(LshError::Dimension {
+                expected: dim,
+                found: query.len(),
+            });
+        }
+        let mut row = vec![0f32; dim];
+        let out = hits
+            .iter()
+            .map(|h| {
+                self.store
+                    .row_into(h.id as usize, &mut row)
+                    .ok_or_else(|| {
+                        LshError::InvalidParameter(format!(
+                            "object {} beyond the {} stored vectors",
+                            h.id,
+                            self.store.len()
+                        ))
+                    })?;
+                Ok(VerifiedHit {
+                    id: h.id,
+                    count: h.count,
+                    distance: self.metric.distance(query, &row),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(rank_verified(out, k))
+    }
+
+    /// The distance from `query` to object `id` as the re-rank computes it on the CPU.
+    pub fn distance(&self, query: &[f32], id: u32) -> Result<f64> {
+        let hit = Hit { id, count: 0 };
+        let r = match &self.verifier {
+            Some(_) => self.on_host(query, &[hit], 1)?,
+            None => self.on_host_compact(query, &[hit], 1)?,
+        };
+        r.first()
+            .map(|h| h.distance)
+            .ok_or_else(|| LshError::InvalidParameter(format!("object {id} has no distance")))
     }
 
     /// Every object `allowed` admits re-ranked for each query, cut to its `k`: the exact answer

@@ -285,3 +285,95 @@ fn a_filtered_search_finds_the_nearest_allowed_vectors() {
         }
     }
 }
+
+/// Each re-rank form: recall against brute force near the float copy's (the compact copies) or
+/// still useful (the codes), a tuned build reaching its target with the form, the bytes a vector
+/// it costs, and the same answers after save and load, the form kept.
+#[test]
+fn each_rerank_form_keeps_its_recall_and_survives_a_reload() {
+    use genie_lsh::codebook::tune::tune_with;
+    use genie_lsh::Form;
+    let base = clusters(8000, 1);
+    let queries = clusters(200, 2);
+    let probe = Probe {
+        probes: 16,
+        entries: 16,
+        candidates: 200,
+        weighted: true,
+        levels: 0,
+    };
+    let exact = recall(&cpu_index(base.clone()), &base, &queries, &probe);
+    let dir = tempfile::tempdir().unwrap();
+    let dim = base.dim() as f64;
+    for (form, least, bytes) in [
+        (Form::F16, exact - 0.005, 2.0 * dim),
+        (Form::Sq8, exact - 0.02, dim),
+        (Form::Codes, 0.6, 0.0),
+    ] {
+        let mut index = cpu_index(base.clone());
+        index.set_rerank(form).unwrap();
+        assert_eq!(index.store().form(), form);
+        assert!(index.vectors().is_none(), "{form:?} keeps no float copy");
+        if form != Form::Codes {
+            assert_eq!(index.store().bytes_per_vector(), bytes, "{form:?}");
+        } else {
+            let m = index.codebook().params().subspaces as f64;
+            assert_eq!(index.store().bytes_per_vector(), m + 4.0);
+            assert!(
+                m + 4.0 <= 4.0 * dim / 8.0,
+                "codes at most 1/8 of the floats"
+            );
+        }
+        let r = recall(&index, &base, &queries, &probe);
+        assert!(r >= least, "{form:?}: recall {r}, floats {exact}");
+        // a form changes once, from the floats
+        let again = index.set_rerank(Form::F32).unwrap_err().to_string();
+        assert!(again.contains("not from its float vectors"), "{again}");
+        // tuned with the form: the sample's recall is measured as searches re-rank
+        let report = tune_with(&index, &base, 10, 0.8, 3).unwrap();
+        // the codes bound the recall by their quantization error (0.73 on this sample; the
+        // best found is chosen then)
+        assert!(
+            report.reached || (form == Form::Codes && report.tuned.recall >= 0.35),
+            "{form:?}: {:?}",
+            report.tried.last()
+        );
+        eprintln!(
+            "{form:?}: recall {r} (floats {exact}), tuned {:?}",
+            report.tuned
+        );
+        index
+            .set_defaults(report.probe, Some(report.tuned))
+            .unwrap();
+        let path = dir.path().join(format!("{}.genie", form.name()));
+        index.save(&path).unwrap();
+        let loaded = CodebookIndex::load(&path, DeviceChoice::Cpu).unwrap();
+        assert_eq!(loaded.metadata().rerank, form);
+        assert_eq!(loaded.store().form(), form);
+        let p = index.probe();
+        assert_eq!(
+            loaded.search(&queries, 10, &p).unwrap(),
+            index.search(&queries, 10, &p).unwrap(),
+            "{form:?}"
+        );
+        // a re-rank file that is not the index's is refused, naming it
+        let vpath = genie_lsh::index::vectors_path(&path);
+        if form != Form::Codes {
+            let mut bytes = std::fs::read(&vpath).unwrap();
+            let last = bytes.len() - 1;
+            bytes[last] ^= 1;
+            std::fs::write(&vpath, &bytes).unwrap();
+            let e = CodebookIndex::load(&path, DeviceChoice::Cpu)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("checksum") && e.contains(".vectors"), "{e}");
+        }
+        // the rows a live index compacts from are the ones re-ranked from
+        if form != Form::Codes {
+            continue;
+        }
+        let core = genie_core::InvertedIndex::load(&path).unwrap();
+        let rows = genie_lsh::codebook::index::read_rows(&path, &core).unwrap();
+        assert_eq!(rows, index.store().to_vectors().unwrap());
+    }
+}

@@ -14,6 +14,7 @@ use crate::io::raw;
 use crate::metric::Metric;
 use crate::rerank::Reranker;
 use crate::stages::{ms_since, SearchStages, StageClock};
+use crate::store::{Form, Store};
 use crate::stored::{self, IndexFamily};
 use crate::vectors::VectorSet;
 use genie_core::{
@@ -51,6 +52,14 @@ pub struct CodebookMetadata {
     /// The similarity answered (absent: L2), reduced to L2 on the stored vectors.
     #[serde(default, skip_serializing_if = "Space::is_l2")]
     pub space: Space,
+    /// What a search re-ranks from (absent: the float vectors); `vectors` then describes that
+    /// copy's payload.
+    #[serde(default, skip_serializing_if = "is_f32")]
+    pub rerank: Form,
+}
+
+fn is_f32(form: &Form) -> bool {
+    *form == Form::F32
 }
 
 impl CodebookMetadata {
@@ -93,11 +102,60 @@ pub const MAX_GROWTH: f64 = 8.0;
 /// Vectors with a codebook match-count index over them, searched with re-ranking.
 pub struct CodebookIndex {
     codebook: Codebook,
-    cells: CellCodes,
+    cells: Arc<CellCodes>,
     engine: Engine,
     metadata: CodebookMetadata,
     reranker: Reranker,
     stages: StageClock,
+}
+
+/// What the metadata records of the saved re-rank copy: form, rows, dimension and checksum.
+fn saved_form(metadata: &CodebookMetadata) -> (Form, u64, u32, u32) {
+    let v = &metadata.vectors;
+    (metadata.rerank, v.rows, v.dim, v.crc32)
+}
+
+/// The re-rank copy saved beside a codebook index at `path`, checked against its metadata: the
+/// float vectors or a compact copy, shared by the index's replicas; `None` for the `codes` form,
+/// which each opening rebuilds from its cells.
+pub fn read_saved(path: &Path, index: &InvertedIndex) -> Result<Option<Arc<Store>>> {
+    let metadata = CodebookMetadata::parse(index.metadata())
+        .map_err(|e| LshError::format(path, e.to_string()))?;
+    Ok(match metadata.rerank {
+        Form::F32 => Some(Arc::new(Store::F32(Arc::new(read_vectors(path, index)?)))),
+        Form::Codes => None,
+        _ => Some(Arc::new(Store::load_compact(
+            &vectors_path(path),
+            saved_form(&metadata),
+            None,
+        )?)),
+    })
+}
+
+/// The rows a codebook index at `path` re-ranks from, as floats: its vectors, or the rows its
+/// compact copy rebuilds (what a live index over it compacts from).
+pub fn read_rows(path: &Path, index: &InvertedIndex) -> Result<VectorSet> {
+    let metadata = CodebookMetadata::parse(index.metadata())
+        .map_err(|e| LshError::format(path, e.to_string()))?;
+    match metadata.rerank {
+        Form::F32 => read_vectors(path, index),
+        Form::Codes => {
+            let cpath = codebook_path(path);
+            let (rows, _) = raw::load(&cpath)?;
+            let codebook = Codebook::from_rows(metadata.params.clone(), &rows)
+                .map_err(|e| LshError::format(&cpath, e.to_string()))?;
+            let p = &metadata.params;
+            let cells = CellCodes::from_index(index, p.subspaces as usize, p.cells as usize)
+                .map_err(|e| LshError::format(path, e.to_string()))?;
+            Store::load_compact(
+                &vectors_path(path),
+                saved_form(&metadata),
+                Some((&codebook, Arc::new(cells))),
+            )?
+            .to_vectors()
+        }
+        _ => Store::load_compact(&vectors_path(path), saved_form(&metadata), None)?.to_vectors(),
+    }
 }
 
 impl std::fmt::Debug for CodebookIndex {
@@ -154,6 +212,7 @@ impl CodebookIndex {
             vectors: vectors_info(&vectors),
             source,
             space: Space::L2,
+            rerank: Form::F32,
         };
         let t = Instant::now();
         let keywords = codebook.encode_all(&vectors, &assigner)?;
@@ -173,10 +232,11 @@ impl CodebookIndex {
             "codebook: index built in {:.2} s",
             t.elapsed().as_secs_f64()
         );
+        let store = Arc::new(Store::F32(Arc::new(vectors)));
         Ok(Self::assemble(
             codebook,
-            cells,
-            Arc::new(vectors),
+            Arc::new(cells),
+            store,
             engine,
             metadata,
         ))
@@ -199,12 +259,30 @@ impl CodebookIndex {
 
     fn assemble(
         codebook: Codebook,
-        cells: CellCodes,
-        vectors: Arc<VectorSet>,
+        cells: Arc<CellCodes>,
+        store: Arc<Store>,
         engine: Engine,
         metadata: CodebookMetadata,
     ) -> Self {
-        let mut reranker = Reranker::new(vectors, Metric::L2, engine.gpu_ordinal());
+        let reranker = Self::reranker(&codebook, &cells, store, &engine);
+        Self {
+            codebook,
+            cells,
+            engine,
+            metadata,
+            reranker,
+            stages: StageClock::default(),
+        }
+    }
+
+    /// The re-ranker of `store`, with the cells and the codebook beside it on the engine's GPU.
+    fn reranker(
+        codebook: &Codebook,
+        cells: &CellCodes,
+        store: Arc<Store>,
+        engine: &Engine,
+    ) -> Reranker {
+        let mut reranker = Reranker::from_store(store, Metric::L2, engine.gpu_ordinal());
         reranker.attach_cells(CellCodesRef {
             starts: &cells.starts,
             ids: &cells.ids,
@@ -222,14 +300,39 @@ impl CodebookIndex {
                 bounds: &a.bounds,
             });
         }
-        Self {
-            codebook,
-            cells,
-            engine,
-            metadata,
-            reranker,
-            stages: StageClock::default(),
+        reranker
+    }
+
+    /// Re-ranks from `form` from now on (and [`save`] writes that form): a compact copy made
+    /// from the float vectors, which the index then drops. Only an index that still holds its
+    /// float vectors changes form.
+    ///
+    /// [`save`]: CodebookIndex::save
+    pub fn set_rerank(&mut self, form: Form) -> Result<()> {
+        if form == self.metadata.rerank {
+            return Ok(());
         }
+        let Some(floats) = self.reranker.vectors().cloned() else {
+            return Err(LshError::InvalidParameter(format!(
+                "re-rank form {}: the index re-ranks from {}, not from its float vectors",
+                form.name(),
+                self.metadata.rerank.name()
+            )));
+        };
+        let store = Store::encode(
+            &floats,
+            form,
+            Some((&self.codebook, Arc::clone(&self.cells))),
+        )?;
+        self.metadata.vectors.crc32 = store.crc32();
+        self.metadata.rerank = form;
+        self.reranker = Self::reranker(&self.codebook, &self.cells, Arc::new(store), &self.engine);
+        Ok(())
+    }
+
+    /// What a search re-ranks from.
+    pub fn store(&self) -> &Arc<Store> {
+        self.reranker.store()
     }
 
     /// Records the space the stored vectors were prepared for ([`Space::objects`]), saved with
@@ -260,7 +363,7 @@ impl CodebookIndex {
         let path = path.as_ref();
         let text =
             serde_json::to_string(&self.metadata).map_err(|e| LshError::Metadata(e.to_string()))?;
-        raw::save(self.vectors(), &vectors_path(path))?;
+        self.store().save(&vectors_path(path))?;
         raw::save(&self.codebook.to_rows()?, &codebook_path(path))?;
         self.engine.index().save_with_metadata(path, &text)?;
         Ok(())
@@ -275,17 +378,17 @@ impl CodebookIndex {
     pub fn open_on(path: &Path, index: Arc<InvertedIndex>, backend: &dyn Backend) -> Result<Self> {
         CodebookMetadata::parse(index.metadata())
             .map_err(|e| LshError::format(path, e.to_string()))?;
-        let vectors = Arc::new(read_vectors(path, &index)?);
-        Self::open_with(path, index, backend, vectors)
+        let saved = read_saved(path, &index)?;
+        Self::open_with(path, index, backend, saved)
     }
 
-    /// [`CodebookIndex::open_on`] with its vectors already read
-    /// ([`crate::index::load_vectors`]): replicas of one index on several devices share them.
+    /// [`CodebookIndex::open_on`] with its saved re-rank copy already read ([`read_saved`]):
+    /// replicas of one index on several devices share it.
     pub fn open_with(
         path: &Path,
         index: Arc<InvertedIndex>,
         backend: &dyn Backend,
-        vectors: Arc<VectorSet>,
+        saved: Option<Arc<Store>>,
     ) -> Result<Self> {
         let metadata = CodebookMetadata::parse(index.metadata())
             .map_err(|e| LshError::format(path, e.to_string()))?;
@@ -300,10 +403,32 @@ impl CodebookIndex {
             ));
         }
         let p = &metadata.params;
-        let cells = CellCodes::from_index(&index, p.subspaces as usize, p.cells as usize)
-            .map_err(|e| LshError::format(path, e.to_string()))?;
+        let cells = Arc::new(
+            CellCodes::from_index(&index, p.subspaces as usize, p.cells as usize)
+                .map_err(|e| LshError::format(path, e.to_string()))?,
+        );
+        let store = match saved {
+            Some(s) => s,
+            None => Arc::new(Store::load_compact(
+                &vectors_path(path),
+                saved_form(&metadata),
+                Some((&codebook, Arc::clone(&cells))),
+            )?),
+        };
+        if store.len() != cells.ids.len() || store.dim() != p.dim as usize {
+            return Err(LshError::format(
+                path,
+                format!(
+                    "{} vectors of dimension {} to re-rank from, the index holds {} of dimension {}",
+                    store.len(),
+                    store.dim(),
+                    cells.ids.len(),
+                    p.dim
+                ),
+            ));
+        }
         let engine = Engine::with_backend(index, backend)?;
-        Ok(Self::assemble(codebook, cells, vectors, engine, metadata))
+        Ok(Self::assemble(codebook, cells, store, engine, metadata))
     }
 
     /// The metadata.
@@ -321,9 +446,24 @@ impl CodebookIndex {
         &self.codebook
     }
 
-    /// The indexed vectors.
-    pub fn vectors(&self) -> &VectorSet {
+    /// The indexed float vectors, when the index re-ranks from them.
+    pub fn vectors(&self) -> Option<&Arc<VectorSet>> {
         self.reranker.vectors()
+    }
+
+    /// The number of indexed vectors.
+    pub fn len(&self) -> usize {
+        self.cells.ids.len()
+    }
+
+    /// Whether no vector is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The dimension of the stored vectors.
+    pub fn dim(&self) -> usize {
+        self.metadata.params.dim as usize
     }
 
     /// The engine.
@@ -401,7 +541,7 @@ impl CodebookIndex {
                 let qs = self.codebook.queries_of_plan(plan, queries);
                 stages.hash_ms += ms_since(t);
                 let t = Instant::now();
-                let k = u32::try_from(k.min(self.vectors().len())).unwrap_or(u32::MAX);
+                let k = u32::try_from(k.min(self.len())).unwrap_or(u32::MAX);
                 let params = SearchParams::top_k(k).with_method(method);
                 let hits = self.engine.search(&qs, &params)?;
                 stages.count_ms += ms_since(t);
@@ -488,7 +628,7 @@ impl CodebookIndex {
         allowed: &ObjectMask,
         exact_floats: usize,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
-        let n = self.vectors().len();
+        let n = self.len();
         if allowed.len() as usize != n {
             return Err(LshError::InvalidParameter(format!(
                 "a mask of {} objects for an index of {n}",
@@ -497,7 +637,7 @@ impl CodebookIndex {
         }
         let admitted = allowed.count() as usize;
         let most_asked = candidates.iter().copied().max().unwrap_or(0);
-        if admitted * self.vectors().dim() <= exact_floats || admitted <= 4 * most_asked {
+        if admitted * self.dim() <= exact_floats || admitted <= 4 * most_asked {
             return self
                 .reranker
                 .rank_allowed(queries, ks, allowed, &self.stages);
@@ -584,9 +724,9 @@ impl CodebookIndex {
             stages.hash_ms += ms_since(t);
             plan
         };
-        if queries.dim() != self.vectors().dim() {
+        if queries.dim() != self.dim() {
             return Err(LshError::Dimension {
-                expected: self.vectors().dim(),
+                expected: self.dim(),
                 found: queries.dim(),
             });
         }

@@ -51,8 +51,26 @@ pub struct TuneReport {
 }
 
 /// Tunes `index` for recall@`k` at least `target`, on a sample of its vectors drawn with `seed`.
+/// The index must hold its float vectors; see [`tune_with`].
 pub fn tune(index: &CodebookIndex, k: usize, target: f64, seed: u64) -> Result<TuneReport> {
-    let vectors = index.vectors();
+    let vectors = index.vectors().cloned().ok_or_else(|| {
+        crate::error::LshError::InvalidParameter(
+            "tuning needs the float vectors: the index re-ranks from a compact copy".into(),
+        )
+    })?;
+    tune_with(index, &vectors, k, target, seed)
+}
+
+/// [`tune`] with the exact neighbours taken in `vectors` (the index's own, as floats), while the
+/// index re-ranks as it is built to, from a compact copy too: the recall measured is the one its
+/// searches will have.
+pub fn tune_with(
+    index: &CodebookIndex,
+    vectors: &VectorSet,
+    k: usize,
+    target: f64,
+    seed: u64,
+) -> Result<TuneReport> {
     let n = sample_size(vectors.len(), vectors.dim());
     let ids = vectors.sample_ids(n, seed ^ 0x07e5_75e7);
     // the sample rows as a user's queries would come (an inner-product index's without the
@@ -218,12 +236,14 @@ fn recall_at(
     c: usize,
     k: usize,
 ) -> Result<f64> {
-    let vectors = index.vectors();
+    let store = index.store();
+    let floats = store.floats();
     let found: usize = counted
         .par_iter()
         .zip(queries.as_slice().par_chunks_exact(queries.dim()))
         .zip(ids.par_iter().zip(truth))
         .map(|((hits, q), (&own, want))| {
+            let mut row = vec![0f32; q.len()];
             let verified: Vec<VerifiedHit> = hits
                 .iter()
                 .filter(|h| h.id as usize != own)
@@ -231,7 +251,13 @@ fn recall_at(
                 .map(|h| VerifiedHit {
                     id: h.id,
                     count: h.count,
-                    distance: squared_l2(q, vectors.row(h.id as usize)),
+                    distance: match floats {
+                        Some(v) => squared_l2(q, v.row(h.id as usize)),
+                        None => match store.row_into(h.id as usize, &mut row) {
+                            Some(()) => squared_l2(q, &row),
+                            None => f64::INFINITY,
+                        },
+                    },
                 })
                 .collect();
             rank_verified(verified, k)

@@ -158,6 +158,19 @@ impl GpuVectors {
         ))
     }
 
+    /// Always [`GenieError::GpuUnavailable`] without the `cuda` feature.
+    pub fn from_store(ordinal: usize, store: &crate::store::Store) -> Result<Self> {
+        let _ = (ordinal, store);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn can_rerank(&self) -> bool {
+        false
+    }
+
     /// Never reached: no value exists without the `cuda` feature.
     pub fn distances(
         &self,

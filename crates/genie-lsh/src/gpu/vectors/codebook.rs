@@ -119,6 +119,13 @@ impl GpuVectors {
         Ok(())
     }
 
+    /// The attached cells' starts and codes, with the number of cells and of slices.
+    pub(super) fn cell_arrays(&self) -> Option<(&CudaSlice<u32>, &CudaSlice<u8>, u32, u32)> {
+        let c = self.cells.as_ref()?;
+        let ncells = u32::try_from(c.starts.len().saturating_sub(1)).ok()?;
+        Some((&c.starts, &c.codes, ncells, c.subspaces))
+    }
+
     /// Whether a codebook index's cells are attached.
     pub fn has_cells(&self) -> bool {
         self.cells.is_some()

@@ -4,10 +4,12 @@
 //! assignment) in [`nearest`].
 
 mod codebook;
+mod compact;
 mod nearest;
 
 use super::VectorDistance;
 use codebook::{Book, Cells};
+use compact::Compact;
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
     PushKernelArg,
@@ -66,6 +68,7 @@ pub struct GpuVectors {
     plan_picks: CudaFunction,
     products: CudaFunction,
     terms: CudaFunction,
+    compact_fn: CudaFunction,
     book: Option<Book>,
     /// Page-locked host memory that large query batches go up through.
     staging: std::sync::Mutex<Option<PinnedHostSlice<f32>>>,
@@ -73,6 +76,8 @@ pub struct GpuVectors {
     n: u32,
     dim: u32,
     cells: Option<Cells>,
+    /// A compact copy re-ranked from instead of `vecs` ([`GpuVectors::from_store`]).
+    compact: Option<Compact>,
 }
 
 impl std::fmt::Debug for GpuVectors {
@@ -101,7 +106,7 @@ impl GpuVectors {
             .map_err(|_| GenieError::InvalidParameter(format!("dimension {dim} too large")))?;
         let module = &crate::kernels::VECTORS;
         let (ctx, funcs, stream) = open_module(ordinal, module, module.entry_points)?;
-        let [func, scan, top_k, nearest, smallest, plan_picks, products, terms]: [CudaFunction; 8] =
+        let [func, scan, top_k, nearest, smallest, plan_picks, products, terms, compact_fn]: [CudaFunction; 9] =
             funcs
                 .try_into()
                 .map_err(|_| GenieError::Cuda("the re-rank kernels did not load".into()))?;
@@ -124,12 +129,14 @@ impl GpuVectors {
             plan_picks,
             products,
             terms,
+            compact_fn,
             book: None,
             staging: std::sync::Mutex::new(None),
             vecs,
             n,
             dim: dim32,
             cells: None,
+            compact: None,
         })
     }
     /// `host` copied to the device, a large batch through the page-locked staging memory (copied
@@ -187,8 +194,11 @@ impl GpuVectors {
         metric: VectorDistance,
         out: &mut CudaSlice<f64>,
     ) -> Result<()> {
-        let total = nq as usize * per_query as usize;
         let m = metric as u32;
+        if let Some(c) = &self.compact {
+            return self.launch_compact(c, queries, candidates, per_query, nq, m, out);
+        }
+        let total = nq as usize * per_query as usize;
         let cfg = LaunchConfig {
             // eight threads per distance
             grid_dim: (total.div_ceil(16).min(1 << 20) as u32, 1, 1),

@@ -1,0 +1,164 @@
+//! Re-rank distances from a compact copy of the vectors (kernels/vectors.cu `rerank_compact`):
+//! half-precision values, 8-bit codes by dimension, or a codebook index's own codes
+//! ([`crate::store`]), identical to the CPU's distances on the rebuilt rows.
+
+use super::*;
+use crate::store::Store;
+
+/// A compact copy on the device; the arrays a form does not use hold one dummy element.
+pub(super) struct Compact {
+    form: u32,
+    half: CudaSlice<u16>,
+    bytes: CudaSlice<u8>,
+    lo: CudaSlice<f32>,
+    step: CudaSlice<f32>,
+    pos: CudaSlice<u32>,
+    centres: CudaSlice<f32>,
+    books: CudaSlice<f32>,
+    bounds: CudaSlice<u32>,
+    slice_of: CudaSlice<u32>,
+}
+
+/// `v` on the device, or one default element when it is empty.
+fn up<T: cudarc::driver::DeviceRepr + Default + Clone + Unpin>(
+    s: &Arc<CudaStream>,
+    v: &[T],
+) -> Result<CudaSlice<T>> {
+    let one = [T::default()];
+    s.clone_htod(if v.is_empty() { &one[..] } else { v })
+        .map_err(cuda_err)
+}
+
+impl GpuVectors {
+    /// The re-rank rows of `store` on device `ordinal`: the floats as [`GpuVectors::new`] puts
+    /// them, a compact form as it is (a codebook's codes need its cells attached too).
+    pub fn from_store(ordinal: usize, store: &Store) -> Result<Self> {
+        if let Some(v) = store.floats() {
+            return Self::new(ordinal, v.as_slice(), v.dim());
+        }
+        let dim = store.dim();
+        let mut g = Self::new(ordinal, &[], dim)?;
+        g.n = u32::try_from(store.len()).map_err(|_| {
+            GenieError::InvalidParameter("more than 2^32 vectors to re-rank on a GPU".into())
+        })?;
+        let s = &g.stream;
+        let none32: &[u32] = &[];
+        let nonef: &[f32] = &[];
+        let (half, bytes, lo, step): (&[u16], &[u8], &[f32], &[f32]) = match store {
+            Store::F16 { data, .. } => (data, &[], nonef, nonef),
+            Store::Sq8 { lo, step, data, .. } => (&[], data, lo, step),
+            _ => (&[], &[], nonef, nonef),
+        };
+        let (pos, centres, books, bounds, slice_of) = match store {
+            Store::Codes { rows, .. } => {
+                let bounds: Vec<u32> = rows.bounds.iter().map(|&b| b as u32).collect();
+                let mut slice_of = vec![0u32; dim];
+                for (sl, w) in rows.bounds.windows(2).enumerate() {
+                    for j in w[0]..w[1] {
+                        slice_of[j] = sl as u32;
+                    }
+                }
+                (
+                    up(s, &rows.pos)?,
+                    up(s, &rows.centres)?,
+                    up(s, &rows.books)?,
+                    up(s, &bounds)?,
+                    up(s, &slice_of)?,
+                )
+            }
+            _ => (
+                up(s, none32)?,
+                up(s, nonef)?,
+                up(s, nonef)?,
+                up(s, none32)?,
+                up(s, none32)?,
+            ),
+        };
+        let compact = Compact {
+            form: store.form() as u32,
+            half: up(s, half)?,
+            bytes: up(s, bytes)?,
+            lo: up(s, lo)?,
+            step: up(s, step)?,
+            pos,
+            centres,
+            books,
+            bounds,
+            slice_of,
+        };
+        s.synchronize().map_err(cuda_err)?;
+        g.compact = Some(compact);
+        Ok(g)
+    }
+
+    /// Whether the device can compute re-rank distances (a codebook's codes need its cells).
+    pub fn can_rerank(&self) -> bool {
+        match &self.compact {
+            Some(c) if c.form == 3 => self.cell_arrays().is_some(),
+            _ => true,
+        }
+    }
+
+    /// Launches `rerank_compact` (see [`GpuVectors::launch_distances`]).
+    pub(super) fn launch_compact(
+        &self,
+        c: &Compact,
+        queries: &CudaSlice<f32>,
+        candidates: &CudaSlice<u32>,
+        per_query: u32,
+        nq: u32,
+        metric: u32,
+        out: &mut CudaSlice<f64>,
+    ) -> Result<()> {
+        let dummy_u32 = &c.bounds;
+        let dummy_u8 = &c.bytes;
+        let (starts, codes, ncells, m) = match (c.form, self.cell_arrays()) {
+            (3, Some(a)) => a,
+            (3, None) => {
+                return Err(GenieError::Cuda(
+                    "re-ranking from codes needs the codebook's cells on the GPU".into(),
+                ))
+            }
+            _ => (dummy_u32, dummy_u8, 0, 0),
+        };
+        let total = nq as usize * per_query as usize;
+        let cfg = LaunchConfig {
+            grid_dim: (total.div_ceil(16).min(1 << 20) as u32, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: argument types and order match kernels/vectors.cu `rerank_compact`; each array
+        // holds what its form reads (`n x dim` values, `dim` steps, `n` positions, the cells'
+        // `ncells + 1` starts and `m` codes a position), the callers `nq x per_query` candidates
+        // and outputs and `nq` queries of `dim` floats.
+        unsafe {
+            self.stream
+                .launch_builder(&self.compact_fn)
+                .arg(&c.form)
+                .arg(&c.half)
+                .arg(&c.bytes)
+                .arg(&c.lo)
+                .arg(&c.step)
+                .arg(&c.pos)
+                .arg(starts)
+                .arg(&ncells)
+                .arg(codes)
+                .arg(&m)
+                .arg(&c.centres)
+                .arg(&c.books)
+                .arg(&c.bounds)
+                .arg(&c.slice_of)
+                .arg(&self.n)
+                .arg(&self.dim)
+                .arg(queries)
+                .arg(candidates)
+                .arg(&per_query)
+                .arg(&nq)
+                .arg(&metric)
+                .arg(out)
+                .launch(cfg)
+                .map_err(cuda_err)?;
+        }
+        Ok(())
+    }
+}
