@@ -84,6 +84,29 @@ def test_vectors_by_cosine_and_inner_product(device, metric):
         genie.VectorIndex(x, metric="dot")
 
 
+@pytest.mark.parametrize("rerank", ["f16", "sq8", "codes"])
+def test_vectors_rerank_forms(device, rerank, tmp_path):
+    rng = np.random.default_rng(5)
+    centres = rng.normal(size=(20, 16)) * 4
+    x = (centres[rng.integers(0, 20, 2000)] + rng.normal(size=(2000, 16))).astype(np.float32)
+    xq = x[:30] + rng.normal(size=(30, 16)).astype(np.float32) * 0.1
+    index = genie.VectorIndex(x, rerank=rerank)
+    d, i = index.search(xq, 5, device=device, candidates=300)
+    dist = np.linalg.norm(xq[:, None, :].astype(np.float64) - x[None, :, :], axis=2)
+    exact = np.argsort(dist, axis=1)[:, :5]
+    found = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(i, exact)])
+    # the compact copies keep the float copy's answers nearly; the codes approximate them
+    assert found >= (0.9 if rerank != "codes" else 0.4), found
+    assert (np.diff(d, axis=1) >= 0).all()
+    if rerank != "codes":
+        np.testing.assert_allclose(np.take_along_axis(dist, i, axis=1), d, rtol=0.05, atol=0.05)
+    index.save(tmp_path / "r.genie")
+    again = genie.load(tmp_path / "r.genie")
+    assert again.search_json(xq, 5, device=device) == index.search_json(xq, 5, device=device)
+    with pytest.raises(ValueError, match="rerank"):
+        genie.VectorIndex(x, rerank="f8")
+
+
 @pytest.mark.parametrize("lsh", [None, "e2lsh"])
 def test_vectors_filtered(device, lsh):
     rng = np.random.default_rng(8)

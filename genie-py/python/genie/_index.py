@@ -333,8 +333,9 @@ class VectorIndex(_Base):
     an LSH family: ``e2lsh`` (Euclidean), ``l1``, ``rbh`` (Laplacian kernel), ``srp`` (angle).
     Other build options as `genie build --kind vectors` takes them: ``metric``, ``functions``,
     ``width``, ``buckets``, ``bits``, ``seed``, ``candidates``, ``target_recall``, ``cells``,
-    ``subspaces``. The build tunes its search defaults for ``target_recall`` (default 0.95) on
-    a held-out sample, as the program does.
+    ``subspaces``, ``rerank`` (what a codebook index re-ranks from: ``f32``, the default;
+    ``f16``; ``sq8``; or ``codes``, no copy). The build tunes its search defaults for
+    ``target_recall`` (default 0.95) on a held-out sample, as the program does.
     """
 
     _kind = "vectors"
