@@ -478,6 +478,7 @@ const HEADER: usize = 32;
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn set() -> Arc<VectorSet> {

@@ -54,9 +54,7 @@ impl GpuVectors {
                 let bounds: Vec<u32> = rows.bounds.iter().map(|&b| b as u32).collect();
                 let mut slice_of = vec![0u32; dim];
                 for (sl, w) in rows.bounds.windows(2).enumerate() {
-                    for j in w[0]..w[1] {
-                        slice_of[j] = sl as u32;
-                    }
+                    slice_of[w[0]..w[1]].fill(sl as u32);
                 }
                 (
                     up(s, &rows.pos)?,
@@ -99,7 +97,9 @@ impl GpuVectors {
         }
     }
 
-    /// Launches `rerank_compact` (see [`GpuVectors::launch_distances`]).
+    /// Launches `rerank_compact` (see [`GpuVectors::launch_distances`], whose arguments it
+    /// takes with the copy).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_compact(
         &self,
         c: &Compact,
