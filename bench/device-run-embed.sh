@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 36 on one GPU, one call, from the repo root, with D (default .gpu: bin/genie,
 # bin/genie-bench, COMMIT; D/fm holding Fashion-MNIST's IDX files) unpacked there. Per data set
-# of SETS (default "fm"; "cl" adds Gaussian clusters 1 M x 96, 2,000 centres, seed 13):
+# of SETS (default "fm"; "cl" adds Gaussian clusters 1 M x 96, 2,000 centres, seed 13; "big" the
+# same mixture at 10 M x 96, 10,000 centres, seed 17):
 #   1. the exact neighbours (bench/peers/knn_truth.py, float64 on the GPU) and the peers of
 #      bench/peers/ann_peers.py that this machine has (torch always; faiss when importable);
 #   2. `genie build --kind vectors` with no other flag (the codebook family, tuned at build);
@@ -9,7 +10,7 @@
 #   4. the user's path: `genie -v search --device gpu` (stages logged) and whole commands (best
 #      and median of RUNS, default 3), the CPU backend's answers compared, recall@10 of the
 #      command's own output against the exact neighbours.
-# SKIP_PEERS=1 leaves the peers out; RERANK=1 adds the re-rank forms (below).
+# PEERS names the peers to run (default: all this machine has); SKIP_PEERS=1 leaves them out; RERANK=1 adds the re-rank forms (below).
 # Writes $OUT/embed-summary.txt, the peers' CSV and the logs.
 set -uo pipefail
 D=${D:-.gpu}
@@ -28,6 +29,7 @@ if ls "$D"/whl/faiss_cpu-*.whl > /dev/null 2>&1; then
 fi
 peers=torch
 python3 -c "import faiss" 2>/dev/null && peers=torch,faiss-ivfflat,faiss-hnsw,faiss-ivfpq
+peers=${PEERS:-$peers}
 echo "peers: $peers" | tee -a "$sum"
 sets=${SETS:-fm}
 python3 bench/peers/vector_sets.py "$d" "$D/fm" "$sets"
