@@ -15,6 +15,20 @@ fn skip(reason: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }
 
+/// The data sets of [`datasets`] whose distances are finite (infinities and NaN make distances
+/// NaN, which equal nothing), each with its first `queries` rows as queries.
+fn finite_sets(n: usize, queries: usize) -> Vec<(&'static str, VectorSet, VectorSet)> {
+    datasets(n)
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with("special") && !name.starts_with("magnitudes"))
+        .map(|(name, v)| {
+            let d = v.dim();
+            let q = VectorSet::new(d, v.as_slice()[..queries * d].to_vec()).unwrap();
+            (name, v, q)
+        })
+        .collect()
+}
+
 /// Named data sets of `n` vectors.
 fn datasets(n: usize) -> Vec<(&'static str, VectorSet)> {
     let mut rng = StdRng::seed_from_u64(9);
@@ -139,12 +153,8 @@ fn gpu_reranking_equals_cpu_for_every_metric() {
         return;
     }
     let mut failures = Vec::new();
-    for (name, vectors) in datasets(3000) {
-        if name.starts_with("special") || name.starts_with("magnitudes") {
-            continue; // infinities and NaN make distances NaN, which equal nothing
-        }
+    for (name, vectors, queries) in finite_sets(3000, 200) {
         let d = vectors.dim();
-        let queries = VectorSet::new(d, vectors.as_slice()[..200 * d].to_vec()).unwrap();
         for (family, width) in [(Family::E2lsh, 8.0), (Family::L1, 60.0), (Family::Srp, 0.0)] {
             let params = LshParams::new(family, d, 32, width, 3);
             let gpu =
@@ -423,12 +433,7 @@ fn gpu_compact_reranking_equals_cpu() {
         return;
     }
     let mut failures = Vec::new();
-    for (name, vectors) in datasets(3000) {
-        if name.starts_with("special") || name.starts_with("magnitudes") {
-            continue; // infinities and NaN make distances NaN, which equal nothing
-        }
-        let d = vectors.dim();
-        let queries = VectorSet::new(d, vectors.as_slice()[..100 * d].to_vec()).unwrap();
+    for (name, vectors, queries) in finite_sets(3000, 100) {
         let hits: Vec<Vec<Hit>> = (0..100u32)
             .map(|q| {
                 (0..150u32)

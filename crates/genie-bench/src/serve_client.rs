@@ -11,7 +11,7 @@ use crate::serve_load::{report, row, warmed_closed_loop, Level, Probe, Workload}
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The command line of `--mode serve-client`.
@@ -53,6 +53,28 @@ pub struct ClientArgs {
     pub csv: Option<PathBuf>,
 }
 
+/// The request bodies of the first `distinct` keyword lines of `queries`, one query each:
+/// `{"queries": [line], "k": k}`.
+pub fn query_bodies(queries: &Path, distinct: usize, k: u32) -> Result<Vec<Vec<u8>>> {
+    let file = std::fs::File::open(queries)
+        .with_context(|| format!("cannot open {}", queries.display()))?;
+    let lines: Vec<String> = BufReader::new(file)
+        .lines()
+        .take(distinct)
+        .collect::<std::io::Result<_>>()?;
+    if lines.is_empty() {
+        bail!("{}: no queries", queries.display());
+    }
+    Ok(lines
+        .iter()
+        .map(|l| {
+            serde_json::json!({"queries": [l], "k": k})
+                .to_string()
+                .into_bytes()
+        })
+        .collect())
+}
+
 /// Runs the levels and prints the table.
 pub fn run(args: &ClientArgs) -> Result<()> {
     let host = args
@@ -66,23 +88,7 @@ pub fn run(args: &ClientArgs) -> Result<()> {
             args.url
         );
     }
-    let file = std::fs::File::open(&args.queries)
-        .with_context(|| format!("cannot open {}", args.queries.display()))?;
-    let lines: Vec<String> = BufReader::new(file)
-        .lines()
-        .take(args.distinct)
-        .collect::<std::io::Result<_>>()?;
-    if lines.is_empty() {
-        bail!("{}: no queries", args.queries.display());
-    }
-    let bodies: Vec<Vec<u8>> = lines
-        .iter()
-        .map(|l| {
-            serde_json::json!({"queries": [l], "k": args.k})
-                .to_string()
-                .into_bytes()
-        })
-        .collect();
+    let bodies = query_bodies(&args.queries, args.distinct, args.k)?;
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(8, std::num::NonZeroUsize::get)
     });

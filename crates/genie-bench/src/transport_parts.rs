@@ -11,14 +11,13 @@
 //! measures both on one host), the rest of the server's time is HTTP: the connection, the
 //! request's framing and the response's, and the async runtime.
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use genie::core::DeviceChoice;
 use genie::kind::Registry;
 use genie::open::{load, place, OpenSpec};
 use genie::server::{decode_search, Limits};
 use genie::service::{BatchPolicy, Service};
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -64,23 +63,7 @@ pub struct Parts {
 
 /// Times the steps and prints one line per step.
 pub fn run(args: &PartsArgs) -> Result<Parts> {
-    let file = std::fs::File::open(&args.queries)
-        .with_context(|| format!("cannot open {}", args.queries.display()))?;
-    let lines: Vec<String> = BufReader::new(file)
-        .lines()
-        .take(args.distinct)
-        .collect::<std::io::Result<_>>()?;
-    if lines.is_empty() {
-        bail!("{}: no queries", args.queries.display());
-    }
-    let bodies: Vec<Vec<u8>> = lines
-        .iter()
-        .map(|l| {
-            serde_json::json!({"queries": [l], "k": args.k})
-                .to_string()
-                .into_bytes()
-        })
-        .collect();
+    let bodies = crate::serve_client::query_bodies(&args.queries, args.distinct, args.k)?;
     let loaded = load(&Registry::default(), &args.index)?;
     let spec = OpenSpec {
         device: args.device,

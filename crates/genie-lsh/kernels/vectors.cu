@@ -36,87 +36,8 @@ __device__ double lanes_group(const float* __restrict__ a, const float* __restri
     return __dadd_rn(s, (double)__shfl_sync(mask, tail, 0, 8));
 }
 
-// out[t] = distance(query t / kc, vector cands[t]) for metric 0 = L2, 1 = L1, 2 = cosine distance;
-// NaN where cands[t] >= n (no candidate). Eight threads per (query, candidate) pair.
-extern "C" __global__ void rerank_distance(const float* __restrict__ vecs, u32 n, u32 dim,
-                                           const float* __restrict__ queries, const u32* __restrict__ cands,
-                                           u32 kc, u32 nq, u32 metric, double* out) {
-    const u64 total = (u64)nq * kc;
-    const u32 l = threadIdx.x & 7u;
-    const u32 mask = 0xffu << (threadIdx.x & 24u);
-    const u64 step = ((u64)gridDim.x * blockDim.x) >> 3;
-    for (u64 t = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 3; t < total; t += step) {
-        const u32 id = cands[t];
-        if (id >= n) {
-            if (l == 0) out[t] = __longlong_as_double(0x7ff8000000000000ll);
-            continue;
-        }
-        const float* a = queries + (t / kc) * dim;
-        const float* b = vecs + (u64)id * dim;
-        double d;
-        if (metric == 0) {
-            d = __dsqrt_rn(lanes_group<0>(a, b, dim, l, mask));
-        } else if (metric == 1) {
-            d = lanes_group<1>(a, b, dim, l, mask);
-        } else {
-            const double na = __dsqrt_rn(lanes_group<2>(a, a, dim, l, mask));
-            const double nb = __dsqrt_rn(lanes_group<2>(b, b, dim, l, mask));
-            const double ab = lanes_group<2>(a, b, dim, l, mask);
-            if (na == 0.0 || nb == 0.0) {
-                d = 1.0;
-            } else {
-                d = __dsub_rn(1.0, __ddiv_rn(ab, __dmul_rn(na, nb)));
-                // Rust's clamp: NaN stays NaN
-                d = d < 0.0 ? 0.0 : (d > 2.0 ? 2.0 : d);
-            }
-        }
-        if (l == 0) out[t] = d;
-    }
-}
-
-// ---- re-rank distances from a compact copy (crates/genie-lsh/src/store.rs) ----------------------
-// A row's value j rebuilt as the CPU's `Store::row_into` does, in one rounding: form 1 half-precision
-// bits (exact), form 2 `lo[j] + step[j] x code`, form 3 a codebook's `centre[j] + codeword[j]` (the
-// object's codes at `pos[id]` of the cells' order, its cell found in `starts`). The lanes then as
-// `lanes_group`, so the distances equal the CPU's on the rebuilt rows.
-
-__device__ __forceinline__ float half_bits_to_float(unsigned short h) {
-    const u32 sign = (u32)(h & 0x8000u) << 16;
-    const u32 e = (h >> 10) & 0x1fu;
-    const u32 man = h & 0x3ffu;
-    if (e == 0) {
-        // zero or subnormal: man x 2^-24, exact in f32
-        const float f = __fmul_rn((float)man, 5.9604644775390625e-8f);
-        return sign ? -f : f;
-    }
-    if (e == 31) return __uint_as_float(sign | 0x7f800000u | (man << 13));
-    return __uint_as_float(sign | ((e + 112u) << 23) | (man << 13));
-}
-
-struct CompactRow {
-    u32 form;
-    u32 dim;
-    u64 id;
-    const unsigned short* half;
-    const unsigned char* bytes;
-    const float* lo;
-    const float* step;
-    // codes
-    const unsigned char* code;
-    const float* centre;
-    const float* books;
-    const u32* bounds;
-    const u32* slice_of;
-    __device__ __forceinline__ float operator()(u32 j) const {
-        if (form == 1) return half_bits_to_float(half[id * dim + j]);
-        if (form == 2) return __fadd_rn(lo[j], __fmul_rn(step[j], (float)bytes[id * dim + j]));
-        const u32 s = slice_of[j];
-        const u32 b = bounds[s];
-        const u32 w = bounds[s + 1] - b;
-        return __fadd_rn(centre[j], books[256u * b + (u32)code[s] * w + (j - b)]);
-    }
-};
-
+// The CPU's `lanes` over the query `a` and a row `b` given by a loader (`b(j)`: the row's value j,
+// rebuilt as the CPU's store does), as `lanes_group`; `lanes_self` sums f(b_j, b_j).
 template <int OP, class B>
 __device__ double lanes_rows(const float* __restrict__ a, const B& b, u32 dim, u32 l, u32 mask) {
     float acc = 0.f;
@@ -151,6 +72,130 @@ __device__ double lanes_self(const B& b, u32 dim, u32 l, u32 mask) {
     return __dadd_rn(s, (double)__shfl_sync(mask, tail, 0, 8));
 }
 
+// The re-rank distances of every (query, candidate) pair, eight threads a pair: out[t] = the
+// distance from query t / kc to the row `rows(cands[t])` for metric 0 = L2, 1 = L1, 2 = cosine
+// distance; NaN where cands[t] >= n (no candidate).
+template <class Rows>
+__device__ __forceinline__ void rerank_pairs(const Rows& rows, u32 n, u32 dim, const float* __restrict__ queries,
+                                             const u32* __restrict__ cands, u32 kc, u32 nq, u32 metric,
+                                             double* out) {
+    const u64 total = (u64)nq * kc;
+    const u32 l = threadIdx.x & 7u;
+    const u32 mask = 0xffu << (threadIdx.x & 24u);
+    const u64 step = ((u64)gridDim.x * blockDim.x) >> 3;
+    for (u64 t = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 3; t < total; t += step) {
+        const u32 id = cands[t];
+        if (id >= n) {
+            if (l == 0) out[t] = __longlong_as_double(0x7ff8000000000000ll);
+            continue;
+        }
+        const auto b = rows(id);
+        const float* a = queries + (t / kc) * dim;
+        double d;
+        if (metric == 0) {
+            d = __dsqrt_rn(lanes_rows<0>(a, b, dim, l, mask));
+        } else if (metric == 1) {
+            d = lanes_rows<1>(a, b, dim, l, mask);
+        } else {
+            const double na = __dsqrt_rn(lanes_group<2>(a, a, dim, l, mask));
+            const double nb = __dsqrt_rn(lanes_self<2>(b, dim, l, mask));
+            const double ab = lanes_rows<2>(a, b, dim, l, mask);
+            if (na == 0.0 || nb == 0.0) {
+                d = 1.0;
+            } else {
+                d = __dsub_rn(1.0, __ddiv_rn(ab, __dmul_rn(na, nb)));
+                // Rust's clamp: NaN stays NaN
+                d = d < 0.0 ? 0.0 : (d > 2.0 ? 2.0 : d);
+            }
+        }
+        if (l == 0) out[t] = d;
+    }
+}
+
+// A float row of the resident vectors.
+struct FloatRow {
+    const float* p;
+    __device__ __forceinline__ float operator()(u32 j) const { return p[j]; }
+};
+struct FloatRows {
+    const float* vecs;
+    u32 dim;
+    __device__ __forceinline__ FloatRow operator()(u32 id) const { return FloatRow{vecs + (u64)id * dim}; }
+};
+
+extern "C" __global__ void rerank_distance(const float* __restrict__ vecs, u32 n, u32 dim,
+                                           const float* __restrict__ queries, const u32* __restrict__ cands,
+                                           u32 kc, u32 nq, u32 metric, double* out) {
+    rerank_pairs(FloatRows{vecs, dim}, n, dim, queries, cands, kc, nq, metric, out);
+}
+
+// ---- re-rank distances from a compact copy (crates/genie-lsh/src/store.rs) ----------------------
+// A row's value j rebuilt as the CPU's `Store::row_into` does, in one rounding: form 1 half-precision
+// bits (exact), form 2 `lo[j] + step[j] x code`, form 3 a codebook's `centre[j] + codeword[j]` (the
+// object's codes at `pos[id]` of the cells' order, its cell found in `starts`).
+__device__ __forceinline__ float half_bits_to_float(unsigned short h) {
+    const u32 sign = (u32)(h & 0x8000u) << 16;
+    const u32 e = (h >> 10) & 0x1fu;
+    const u32 man = h & 0x3ffu;
+    if (e == 0) {  // zero or subnormal: man x 2^-24, exact in f32
+        const float f = __fmul_rn((float)man, 5.9604644775390625e-8f);
+        return sign ? -f : f;
+    }
+    if (e == 31) return __uint_as_float(sign | 0x7f800000u | (man << 13));
+    return __uint_as_float(sign | ((e + 112u) << 23) | (man << 13));
+}
+
+struct CompactRow {
+    u32 form;
+    const unsigned short* half;   // the row's values (form 1)
+    const unsigned char* bytes;   // the row's codes (form 2)
+    const float* lo;
+    const float* step;
+    const unsigned char* code;    // the object's slice codes (form 3)
+    const float* centre;          // its cell's centre
+    const float* books;
+    const u32* bounds;
+    const u32* slice_of;
+    __device__ __forceinline__ float operator()(u32 j) const {
+        if (form == 1) return half_bits_to_float(half[j]);
+        if (form == 2) return __fadd_rn(lo[j], __fmul_rn(step[j], (float)bytes[j]));
+        const u32 s = slice_of[j];
+        const u32 b = bounds[s];
+        const u32 w = bounds[s + 1] - b;
+        return __fadd_rn(centre[j], books[256u * b + (u32)code[s] * w + (j - b)]);
+    }
+};
+
+struct CompactRows {
+    u32 form, dim, ncells, m;
+    const unsigned short* half;
+    const unsigned char* bytes;
+    const float* lo;
+    const float* step;
+    const u32* pos;
+    const u32* starts;
+    const unsigned char* codes;
+    const float* centres;
+    const float* books;
+    const u32* bounds;
+    const u32* slice_of;
+
+    __device__ __forceinline__ CompactRow operator()(u32 id) const {
+        CompactRow r{form, half + (u64)id * dim, bytes + (u64)id * dim, lo, step, codes, centres, books, bounds, slice_of};
+        if (form == 3) {
+            const u32 p = pos[id];
+            u32 lo_c = 0, hi_c = ncells;  // the cell: the last start at or before p
+            while (hi_c - lo_c > 1) {
+                const u32 mid = (lo_c + hi_c) >> 1;
+                if (starts[mid] <= p) lo_c = mid; else hi_c = mid;
+            }
+            r.code = codes + (u64)p * m;
+            r.centre = centres + (u64)lo_c * dim;
+        }
+        return r;
+    }
+};
+
 // `rerank_distance` over a compact copy: `half` (form 1), `bytes` with `lo` and `step` (form 2), or
 // (form 3) `pos`, the cells' `starts` (ncells + 1) and `codes` (m a position), the `centres` and
 // `books` of the codebook, its `bounds` and each dimension's slice `slice_of`.
@@ -166,59 +211,8 @@ extern "C" __global__ void rerank_compact(u32 form, const unsigned short* __rest
                                           const float* __restrict__ queries,
                                           const u32* __restrict__ cands, u32 kc, u32 nq, u32 metric,
                                           double* out) {
-    const u64 total = (u64)nq * kc;
-    const u32 l = threadIdx.x & 7u;
-    const u32 mask = 0xffu << (threadIdx.x & 24u);
-    const u64 step8 = ((u64)gridDim.x * blockDim.x) >> 3;
-    for (u64 t = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 3; t < total; t += step8) {
-        const u32 id = cands[t];
-        if (id >= n) {
-            if (l == 0) out[t] = __longlong_as_double(0x7ff8000000000000ll);
-            continue;
-        }
-        CompactRow b;
-        b.form = form;
-        b.dim = dim;
-        b.id = id;
-        b.half = half;
-        b.bytes = bytes;
-        b.lo = lo;
-        b.step = step;
-        b.books = books;
-        b.bounds = bounds;
-        b.slice_of = slice_of;
-        b.code = codes;
-        b.centre = centres;
-        if (form == 3) {
-            const u32 p = pos[id];
-            // the cell: the last start at or before p
-            u32 lo_c = 0, hi_c = ncells;
-            while (hi_c - lo_c > 1) {
-                const u32 mid = (lo_c + hi_c) >> 1;
-                if (starts[mid] <= p) lo_c = mid; else hi_c = mid;
-            }
-            b.code = codes + (u64)p * m;
-            b.centre = centres + (u64)lo_c * dim;
-        }
-        const float* a = queries + (t / kc) * dim;
-        double d;
-        if (metric == 0) {
-            d = __dsqrt_rn(lanes_rows<0>(a, b, dim, l, mask));
-        } else if (metric == 1) {
-            d = lanes_rows<1>(a, b, dim, l, mask);
-        } else {
-            const double na = __dsqrt_rn(lanes_group<2>(a, a, dim, l, mask));
-            const double nb = __dsqrt_rn(lanes_self<2>(b, dim, l, mask));
-            const double ab = lanes_rows<2>(a, b, dim, l, mask);
-            if (na == 0.0 || nb == 0.0) {
-                d = 1.0;
-            } else {
-                d = __dsub_rn(1.0, __ddiv_rn(ab, __dmul_rn(na, nb)));
-                d = d < 0.0 ? 0.0 : (d > 2.0 ? 2.0 : d);
-            }
-        }
-        if (l == 0) out[t] = d;
-    }
+    const CompactRows rows{form, dim, ncells, m, half, bytes, lo, step, pos, starts, codes, centres, books, bounds, slice_of};
+    rerank_pairs(rows, n, dim, queries, cands, kc, nq, metric, out);
 }
 
 // ---- codebook probes on the device (crates/genie-lsh/src/codebook/mod.rs `plan_one`) -----------

@@ -121,12 +121,7 @@ impl GpuVectors {
             }
             _ => (dummy_u32, dummy_u8, 0, 0),
         };
-        let total = nq as usize * per_query as usize;
-        let cfg = LaunchConfig {
-            grid_dim: (total.div_ceil(16).min(1 << 20) as u32, 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = pair_per_8_threads(nq as usize * per_query as usize);
         // SAFETY: argument types and order match kernels/vectors.cu `rerank_compact`; each array
         // holds what its form reads (`n x dim` values, `dim` steps, `n` positions, the cells'
         // `ncells + 1` starts and `m` codes a position), the callers `nq x per_query` candidates

@@ -51,6 +51,16 @@ fn warp_per_item(items: usize) -> LaunchConfig {
     }
 }
 
+/// Eight threads per (query, candidate) pair of a re-rank launch over `pairs` pairs: blocks of
+/// 128 threads, at most 2^20.
+fn pair_per_8_threads(pairs: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (pairs.div_ceil(16).min(1 << 20) as u32, 1, 1),
+        block_dim: (128, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// Whether `nearest_scores` holds its rows of `dim` floats in shared memory.
 fn nearest_fits(dim: usize) -> bool {
     NEAREST_ROWS * dim * 4 <= MAX_SHARED_BYTES
@@ -198,13 +208,7 @@ impl GpuVectors {
         if let Some(c) = &self.compact {
             return self.launch_compact(c, queries, candidates, per_query, nq, m, out);
         }
-        let total = nq as usize * per_query as usize;
-        let cfg = LaunchConfig {
-            // eight threads per distance
-            grid_dim: (total.div_ceil(16).min(1 << 20) as u32, 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = pair_per_8_threads(nq as usize * per_query as usize);
         // SAFETY: argument types and order match kernels/vectors.cu `rerank_distance`; the callers
         // hold `nq x per_query` candidates and outputs and `nq` queries of `dim` floats.
         unsafe {
