@@ -47,13 +47,18 @@ impl Reranker {
 
     /// A re-ranker of the rows of `store` (see [`Reranker::new`]).
     pub fn from_store(store: Arc<Store>, metric: Metric, gpu: Option<usize>) -> Self {
-        let gpu = gpu.and_then(|ordinal| match GpuVectors::from_store(ordinal, &store) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                log::warn!("re-ranking on the CPU: the vectors did not go to the GPU ({e})");
-                None
-            }
-        });
+        let gpu =
+            gpu.and_then(
+                |ordinal| match GpuVectors::from_rows(ordinal, store.device_rows()) {
+                    Ok(g) => Some(g),
+                    Err(e) => {
+                        log::warn!(
+                            "re-ranking on the CPU: the vectors did not go to the GPU ({e})"
+                        );
+                        None
+                    }
+                },
+            );
         Self {
             verifier: store
                 .floats()

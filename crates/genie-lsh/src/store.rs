@@ -17,6 +17,7 @@
 
 use crate::codebook::{CellCodes, Codebook};
 use crate::error::{LshError, Result};
+use crate::gpu::DeviceRows;
 use crate::vectors::VectorSet;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -294,6 +295,31 @@ impl Store {
             Store::F16 { .. } => 2.0 * d,
             Store::Sq8 { .. } => d,
             Store::Codes { rows, .. } => rows.cells.subspaces as f64 + 4.0,
+        }
+    }
+
+    /// The rows as a GPU takes them ([`crate::gpu::GpuVectors::from_rows`]).
+    pub fn device_rows(&self) -> DeviceRows<'_> {
+        let dim = self.dim();
+        match self {
+            Store::F32(v) => DeviceRows::F32 {
+                data: v.as_slice(),
+                dim,
+            },
+            Store::F16 { data, .. } => DeviceRows::F16 { data, dim },
+            Store::Sq8 { lo, step, data, .. } => DeviceRows::Sq8 {
+                lo,
+                step,
+                data,
+                dim,
+            },
+            Store::Codes { rows, .. } => DeviceRows::Codes {
+                pos: &rows.pos,
+                centres: &rows.centres,
+                books: &rows.books,
+                bounds: &rows.bounds,
+                dim,
+            },
         }
     }
 

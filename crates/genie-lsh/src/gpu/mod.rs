@@ -34,6 +34,78 @@ pub enum VectorDistance {
     Cosine = 2,
 }
 
+/// The rows a re-rank reads, as [`GpuVectors::from_rows`] puts them on a device: float vectors,
+/// or a compact copy (`crate::store`) whose values the device rebuilds as the CPU does.
+#[derive(Clone, Copy, Debug)]
+pub enum DeviceRows<'a> {
+    /// Rows of `dim` floats.
+    F32 {
+        /// `n x dim` values.
+        data: &'a [f32],
+        /// The dimension.
+        dim: usize,
+    },
+    /// Rows of `dim` half-precision values (their bits).
+    F16 {
+        /// `n x dim` values.
+        data: &'a [u16],
+        /// The dimension.
+        dim: usize,
+    },
+    /// Rows of `dim` 8-bit codes, value `lo[j] + step[j] x code`.
+    Sq8 {
+        /// Each dimension's least value.
+        lo: &'a [f32],
+        /// Each dimension's step.
+        step: &'a [f32],
+        /// `n x dim` codes.
+        data: &'a [u8],
+        /// The dimension.
+        dim: usize,
+    },
+    /// Rows rebuilt from a codebook index's codes (its cells attached to the device too).
+    Codes {
+        /// Each object's position in the cells' order.
+        pos: &'a [u32],
+        /// `cells x dim` centres.
+        centres: &'a [f32],
+        /// Per slice its 256 codewords, slice after slice.
+        books: &'a [f32],
+        /// `subspaces + 1` first dimensions of the slices.
+        bounds: &'a [usize],
+        /// The dimension.
+        dim: usize,
+    },
+}
+
+impl DeviceRows<'_> {
+    /// The dimension.
+    pub fn dim(&self) -> usize {
+        match *self {
+            DeviceRows::F32 { dim, .. }
+            | DeviceRows::F16 { dim, .. }
+            | DeviceRows::Sq8 { dim, .. }
+            | DeviceRows::Codes { dim, .. } => dim,
+        }
+    }
+
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        let d = self.dim().max(1);
+        match self {
+            DeviceRows::F32 { data, .. } => data.len() / d,
+            DeviceRows::F16 { data, .. } => data.len() / d,
+            DeviceRows::Sq8 { data, .. } => data.len() / d,
+            DeviceRows::Codes { pos, .. } => pos.len(),
+        }
+    }
+
+    /// Whether there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// The objects of a codebook index grouped by coarse cell, for [`GpuVectors::attach_cells`]: the
 /// objects of cell `c` are `ids[starts[c]..starts[c + 1]]` (ascending), their codes the rows
 /// `codes[i * subspaces..(i + 1) * subspaces]` of the same positions.
@@ -159,8 +231,8 @@ impl GpuVectors {
     }
 
     /// Always [`GenieError::GpuUnavailable`] without the `cuda` feature.
-    pub fn from_store(ordinal: usize, store: &crate::store::Store) -> Result<Self> {
-        let _ = (ordinal, store);
+    pub fn from_rows(ordinal: usize, rows: DeviceRows<'_>) -> Result<Self> {
+        let _ = (ordinal, rows);
         Err(GenieError::GpuUnavailable(
             "built without the `cuda` feature".into(),
         ))

@@ -1,9 +1,9 @@
 //! Re-rank distances from a compact copy of the vectors (kernels/vectors.cu `rerank_compact`):
 //! half-precision values, 8-bit codes by dimension, or a codebook index's own codes
-//! ([`crate::store`]), identical to the CPU's distances on the rebuilt rows.
+//! ([`DeviceRows`]), identical to the CPU's distances on the rebuilt rows.
 
+use super::super::DeviceRows;
 use super::*;
-use crate::store::Store;
 
 /// A compact copy on the device; the arrays a form does not use hold one dummy element.
 pub(super) struct Compact {
@@ -30,36 +30,41 @@ fn up<T: cudarc::driver::DeviceRepr + Default + Clone + Unpin>(
 }
 
 impl GpuVectors {
-    /// The re-rank rows of `store` on device `ordinal`: the floats as [`GpuVectors::new`] puts
-    /// them, a compact form as it is (a codebook's codes need its cells attached too).
-    pub fn from_store(ordinal: usize, store: &Store) -> Result<Self> {
-        if let Some(v) = store.floats() {
-            return Self::new(ordinal, v.as_slice(), v.dim());
+    /// The re-rank `rows` on device `ordinal`: floats as [`GpuVectors::new`] puts them, a
+    /// compact copy as it is (a codebook's codes need its cells attached too).
+    pub fn from_rows(ordinal: usize, rows: DeviceRows<'_>) -> Result<Self> {
+        let dim = rows.dim();
+        if let DeviceRows::F32 { data, .. } = rows {
+            return Self::new(ordinal, data, dim);
         }
-        let dim = store.dim();
         let mut g = Self::new(ordinal, &[], dim)?;
-        g.n = u32::try_from(store.len()).map_err(|_| {
+        g.n = u32::try_from(rows.len()).map_err(|_| {
             GenieError::InvalidParameter("more than 2^32 vectors to re-rank on a GPU".into())
         })?;
         let s = &g.stream;
-        let none32: &[u32] = &[];
-        let nonef: &[f32] = &[];
-        let (half, bytes, lo, step): (&[u16], &[u8], &[f32], &[f32]) = match store {
-            Store::F16 { data, .. } => (data, &[], nonef, nonef),
-            Store::Sq8 { lo, step, data, .. } => (&[], data, lo, step),
-            _ => (&[], &[], nonef, nonef),
+        let (none32, nonef): (&[u32], &[f32]) = (&[], &[]);
+        let (form, half, bytes, lo, step): (u32, &[u16], &[u8], &[f32], &[f32]) = match rows {
+            DeviceRows::F16 { data, .. } => (1, data, &[], nonef, nonef),
+            DeviceRows::Sq8 { lo, step, data, .. } => (2, &[], data, lo, step),
+            _ => (3, &[], &[], nonef, nonef),
         };
-        let (pos, centres, books, bounds, slice_of) = match store {
-            Store::Codes { rows, .. } => {
-                let bounds: Vec<u32> = rows.bounds.iter().map(|&b| b as u32).collect();
+        let (pos, centres, books, bounds, slice_of) = match rows {
+            DeviceRows::Codes {
+                pos,
+                centres,
+                books,
+                bounds,
+                ..
+            } => {
                 let mut slice_of = vec![0u32; dim];
-                for (sl, w) in rows.bounds.windows(2).enumerate() {
+                for (sl, w) in bounds.windows(2).enumerate() {
                     slice_of[w[0]..w[1]].fill(sl as u32);
                 }
+                let bounds: Vec<u32> = bounds.iter().map(|&b| b as u32).collect();
                 (
-                    up(s, &rows.pos)?,
-                    up(s, &rows.centres)?,
-                    up(s, &rows.books)?,
+                    up(s, pos)?,
+                    up(s, centres)?,
+                    up(s, books)?,
                     up(s, &bounds)?,
                     up(s, &slice_of)?,
                 )
@@ -73,7 +78,7 @@ impl GpuVectors {
             ),
         };
         let compact = Compact {
-            form: store.form() as u32,
+            form,
             half: up(s, half)?,
             bytes: up(s, bytes)?,
             lo: up(s, lo)?,
