@@ -474,6 +474,9 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
 //     Algorithm 1, and only objects whose count reaches the new AT enter the hash table.
 // The extraction argument of the global kernel holds unchanged: ZA never over-counts, and every
 // object whose final count reaches the final AT is inserted when its tile completes.
+// A sweep (`carried` set, one launch per range of tiles) counts one range of every query of the
+// batch, so that the queries that share a list read its slice of the range while it is in L2; each
+// list's cursor is kept in `carried` (TILE_MAX_LISTS a query) for the launch of the next range.
 //
 // lists: per query, `list_start[q]..list_start[q + 1]` index (lo, hi, weight, first) records of
 // 4 x u32: keyword ranges whose every keyword is one list (empty ones included), list `first + i`
@@ -532,7 +535,7 @@ __device__ __forceinline__ void tile_body(
     const u32* __restrict__ postings, const u32* __restrict__ live, const u64* __restrict__ offsets, const u32* __restrict__ lists,
     const u32* __restrict__ list_start, u32 nq, u32 n, u32 tiles_per_block, const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit,
     u64* tables, u32* flags, u32 k, const u32* __restrict__ dense_bits, u64 dense_words,
-    const u32* __restrict__ dense_recs, const u32* __restrict__ dense_start) {
+    const u32* __restrict__ dense_recs, const u32* __restrict__ dense_start, u32 sweep, u32* carried) {
     constexpr u32 PER = 32 / BITS;                     // counters a word
     constexpr u32 PER_LOG = BITS == 8 ? 2 : 1;
     constexpr u32 FMASK = (1u << BITS) - 1u;
@@ -544,10 +547,12 @@ __device__ __forceinline__ void tile_body(
     __shared__ u32 seg_end[BALANCE_LISTS];         // each list's end in the current tile
     __shared__ u32 chunk_start[BALANCE_LISTS + 1];  // prefix sums of 128-posting chunks
     const u32 ntiles = (n + TILE_OBJECTS - 1) / TILE_OBJECTS;
-    const u32 chunks = (ntiles + tiles_per_block - 1) / tiles_per_block;
+    // a sweep (`carried` set): this launch counts tile range `sweep` of every query, each list's
+    // cursor carried from the launch of the range before
+    const u32 chunks = carried != nullptr ? 1u : (ntiles + tiles_per_block - 1) / tiles_per_block;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (u64 job = blockIdx.x; job < (u64)nq * chunks; job += gridDim.x) {
-        const u32 q = (u32)(job / chunks), chunk = (u32)(job % chunks);
+        const u32 q = (u32)(job / chunks), chunk = carried != nullptr ? sweep : (u32)(job % chunks);
         const u32 t0 = chunk * tiles_per_block, t1 = min(ntiles, t0 + tiles_per_block);
         const QueryMeta m = load_meta(meta, q);
         u32* qcounts = bitmaps + m.bitmap_off;
@@ -559,9 +564,18 @@ __device__ __forceinline__ void tile_body(
         const u32 nl = nr == 0 ? 0u : qr[4 * (nr - 1) + 3] + (qr[4 * (nr - 1) + 1] - qr[4 * (nr - 1)] + 1);
         const u32 nd = dense_start[q + 1] - dense_start[q];
         const u32* qd = dense_recs + 2 * (u64)dense_start[q];
-        // first tile: each list's cursor by binary search
+        // first tile: each list's cursor, carried from the range before, or 0 at the first object,
+        // else by binary search
         const u32 first_id = t0 * TILE_OBJECTS;
         for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
+            if (carried != nullptr && t0 > 0) {
+                cursor[l] = carried[(u64)q * TILE_MAX_LISTS + l];
+                continue;
+            }
+            if (first_id == 0) {
+                cursor[l] = 0;
+                continue;
+            }
             u64 start, hi;
             u32 w_unused;
             list_at(qr, nr, nl, l, offsets, start, hi, w_unused);
@@ -748,6 +762,8 @@ __device__ __forceinline__ void tile_body(
             }
             __syncthreads();
         }
+        if (carried != nullptr)
+            for (u32 l = threadIdx.x; l < nl; l += blockDim.x) carried[(u64)q * TILE_MAX_LISTS + l] = cursor[l];
     }
 }
 
@@ -757,10 +773,10 @@ __device__ __forceinline__ void tile_body(
         const u32 *__restrict__ list_start,                                                            \
         u32 nq, u32 n, u32 tiles_per_block, const u32 *__restrict__ meta, u32 *bitmaps, u32 *za,          \
         u32 *audit, u64 *tables, u32 *flags, u32 k, const u32 *__restrict__ dense_bits, u64 dense_words,   \
-        const u32 *__restrict__ dense_recs, const u32 *__restrict__ dense_start
+        const u32 *__restrict__ dense_recs, const u32 *__restrict__ dense_start, u32 sweep, u32 *carried
 #define TILE_CALL                                                                                     \
     postings, live, offsets, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k, \
-        dense_bits, dense_words, dense_recs, dense_start
+        dense_bits, dense_words, dense_recs, dense_start, sweep, carried
 
 extern "C" __global__ void __launch_bounds__(512) tile_match(TILE_ARGS) { tile_body<8, TILE_WORDS_NARROW>(TILE_CALL); }
 extern "C" __global__ void __launch_bounds__(512) tile_match16(TILE_ARGS) { tile_body<16, TILE_WORDS_NARROW>(TILE_CALL); }

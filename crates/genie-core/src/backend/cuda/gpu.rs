@@ -15,7 +15,9 @@ use super::buffers::{Grow, Slot};
 use super::cuda_err;
 use super::dense::Dense;
 use super::live::LiveMask;
-use super::plan::{grown_slots, plan, Plan, TILE_WORDS, TILE_WORDS_WIDE};
+use super::plan::{
+    grown_slots, plan, sweep_tiles, Plan, TILE_MAX_LISTS, TILE_WORDS, TILE_WORDS_WIDE,
+};
 use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
 use crate::cpq::table_slots;
@@ -146,6 +148,9 @@ impl Gpu {
     }
 }
 
+/// The null pointer of a tiled count that is not a sweep.
+static NO_CARRY: u64 = 0;
+
 /// Everything the stream work touches, behind one lock.
 struct State {
     up: Arc<CudaStream>,
@@ -156,6 +161,8 @@ struct State {
     zipper: Grow<u32>,
     audit: Grow<u32>,
     counts: Grow<u32>,
+    /// The list cursors a sweep carries from one range of tiles to the next.
+    carried: Grow<u32>,
     slots: [Slot; 2],
     times: StageTimes,
     /// The object mask last uploaded (kept for the next search that brings the same one).
@@ -257,6 +264,7 @@ impl GpuResident {
                     zipper: Grow(None),
                     audit: Grow(None),
                     counts: Grow(None),
+                    carried: Grow(None),
                     slots: [Slot::new(), Slot::new()],
                     times: StageTimes::default(),
                     live: None,
@@ -341,6 +349,7 @@ impl GpuResident {
             zipper,
             audit,
             counts,
+            carried,
             slots,
             times,
             ..
@@ -450,12 +459,23 @@ impl GpuResident {
                         .launch(cfg(init_blocks))
                         .map_err(cuda_err)?;
                     if p.tiled {
-                        let ntiles = n.div_ceil(p.tile_words * (32 / p.tile_bits));
+                        let tile_objects = p.tile_words * (32 / p.tile_bits);
+                        let ntiles = n.div_ceil(tile_objects);
+                        let sweep = sweep_tiles(
+                            nq,
+                            ntiles,
+                            self.index.num_postings() * 4 * u64::from(tile_objects)
+                                / u64::from(n.max(1)),
+                        );
                         // enough (query, tile range) jobs to fill the GPU several times over
                         let chunks = (4096u32.div_ceil(nq32.max(1))).clamp(1, ntiles.max(1));
-                        let tiles_per_block = ntiles.div_ceil(chunks).max(1);
-                        let jobs = (u64::from(nq32) * u64::from(ntiles.div_ceil(tiles_per_block)))
-                            .min(1 << 24) as u32;
+                        let tiles_per_block = sweep.unwrap_or(ntiles.div_ceil(chunks).max(1));
+                        let ranges = ntiles.div_ceil(tiles_per_block);
+                        let jobs = match sweep {
+                            Some(_) => u64::from(nq32),
+                            None => u64::from(nq32) * u64::from(ranges),
+                        }
+                        .min(1 << 24) as u32;
                         let tcfg = LaunchConfig {
                             grid_dim: (jobs.max(1), 1, 1),
                             block_dim: (512, 1, 1),
@@ -470,21 +490,32 @@ impl GpuResident {
                             (_, false) => &gpu.tile_match16,
                             (_, true) => &gpu.tile_match16_wide,
                         };
-                        let mut args = compute.launch_builder(kernel);
-                        push_postings(&mut args, &self.postings, live);
-                        args.arg(&self.offsets)
-                            .arg(&items)
-                            .arg(&task_start)
-                            .arg(&nq32)
-                            .arg(&n)
-                            .arg(&tiles_per_block);
-                        push_cpq_counting(&mut args, &meta, [bm, za, at], tab, d_flags, &k);
-                        args.arg(&dense.bits)
-                            .arg(&dense.words)
-                            .arg(&dense_recs)
-                            .arg(&dense_start)
-                            .launch(tcfg)
-                            .map_err(cuda_err)?;
+                        let mut carried = match sweep {
+                            Some(_) => Some(carried.get(compute, nq * TILE_MAX_LISTS)?),
+                            None => None,
+                        };
+                        // one launch, or a sweep: one launch per range of tiles
+                        for range in 0..if sweep.is_some() { ranges } else { 1 } {
+                            let mut args = compute.launch_builder(kernel);
+                            push_postings(&mut args, &self.postings, live);
+                            args.arg(&self.offsets)
+                                .arg(&items)
+                                .arg(&task_start)
+                                .arg(&nq32)
+                                .arg(&n)
+                                .arg(&tiles_per_block);
+                            push_cpq_counting(&mut args, &meta, [bm, za, at], tab, d_flags, &k);
+                            args.arg(&dense.bits)
+                                .arg(&dense.words)
+                                .arg(&dense_recs)
+                                .arg(&dense_start)
+                                .arg(&range);
+                            match carried.as_deref_mut() {
+                                Some(c) => args.arg(c),
+                                None => args.arg(&NO_CARRY),
+                            };
+                            args.launch(tcfg).map_err(cuda_err)?;
+                        }
                     } else if p.ntasks > 0 {
                         let mut args = compute.launch_builder(&gpu.cpq_match);
                         work.push(&mut args);

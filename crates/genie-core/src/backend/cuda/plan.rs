@@ -327,3 +327,21 @@ pub(super) fn grown_slots(
         worst.max(slots)
     }
 }
+
+/// Bytes of a sweep's range of tiles that should stay in the device's L2 while the batch's
+/// queries count it (half of an H100's or H200's 50 MB).
+const SWEEP_L2_BYTES: u64 = 24 << 20;
+
+/// Tiles per launch of a sweep of the tiled count over `ntiles` tiles of `tile_bytes` postings
+/// each (the index's postings in a tile's objects), for `nq` queries; `None`: one launch, each
+/// block sweeping its own range. `GENIE_SWEEP_TILES=T` sets T (0: no sweep).
+pub(super) fn sweep_tiles(nq: usize, ntiles: u32, tile_bytes: u64) -> Option<u32> {
+    if let Some(t) = std::env::var("GENIE_SWEEP_TILES")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        return (t > 0 && ntiles > 1).then_some(t.min(ntiles));
+    }
+    let _ = (nq, tile_bytes, SWEEP_L2_BYTES);
+    None
+}
