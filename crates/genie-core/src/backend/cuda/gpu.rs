@@ -459,14 +459,8 @@ impl GpuResident {
                         .launch(cfg(init_blocks))
                         .map_err(cuda_err)?;
                     if p.tiled {
-                        let tile_objects = p.tile_words * (32 / p.tile_bits);
-                        let ntiles = n.div_ceil(tile_objects);
-                        let sweep = sweep_tiles(
-                            nq,
-                            ntiles,
-                            self.index.num_postings() * 4 * u64::from(tile_objects)
-                                / u64::from(n.max(1)),
-                        );
+                        let ntiles = n.div_ceil(p.tile_words * (32 / p.tile_bits));
+                        let sweep = sweep_tiles(nq, ntiles);
                         // enough (query, tile range) jobs to fill the GPU several times over
                         let chunks = (4096u32.div_ceil(nq32.max(1))).clamp(1, ntiles.max(1));
                         let tiles_per_block = sweep.unwrap_or(ntiles.div_ceil(chunks).max(1));
