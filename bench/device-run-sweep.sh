@@ -25,3 +25,15 @@ for t in ${SWEEPS:-0 1 2 4 8}; do
   echo "== GENIE_SWEEP_TILES=$t" | tee -a "$sum"
   grep -E "identical|gpu|GPU" "$res/sweep-$t.log" | grep -v "^\[" | tail -6 | tee -a "$sum"
 done
+# SUITE=1: the suite's four workloads (genie-bench --mode suite, 1,024 queries) without sweeps
+# (GENIE_SWEEP_TILES=0) and with the default rule, alternated ROUNDS times (default 1)
+if [ -n "${SUITE:-}" ]; then
+  for r in $(seq 1 "${ROUNDS:-1}"); do
+    for t in 0 default; do
+      if [ "$t" = 0 ]; then env GENIE_SWEEP_TILES=0 $D/bin/genie-bench --mode suite --csv "$res/suite-$t-$r.csv" > "$res/suite-$t-$r.log" 2>&1
+      else env -u GENIE_SWEEP_TILES $D/bin/genie-bench --mode suite --csv "$res/suite-$t-$r.csv" > "$res/suite-$t-$r.log" 2>&1; fi
+      echo "== suite round $r, sweeps $t" | tee -a "$sum"
+      grep -vE "^\[" "$res/suite-$t-$r.log" | grep -E "q/s|OCR|SIFT|Tweets|Adult|identical" | head -12 | tee -a "$sum"
+    done
+  done
+fi
