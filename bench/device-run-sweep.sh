@@ -3,7 +3,7 @@
 # .gpu: bin/genie-bench, tests/conformance-*, COMMIT) unpacked there: the GPU conformance cases
 # with sweeps forced (GENIE_SWEEP_TILES = 1 and 3) and without, then the SIFT-like shape
 # (OBJECTS, default 4.5 M, 237 x 67, seed 1) at 1,024 and 8,192 queries, k = 100, for each
-# GENIE_SWEEP_TILES of SWEEPS (default "0 1 2 4 8"; 0: one launch, as before), the CPU's answers
+# GENIE_SWEEP_TILES of SWEEPS (default "0 1 2 4 8", empty: none; 0: one launch), the CPU's answers
 # compared on the first 64 queries. Writes $OUT/sweep-summary.txt and the raw rows.
 set -uo pipefail
 D=${D:-.gpu}
@@ -19,7 +19,7 @@ if [ -n "$conf" ]; then
     echo "conformance on the GPU, sweep tiles $t: $r" | tee -a "$sum"
   done
 fi
-for t in ${SWEEPS:-0 1 2 4 8}; do
+for t in ${SWEEPS-0 1 2 4 8}; do
   GENIE_SWEEP_TILES=$t $D/bin/genie-bench --objects "${OBJECTS:-4500000}" --dims 237 --values 67 \
     --queries 1024,8192 --no-count-table --cpu-queries 64 --seed 1 --csv "$res/sweep-$t.csv" > "$res/sweep-$t.log" 2>&1
   echo "== GENIE_SWEEP_TILES=$t" | tee -a "$sum"

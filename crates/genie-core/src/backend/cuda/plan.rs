@@ -31,6 +31,8 @@ pub(super) struct Plan {
     pub(super) bitmap_words: u64,
     pub(super) table_slots: u64,
     pub(super) zipper: u64,
+    /// The postings of the tiled kernel's id lists, all queries together (0 when not tiled).
+    pub(super) postings: u64,
 }
 
 impl Plan {
@@ -98,8 +100,8 @@ fn count_lists(
     index: &InvertedIndex,
     q: &PreparedQuery,
     dense_of: &[u32],
-) -> (usize, usize, usize) {
-    let (mut ranges, mut lists, mut dense) = (0, 0, 0);
+) -> (usize, usize, usize, u64) {
+    let (mut ranges, mut lists, mut dense, mut postings) = (0, 0, 0, 0);
     visit_ranges(
         index,
         q,
@@ -107,10 +109,13 @@ fn count_lists(
         |lo, hi, _| {
             ranges += 1;
             lists += (hi - lo) as usize + 1;
+            postings += index
+                .slice_of(lo, hi)
+                .map_or(0, |(a, b)| b.saturating_sub(a));
         },
         |_, _| dense += 1,
     );
-    (ranges, lists, dense)
+    (ranges, lists, dense, postings)
 }
 
 /// Writes a query's ranges as (lo, hi, weight, first list) into `ranges` and its dense lists as
@@ -167,7 +172,7 @@ pub(super) fn plan(
     let max_bound = queries.iter().map(|q| q.bound).max().unwrap_or(0);
     let mut tiled = cpq && params.gpu_tiles && n > 0 && max_bound <= TILE_MAX_BOUND_16;
     let tile_bits = if max_bound <= TILE_MAX_BOUND_8 { 8 } else { 16 };
-    let counts: Vec<(usize, usize, usize)> = if tiled {
+    let counts: Vec<(usize, usize, usize, u64)> = if tiled {
         // every query's lists at once (range items of wide tables expand to thousands of lists)
         queries
             .par_iter()
@@ -176,7 +181,10 @@ pub(super) fn plan(
     } else {
         Vec::new()
     };
-    if counts.iter().any(|&(_, lists, _)| lists > TILE_MAX_LISTS) {
+    if counts
+        .iter()
+        .any(|&(_, lists, _, _)| lists > TILE_MAX_LISTS)
+    {
         tiled = false;
     }
     let sublist = u64::from(params.sublist_len.max(1));
@@ -243,7 +251,7 @@ pub(super) fn plan(
         // least one record), D (their starts), written in place
         let (ranges, dense) = counts
             .iter()
-            .fold((0usize, 0usize), |(a, b), &(r, _, d)| (a + r, b + d));
+            .fold((0usize, 0usize), |(a, b), &(r, _, d, _)| (a + r, b + d));
         let too_many = |what: &str| cap(&format!("more than 2^32 {what} in one batch"));
         u32::try_from(ranges).map_err(|_| too_many("keyword ranges"))?;
         u32::try_from(dense).map_err(|_| too_many("dense lists"))?;
@@ -258,7 +266,7 @@ pub(super) fn plan(
         let (c, d) = rest.split_at_mut(c_len);
         m.copy_from_slice(&meta);
         let (mut si, mut di) = (0u32, 0u32);
-        for (q, &(i, _, dn)) in counts.iter().enumerate() {
+        for (q, &(i, _, dn, _)) in counts.iter().enumerate() {
             b[q] = si;
             d[q] = di;
             si += i as u32;
@@ -267,8 +275,11 @@ pub(super) fn plan(
         b[nq] = si;
         d[nq] = di;
         c[c_len - 2..].fill(0);
-        let a_parts = cut(a, counts.iter().map(|&(r, _, _)| 4 * r));
-        let c_parts = cut(&mut c[..c_len - 2], counts.iter().map(|&(_, _, dn)| 2 * dn));
+        let a_parts = cut(a, counts.iter().map(|&(r, _, _, _)| 4 * r));
+        let c_parts = cut(
+            &mut c[..c_len - 2],
+            counts.iter().map(|&(_, _, dn, _)| 2 * dn),
+        );
         queries
             .par_iter()
             .zip(a_parts)
@@ -297,6 +308,7 @@ pub(super) fn plan(
         bitmap_words,
         table_slots: tables,
         zipper,
+        postings: counts.iter().map(|c| c.3).sum(),
     })
 }
 
@@ -328,17 +340,25 @@ pub(super) fn grown_slots(
     }
 }
 
+/// The postings a query reads in a tile, on average, from which a sweep pays: the suite on an
+/// H200 (1,024 queries) gained with sweeps on SIFT-like (230 K a tile: 35.3 -> 30.1 ms) and
+/// Adult-x20-like (8.1 -> 7.9 ms) and lost on OCR-like (about 2 K: 7.0 -> 8.7 ms, a launch per
+/// range costs more than so little work a range saves) and Tweets-like (14.0 -> 14.6 ms).
+const SWEEP_POSTINGS: u64 = 20_000;
+
 /// Tiles per launch of a sweep of the tiled count over `ntiles` tiles for `nq` queries (each
 /// launch counts one range of tiles for every query, each list's cursor carried to the next);
 /// `None`: one launch, each block sweeping a range of its own. Measured on the SIFT-like shape
 /// (H200, 4.5 M objects, 138 tiles): 1,024 queries took 35.0 ms one way, 29.6 ms in sweeps of 4
-/// tiles (1.18x); 8,192 queries 234 and 235-238 ms. `GENIE_SWEEP_TILES=T` sets T (0: no sweep).
-pub(super) fn sweep_tiles(nq: usize, ntiles: u32) -> Option<u32> {
+/// tiles (1.18x); 8,192 queries 234 and 235-238 ms. Only batches whose queries read at least
+/// [`SWEEP_POSTINGS`] a tile sweep. `GENIE_SWEEP_TILES=T` sets T (0: no sweep).
+pub(super) fn sweep_tiles(nq: usize, ntiles: u32, postings: u64) -> Option<u32> {
     if let Some(t) = std::env::var("GENIE_SWEEP_TILES")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
     {
         return (t > 0 && ntiles > 1).then_some(t.min(ntiles));
     }
-    (nq <= 4096 && ntiles >= 8).then_some(4)
+    let per_tile = postings / (nq.max(1) as u64 * u64::from(ntiles.max(1)));
+    (nq <= 4096 && ntiles >= 8 && per_tile >= SWEEP_POSTINGS).then_some(4)
 }
