@@ -10,6 +10,17 @@ use genie::lsh::{Family, LshParams, VectorSet, VectorTransform};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+/// Whether no GPU is usable (then the reason is printed: `skipped: <reason>`).
+fn no_gpu() -> bool {
+    match genie::core::backend::cuda_probe() {
+        Ok(_) => false,
+        Err(reason) => {
+            skip(reason);
+            true
+        }
+    }
+}
+
 fn skip(reason: impl std::fmt::Display) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "skipped: {reason}");
@@ -95,8 +106,7 @@ fn datasets(n: usize) -> Vec<(&'static str, VectorSet)> {
 
 #[test]
 fn gpu_hashing_equals_cpu_for_every_family() {
-    if let Err(reason) = genie::core::backend::cuda_probe() {
-        skip(reason);
+    if no_gpu() {
         return;
     }
     // (family, width, SRP bits, functions, buckets)
@@ -148,8 +158,7 @@ fn gpu_hashing_equals_cpu_for_every_family() {
 fn gpu_reranking_equals_cpu_for_every_metric() {
     use genie::core::DeviceChoice;
     use genie::lsh::VectorIndex;
-    if let Err(reason) = genie::core::backend::cuda_probe() {
-        skip(reason);
+    if no_gpu() {
         return;
     }
     let mut failures = Vec::new();
@@ -189,8 +198,7 @@ fn gpu_tuned_index_equals_cpu() {
     use genie::core::DeviceChoice;
     use genie::lsh::tune::{build_tuned, TuneSpec};
     use genie::lsh::{estimate, VectorIndex};
-    if let Err(reason) = genie::core::backend::cuda_probe() {
-        skip(reason);
+    if no_gpu() {
         return;
     }
     let (_, vectors) = datasets(3000)
@@ -232,8 +240,7 @@ fn gpu_codebook_scan_equals_cpu() {
     use genie::core::DeviceChoice;
     use genie::lsh::codebook::index::Counting;
     use genie::lsh::{CodebookIndex, CodebookParams, Probe};
-    if let Err(reason) = genie::core::backend::cuda_probe() {
-        skip(reason);
+    if no_gpu() {
         return;
     }
     let (name, vectors) = datasets(6000).swap_remove(0);
@@ -368,8 +375,7 @@ fn gpu_training_equals_cpu() {
     use genie::core::DeviceChoice;
     use genie::lsh::codebook::assign::Assigner;
     use genie::lsh::{CodebookIndex, CodebookParams, Probe};
-    if let Err(reason) = genie::core::backend::cuda_probe() {
-        skip(reason);
+    if no_gpu() {
         return;
     }
     let mut failures = Vec::new();
@@ -428,8 +434,7 @@ fn gpu_compact_reranking_equals_cpu() {
     use genie::lsh::rerank::Reranker;
     use genie::lsh::{CodebookIndex, CodebookParams, Form, Metric, Probe, Store};
     use std::sync::Arc;
-    if let Err(reason) = genie::core::backend::cuda_probe() {
-        skip(reason);
+    if no_gpu() {
         return;
     }
     let mut failures = Vec::new();

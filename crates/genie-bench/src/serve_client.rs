@@ -24,15 +24,9 @@ pub struct ClientArgs {
     /// The search route, e.g. http://127.0.0.1:7711/v1/indexes/sift/search (loopback only).
     #[arg(long)]
     pub url: String,
-    /// A file of keyword queries, one per line.
-    #[arg(long)]
-    pub queries: PathBuf,
-    /// Distinct queries (the first lines of the file), cycled through.
-    #[arg(long, default_value_t = 1024)]
-    pub distinct: usize,
-    /// Hits per query.
-    #[arg(long, default_value_t = 100)]
-    pub k: u32,
+    /// The requests' queries.
+    #[command(flatten)]
+    pub lines: QueryLines,
     /// Concurrent clients of each level, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,1024,4096")]
     pub clients: Vec<usize>,
@@ -51,6 +45,27 @@ pub struct ClientArgs {
     /// Write the rows as CSV here.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+}
+
+/// The keyword queries requests carry: the first `--distinct` lines of `--queries`, one a request.
+#[derive(clap::Args, Debug, Clone)]
+pub struct QueryLines {
+    /// A file of keyword queries, one per line.
+    #[arg(long)]
+    pub queries: PathBuf,
+    /// Distinct queries (the first lines of the file), cycled through.
+    #[arg(long, default_value_t = 1024)]
+    pub distinct: usize,
+    /// Hits per query.
+    #[arg(long, default_value_t = 100)]
+    pub k: u32,
+}
+
+impl QueryLines {
+    /// The request bodies ([`query_bodies`]).
+    pub fn bodies(&self) -> Result<Vec<Vec<u8>>> {
+        query_bodies(&self.queries, self.distinct, self.k)
+    }
 }
 
 /// The request bodies of the first `distinct` keyword lines of `queries`, one query each:
@@ -88,7 +103,7 @@ pub fn run(args: &ClientArgs) -> Result<()> {
             args.url
         );
     }
-    let bodies = query_bodies(&args.queries, args.distinct, args.k)?;
+    let bodies = args.lines.bodies()?;
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(8, std::num::NonZeroUsize::get)
     });
@@ -129,7 +144,7 @@ pub fn run(args: &ClientArgs) -> Result<()> {
     println!(
         "{} distinct queries, k {}, {threads} client threads, against {}",
         workload.bodies.len(),
-        args.k,
+        args.lines.k,
         args.url
     );
     for &c in &args.clients {

@@ -31,15 +31,9 @@ pub struct PartsArgs {
     /// The index file.
     #[arg(long)]
     pub index: PathBuf,
-    /// A file of keyword queries, one per line (the lines `--mode serve-client` sends).
-    #[arg(long)]
-    pub queries: PathBuf,
-    /// Distinct queries (the first lines of the file).
-    #[arg(long, default_value_t = 1024)]
-    pub distinct: usize,
-    /// Hits per query.
-    #[arg(long, default_value_t = 100)]
-    pub k: u32,
+    /// The queries, as `--mode serve-client` sends them.
+    #[command(flatten)]
+    pub lines: crate::serve_client::QueryLines,
     /// Passes over the queries (the best pass of each step is reported).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
@@ -63,7 +57,7 @@ pub struct Parts {
 
 /// Times the steps and prints one line per step.
 pub fn run(args: &PartsArgs) -> Result<Parts> {
-    let bodies = crate::serve_client::query_bodies(&args.queries, args.distinct, args.k)?;
+    let bodies = args.lines.bodies()?;
     let loaded = load(&Registry::default(), &args.index)?;
     let spec = OpenSpec {
         device: args.device,
@@ -114,7 +108,7 @@ pub fn run(args: &PartsArgs) -> Result<Parts> {
     println!(
         "transport parts ({} queries, k = {}, {} on {:?}): decode {:.1} us, service {:.1} us, encode {:.1} us a query; answers {:.0} bytes",
         bodies.len(),
-        args.k,
+        args.lines.k,
         args.index.display(),
         args.device,
         best.decode_us,

@@ -102,17 +102,11 @@ impl GpuVectors {
         }
     }
 
-    /// Launches `rerank_compact` (see [`GpuVectors::launch_distances`], whose arguments it
-    /// takes with the copy).
-    #[allow(clippy::too_many_arguments)]
+    /// Launches `rerank_compact` (see [`GpuVectors::launch_distances`]).
     pub(super) fn launch_compact(
         &self,
         c: &Compact,
-        queries: &CudaSlice<f32>,
-        candidates: &CudaSlice<u32>,
-        per_query: u32,
-        nq: u32,
-        metric: u32,
+        pairs: &Pairs<'_>,
         out: &mut CudaSlice<f64>,
     ) -> Result<()> {
         let dummy_u32 = &c.bounds;
@@ -126,15 +120,12 @@ impl GpuVectors {
             }
             _ => (dummy_u32, dummy_u8, 0, 0),
         };
-        let cfg = pair_per_8_threads(nq as usize * per_query as usize);
         // SAFETY: argument types and order match kernels/vectors.cu `rerank_compact`; each array
         // holds what its form reads (`n x dim` values, `dim` steps, `n` positions, the cells'
-        // `ncells + 1` starts and `m` codes a position), the callers `nq x per_query` candidates
-        // and outputs and `nq` queries of `dim` floats.
+        // `ncells + 1` starts and `m` codes a position); `launch_pairs` pushes the rest
         unsafe {
-            self.stream
-                .launch_builder(&self.compact_fn)
-                .arg(&c.form)
+            let mut args = self.stream.launch_builder(&self.compact_fn);
+            args.arg(&c.form)
                 .arg(&c.half)
                 .arg(&c.bytes)
                 .arg(&c.lo)
@@ -147,18 +138,8 @@ impl GpuVectors {
                 .arg(&c.centres)
                 .arg(&c.books)
                 .arg(&c.bounds)
-                .arg(&c.slice_of)
-                .arg(&self.n)
-                .arg(&self.dim)
-                .arg(queries)
-                .arg(candidates)
-                .arg(&per_query)
-                .arg(&nq)
-                .arg(&metric)
-                .arg(out)
-                .launch(cfg)
-                .map_err(cuda_err)?;
+                .arg(&c.slice_of);
+            self.launch_pairs(&mut args, pairs, out)
         }
-        Ok(())
     }
 }

@@ -11,8 +11,8 @@ use super::VectorDistance;
 use codebook::{Book, Cells};
 use compact::Compact;
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
-    PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig,
+    PinnedHostSlice, PushKernelArg,
 };
 use genie_core::backend::cuda::{cuda_err, cuda_probe, open_module};
 use genie_core::{GenieError, Hit, Result, VerifiedHit};
@@ -49,6 +49,16 @@ fn warp_per_item(items: usize) -> LaunchConfig {
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     }
+}
+
+/// The (query, candidate) pairs of a re-rank launch: `nq` queries on the device, `per_query`
+/// candidates each, and the metric's number.
+pub(super) struct Pairs<'a> {
+    queries: &'a CudaSlice<f32>,
+    candidates: &'a CudaSlice<u32>,
+    per_query: u32,
+    nq: u32,
+    metric: u32,
 }
 
 /// Eight threads per (query, candidate) pair of a re-rank launch over `pairs` pairs: blocks of
@@ -204,24 +214,50 @@ impl GpuVectors {
         metric: VectorDistance,
         out: &mut CudaSlice<f64>,
     ) -> Result<()> {
-        let m = metric as u32;
+        let pairs = Pairs {
+            queries,
+            candidates,
+            per_query,
+            nq,
+            metric: metric as u32,
+        };
         if let Some(c) = &self.compact {
-            return self.launch_compact(c, queries, candidates, per_query, nq, m, out);
+            return self.launch_compact(c, &pairs, out);
         }
-        let cfg = pair_per_8_threads(nq as usize * per_query as usize);
-        // SAFETY: argument types and order match kernels/vectors.cu `rerank_distance`; the callers
-        // hold `nq x per_query` candidates and outputs and `nq` queries of `dim` floats.
+        // SAFETY: argument types and order match kernels/vectors.cu `rerank_distance`, whose
+        // first arguments are the resident vectors; `launch_pairs` pushes the rest
         unsafe {
-            self.stream
-                .launch_builder(&self.func)
-                .arg(&self.vecs)
-                .arg(&self.n)
+            self.launch_pairs(
+                self.stream.launch_builder(&self.func).arg(&self.vecs),
+                &pairs,
+                out,
+            )
+        }
+    }
+
+    /// Pushes the arguments every re-rank kernel ends with (the rows' number and dimension, the
+    /// queries, the candidates, their number a query, the number of queries, the metric, the
+    /// output) and launches eight threads a pair.
+    ///
+    /// # Safety
+    /// `args` holds the kernel's arguments before these, of the types it takes; `pairs` holds
+    /// `nq x per_query` candidates and `nq` queries of `dim` floats, and `out` as many values.
+    unsafe fn launch_pairs<'a>(
+        &'a self,
+        args: &mut LaunchArgs<'a>,
+        pairs: &'a Pairs<'a>,
+        out: &'a mut CudaSlice<f64>,
+    ) -> Result<()> {
+        let cfg = pair_per_8_threads(pairs.nq as usize * pairs.per_query as usize);
+        // SAFETY: as the caller promises
+        unsafe {
+            args.arg(&self.n)
                 .arg(&self.dim)
-                .arg(queries)
-                .arg(candidates)
-                .arg(&per_query)
-                .arg(&nq)
-                .arg(&m)
+                .arg(pairs.queries)
+                .arg(pairs.candidates)
+                .arg(&pairs.per_query)
+                .arg(&pairs.nq)
+                .arg(&pairs.metric)
                 .arg(out)
                 .launch(cfg)
                 .map_err(cuda_err)?;
