@@ -362,3 +362,27 @@ pub(super) fn sweep_tiles(nq: usize, ntiles: u32, postings: u64) -> Option<u32> 
     let per_tile = postings / (nq.max(1) as u64 * u64::from(ntiles.max(1)));
     (nq <= 4096 && ntiles >= 8 && per_tile >= SWEEP_POSTINGS).then_some(4)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_batches_that_read_much_a_tile_sweep() {
+        if std::env::var_os("GENIE_SWEEP_TILES").is_some() {
+            eprintln!("skipped: GENIE_SWEEP_TILES is set, which overrides the rule");
+            return;
+        }
+        // the SIFT-like shape: 1,024 queries of 237 lists of 67 K postings over 69 tiles
+        let sift = 1024 * 237 * 67_000;
+        assert_eq!(sweep_tiles(1024, 69, sift), Some(4));
+        // too many queries, too few tiles, or too little a tile (OCR-like lists of 427 postings)
+        assert_eq!(sweep_tiles(8192, 69, 8 * sift), None);
+        assert_eq!(sweep_tiles(1024, 4, sift), None);
+        assert_eq!(sweep_tiles(1024, 54, 1024 * 237 * 427), None);
+        // the threshold itself
+        let at = SWEEP_POSTINGS * 100 * 10;
+        assert_eq!(sweep_tiles(100, 10, at), Some(4));
+        assert_eq!(sweep_tiles(100, 10, at - 1), None);
+    }
+}
