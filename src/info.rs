@@ -168,12 +168,10 @@ fn rerank_line(metadata: &Value) -> Option<String> {
         .get("rerank")
         .and_then(Value::as_str)
         .unwrap_or(genie_lsh::Form::F32.name());
-    let bytes = match form.parse::<genie_lsh::Form>().ok()? {
-        genie_lsh::Form::F32 => 4 * dim,
-        genie_lsh::Form::F16 => 2 * dim,
-        genie_lsh::Form::Sq8 => dim,
-        genie_lsh::Form::Codes => subspaces + 4,
-    };
+    let bytes = form
+        .parse::<genie_lsh::Form>()
+        .ok()?
+        .bytes_per_vector(dim as usize, subspaces as usize);
     let recall = match (
         metadata.pointer("/tuned/recall").and_then(Value::as_f64),
         metadata.pointer("/tuned/k").and_then(Value::as_u64),
@@ -183,7 +181,7 @@ fn rerank_line(metadata: &Value) -> Option<String> {
     };
     Some(format!(
         "re-rank: {form}, {bytes} bytes a vector (f32: {}){recall}",
-        4 * dim
+        genie_lsh::Form::F32.bytes_per_vector(dim as usize, 0)
     ))
 }
 

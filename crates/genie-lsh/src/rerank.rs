@@ -198,18 +198,6 @@ impl Reranker {
         Ok(rank_verified(out, k))
     }
 
-    /// The distance from `query` to object `id` as the re-rank computes it on the CPU.
-    pub fn distance(&self, query: &[f32], id: u32) -> Result<f64> {
-        let hit = Hit { id, count: 0 };
-        let r = match &self.verifier {
-            Some(_) => self.on_host(query, &[hit], 1)?,
-            None => self.on_host_compact(query, &[hit], 1)?,
-        };
-        r.first()
-            .map(|h| h.distance)
-            .ok_or_else(|| LshError::InvalidParameter(format!("object {id} has no distance")))
-    }
-
     /// Every object `allowed` admits re-ranked for each query, cut to its `k`: the exact answer
     /// among them (a filter that admits few objects needs no count).
     pub fn rank_allowed(

@@ -48,6 +48,18 @@ impl Form {
         Self::NAMES[self as usize]
     }
 
+    /// Bytes a vector of `dim` dimensions costs for re-ranking in this form: the copy's, or for
+    /// `codes` its `subspaces` codes and a 4-byte position (the shared centres and codewords left
+    /// out).
+    pub fn bytes_per_vector(self, dim: usize, subspaces: usize) -> usize {
+        match self {
+            Form::F32 => 4 * dim,
+            Form::F16 => 2 * dim,
+            Form::Sq8 => dim,
+            Form::Codes => subspaces + 4,
+        }
+    }
+
     /// Its number in the file header and for the GPU kernel.
     fn code(self) -> u32 {
         self as u32
@@ -289,13 +301,11 @@ impl Store {
     /// Bytes a vector costs for re-ranking: the copy's, or for `codes` the codes and the
     /// position (the shared centres and codewords left out).
     pub fn bytes_per_vector(&self) -> f64 {
-        let d = self.dim() as f64;
-        match self {
-            Store::F32(_) => 4.0 * d,
-            Store::F16 { .. } => 2.0 * d,
-            Store::Sq8 { .. } => d,
-            Store::Codes { rows, .. } => rows.cells.subspaces as f64 + 4.0,
-        }
+        let subspaces = match self {
+            Store::Codes { rows, .. } => rows.cells.subspaces,
+            _ => 0,
+        };
+        self.form().bytes_per_vector(self.dim(), subspaces) as f64
     }
 
     /// The rows as a GPU takes them ([`crate::gpu::GpuVectors::from_rows`]).
@@ -365,20 +375,40 @@ impl Store {
         VectorSet::new(dim, data)
     }
 
-    /// The compact payload (f16 and sq8; empty for codes) and its header fields.
-    fn payload(&self) -> Vec<u8> {
-        match self {
-            Store::F32(_) | Store::Codes { .. } => Vec::new(),
-            Store::F16 { data, .. } => data.iter().flat_map(|h| h.to_le_bytes()).collect(),
-            Store::Sq8 { lo, step, data, .. } => {
-                let mut out = Vec::with_capacity(8 * lo.len() + data.len());
-                for x in lo.iter().chain(step) {
-                    out.extend_from_slice(&x.to_le_bytes());
-                }
-                out.extend_from_slice(data);
-                out
+    /// Hands the payload's bytes to `put`, piece by piece, as a file holds them: the floats (the
+    /// raw file's payload), or the compact values (f16 and sq8; none for codes).
+    fn payload_pieces(&self, mut put: impl FnMut(&[u8])) {
+        const PIECE: usize = 1 << 14;
+        let mut buf = Vec::with_capacity(4 * PIECE);
+        let mut floats = |xs: &[f32], put: &mut dyn FnMut(&[u8])| {
+            for piece in xs.chunks(PIECE) {
+                buf.clear();
+                buf.extend(piece.iter().flat_map(|x| x.to_le_bytes()));
+                put(&buf);
             }
+        };
+        match self {
+            Store::F32(v) => floats(v.as_slice(), &mut put),
+            Store::F16 { data, .. } => {
+                for piece in data.chunks(PIECE) {
+                    let bytes: Vec<u8> = piece.iter().flat_map(|h| h.to_le_bytes()).collect();
+                    put(&bytes);
+                }
+            }
+            Store::Sq8 { lo, step, data, .. } => {
+                floats(lo, &mut put);
+                floats(step, &mut put);
+                put(data);
+            }
+            Store::Codes { .. } => {}
         }
+    }
+
+    /// The compact payload (f16 and sq8; empty for codes).
+    fn payload(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.payload_pieces(|b| out.extend_from_slice(b));
+        out
     }
 
     /// Saves the store to `path`: the raw float file for `f32`, else the compact file. Returns
@@ -490,12 +520,11 @@ impl Store {
         })
     }
 
-    /// The CRC-32 [`Store::save`] records, without writing.
+    /// The CRC-32 [`Store::save`] records, without writing (nor building the payload).
     pub fn crc32(&self) -> u32 {
-        match self {
-            Store::F32(v) => crc32fast::hash(&crate::io::raw::to_bytes(v)[HEADER..]),
-            _ => crc32fast::hash(&self.payload()),
-        }
+        let mut h = crc32fast::Hasher::new();
+        self.payload_pieces(|b| h.update(b));
+        h.finalize()
     }
 }
 
