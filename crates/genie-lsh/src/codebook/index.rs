@@ -135,26 +135,61 @@ pub fn read_saved(path: &Path, index: &InvertedIndex) -> Result<Option<Arc<Store
 /// The rows a codebook index at `path` re-ranks from, as floats: its vectors, or the rows its
 /// compact copy rebuilds (what a live index over it compacts from).
 pub fn read_rows(path: &Path, index: &InvertedIndex) -> Result<VectorSet> {
-    let metadata = CodebookMetadata::parse(index.metadata())
-        .map_err(|e| LshError::format(path, e.to_string()))?;
-    match metadata.rerank {
-        Form::F32 => read_vectors(path, index),
-        Form::Codes => {
-            let cpath = codebook_path(path);
-            let (rows, _) = raw::load(&cpath)?;
-            let codebook = Codebook::from_rows(metadata.params.clone(), &rows)
-                .map_err(|e| LshError::format(&cpath, e.to_string()))?;
-            let p = &metadata.params;
-            let cells = CellCodes::from_index(index, p.subspaces as usize, p.cells as usize)
+    let store = match read_saved(path, index)? {
+        Some(store) => store,
+        None => {
+            let metadata = CodebookMetadata::parse(index.metadata())
                 .map_err(|e| LshError::format(path, e.to_string()))?;
-            Store::load_compact(
-                &vectors_path(path),
-                saved_form(&metadata),
-                Some((&codebook, Arc::new(cells))),
-            )?
-            .to_vectors()
+            let (codebook, cells) = codebook_and_cells(path, index, &metadata)?;
+            store_of(path, &metadata, None, &codebook, &cells)?
         }
-        _ => Store::load_compact(&vectors_path(path), saved_form(&metadata), None)?.to_vectors(),
+    };
+    match Arc::try_unwrap(store) {
+        Ok(Store::F32(v)) => Ok(Arc::unwrap_or_clone(v)),
+        Ok(store) => store.to_vectors(),
+        Err(store) => store.to_vectors(),
+    }
+}
+
+/// The codebook saved beside the index at `path` (`INDEX.codebook`) and the index's objects by
+/// cell, checked against the metadata.
+fn codebook_and_cells(
+    path: &Path,
+    index: &InvertedIndex,
+    metadata: &CodebookMetadata,
+) -> Result<(Codebook, Arc<CellCodes>)> {
+    let cpath = codebook_path(path);
+    let (rows, _) = raw::load(&cpath)?;
+    let codebook = Codebook::from_rows(metadata.params.clone(), &rows)
+        .map_err(|e| LshError::format(&cpath, e.to_string()))?;
+    if u64::from(index.keyword_space()) != metadata.params.keyword_space() {
+        return Err(LshError::format(
+            path,
+            "the keyword space does not match the codebook's cells and subspaces",
+        ));
+    }
+    let p = &metadata.params;
+    let cells = CellCodes::from_index(index, p.subspaces as usize, p.cells as usize)
+        .map_err(|e| LshError::format(path, e.to_string()))?;
+    Ok((codebook, Arc::new(cells)))
+}
+
+/// The re-rank rows of the index at `path`: `saved` ([`read_saved`]), or for the codes form the
+/// rows its `codebook` and `cells` rebuild.
+fn store_of(
+    path: &Path,
+    metadata: &CodebookMetadata,
+    saved: Option<Arc<Store>>,
+    codebook: &Codebook,
+    cells: &Arc<CellCodes>,
+) -> Result<Arc<Store>> {
+    match saved {
+        Some(store) => Ok(store),
+        None => Ok(Arc::new(Store::load_compact(
+            &vectors_path(path),
+            saved_form(metadata),
+            Some((codebook, Arc::clone(cells))),
+        )?)),
     }
 }
 
@@ -392,29 +427,9 @@ impl CodebookIndex {
     ) -> Result<Self> {
         let metadata = CodebookMetadata::parse(index.metadata())
             .map_err(|e| LshError::format(path, e.to_string()))?;
-        let cpath = codebook_path(path);
-        let (rows, _) = raw::load(&cpath)?;
-        let codebook = Codebook::from_rows(metadata.params.clone(), &rows)
-            .map_err(|e| LshError::format(&cpath, e.to_string()))?;
-        if u64::from(index.keyword_space()) != metadata.params.keyword_space() {
-            return Err(LshError::format(
-                path,
-                "the keyword space does not match the codebook's cells and subspaces",
-            ));
-        }
+        let (codebook, cells) = codebook_and_cells(path, &index, &metadata)?;
         let p = &metadata.params;
-        let cells = Arc::new(
-            CellCodes::from_index(&index, p.subspaces as usize, p.cells as usize)
-                .map_err(|e| LshError::format(path, e.to_string()))?,
-        );
-        let store = match saved {
-            Some(s) => s,
-            None => Arc::new(Store::load_compact(
-                &vectors_path(path),
-                saved_form(&metadata),
-                Some((&codebook, Arc::clone(&cells))),
-            )?),
-        };
+        let store = store_of(path, &metadata, saved, &codebook, &cells)?;
         if store.len() != cells.ids.len() || store.dim() != p.dim as usize {
             return Err(LshError::format(
                 path,
