@@ -353,10 +353,14 @@ const SWEEP_POSTINGS: u64 = 20_000;
 /// tiles (1.18x); 8,192 queries 234 and 235-238 ms. Only batches whose queries read at least
 /// [`SWEEP_POSTINGS`] a tile sweep. `GENIE_SWEEP_TILES=T` sets T (0: no sweep).
 pub(super) fn sweep_tiles(nq: usize, ntiles: u32, postings: u64) -> Option<u32> {
-    if let Some(t) = std::env::var("GENIE_SWEEP_TILES")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-    {
+    // read once: the variable is a setting of the process, and this runs for every batch
+    static SET: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    let set = SET.get_or_init(|| {
+        std::env::var("GENIE_SWEEP_TILES")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+    });
+    if let Some(t) = *set {
         return (t > 0 && ntiles > 1).then_some(t.min(ntiles));
     }
     let per_tile = postings / (nq.max(1) as u64 * u64::from(ntiles.max(1)));
