@@ -16,9 +16,15 @@ the merged answer (the broadcast, the shards' searches, the transfer of their to
 merge); merge_s: the merges' part; shard_s: the busiest worker's own search; broadcast_bytes:
 the queries sent (each chunk to the workers that search it); result_bytes: what the shards send
 back (nq x k x (count, id[, distance]) per shard). The
-workers run in processes (one thread each; on the CPU each process's search uses
-cores / W threads); --gpus gives worker i the GPU i alone (CUDA_VISIBLE_DEVICES=i). The
-reference is one genie index in this process, searched on --device (skip with --no-check).
+workers run in processes (one thread each; each process's search uses cores / W threads, or
+with --gpus and --gpu-threads all every core); --gpus gives worker i the GPU i alone
+(CUDA_VISIBLE_DEVICES=i) and this process GPU 0. The reference is one genie index in this
+process, searched on --device (skip with --no-check). Past 2 shards each --merge way is timed
+(tree: pairs merged on the workers; client: all in the client). With --workload and --streamed P,
+one GPU also searches the same index built in P parts, streamed through it at every search (the
+single GPU an index larger than its memory leaves):
+
+    streamed_parts,parts=P,device=...,queries=...,k=...,build_s=...,seconds=...,qps=...,identical=...
 """
 
 from __future__ import annotations
@@ -83,7 +89,7 @@ def cluster(workers: int, gpus: bool, threads: int):
     return c, client
 
 
-def run(client, layout, w, data, queries, nq, n, want, args) -> None:
+def run(client, layout, w, threads, data, queries, nq, n, want, args) -> None:
     from genie.dask import DistributedIndex
 
     with tempfile.TemporaryDirectory(prefix="genie-dask-", dir=args.dir) as tmp:
@@ -92,25 +98,59 @@ def run(client, layout, w, data, queries, nq, n, want, args) -> None:
                                        device=args.device,
                                        shards=1 if layout == "replicated" else None)
         build = time.perf_counter() - t
+        shards = len(index.shards)
+        merges_of = args.merge.split(",") if shards > 2 else ["client"]
+        for how in merges_of:  # tree: pairs merged on the workers; client: all in the client
+            index.tree_merge = 2 if how == "tree" else shards
+            got = index.search(queries, args.k, device=args.device)  # warm-up
+            times, merges, shard = [], [], []
+            for _ in range(args.repeats):
+                got = index.search(queries, args.k, device=args.device)
+                times.append(index.last_search["seconds"])
+                merges.append(index.last_search["merge_s"])
+                shard.append(index.last_search["shard_s"])
+            same = "unchecked" if want is None else bool(
+                (got[0] == want[0]).all() and (got[1] == want[1]).all())
+            sec = statistics.median(times)
+            print(f"dask_search,workers={w},shards={shards},layout={layout},device={args.device},"
+                  f"objects={n},queries={nq},k={args.k},merge={how},threads={threads},"
+                  f"build_s={build:.2f},seconds={sec:.4f},qps={nq / sec:.0f},"
+                  f"merge_s={statistics.median(merges):.4f},"
+                  f"shard_s={statistics.median(shard):.4f},"
+                  f"broadcast_bytes={index.last_search['broadcast_bytes']},"
+                  f"result_bytes={nq * args.k * 12 * shards},identical={same}", flush=True)
+        index.close()
+
+
+def streamed(args, queries, nq, want) -> None:
+    """One GPU streaming the workload's index in ``--streamed`` parts (built by the genie
+    program, $GENIE_BIN, with --parts; uploaded part by part at every search), searched in this
+    process as the shards are."""
+    import subprocess
+
+    import genie
+
+    with tempfile.TemporaryDirectory(prefix="genie-parted-", dir=args.dir) as tmp:
+        path = os.path.join(tmp, "parted.genie")
+        t = time.perf_counter()
+        subprocess.run([os.environ.get("GENIE_BIN", "genie"), "--quiet", "build", "--input",
+                        args.workload, "--output", path, "--parts", str(args.streamed)],
+                       check=True)
+        build = time.perf_counter() - t
+        index = genie.load(path)
         got = index.search(queries, args.k, device=args.device)  # warm-up
-        times, merges, shard = [], [], []
+        times = []
         for _ in range(args.repeats):
+            t = time.perf_counter()
             got = index.search(queries, args.k, device=args.device)
-            times.append(index.last_search["seconds"])
-            merges.append(index.last_search["merge_s"])
-            shard.append(index.last_search["shard_s"])
+            times.append(time.perf_counter() - t)
         same = "unchecked" if want is None else bool(
             (got[0] == want[0]).all() and (got[1] == want[1]).all())
         sec = statistics.median(times)
-        shards = len(index.shards)
-        print(f"dask_search,workers={w},shards={shards},layout={layout},device={args.device},"
-              f"objects={n},queries={nq},k={args.k},build_s={build:.2f},"
-              f"seconds={sec:.4f},qps={nq / sec:.0f},"
-              f"merge_s={statistics.median(merges):.4f},"
-              f"shard_s={statistics.median(shard):.4f},"
-              f"broadcast_bytes={index.last_search['broadcast_bytes']},"
-              f"result_bytes={nq * args.k * 12 * shards},identical={same}", flush=True)
-        index.close()
+        print(f"streamed_parts,parts={args.streamed},device={args.device},queries={nq},"
+              f"k={args.k},build_s={build:.2f},seconds={sec:.4f},qps={nq / sec:.0f},"
+              f"identical={same}", flush=True)
+        del index
 
 
 def main() -> None:
@@ -128,7 +168,16 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--dir", help="where the shards go (default: a temporary folder)")
     p.add_argument("--no-check", action="store_true", help="skip the single-index reference")
+    p.add_argument("--merge", default="tree,client",
+                   help="past 2 shards, the merges timed: tree (pairs on the workers), client")
+    p.add_argument("--gpu-threads", default="share",
+                   help="with --gpus, each worker's search threads: share (cores / W) or all")
+    p.add_argument("--streamed", type=int, default=0,
+                   help="with --workload, also time one GPU streaming the index in this many "
+                        "parts")
     args = p.parse_args()
+    if args.gpus:  # this process's searches (the reference, the streamed index): GPU 0 alone
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
 
     import dask
     import dask.array as da
@@ -183,14 +232,16 @@ def main() -> None:
         print(f"single_index,device={args.device},objects={n},queries={nq},k={args.k},"
               f"seconds={single:.4f},qps={nq / single:.0f}", flush=True)
         del one
+    if args.streamed and args.workload:
+        streamed(args, queries, nq, want)
     cores = os.cpu_count() or 1
     for w in [int(x) for x in args.workers.split(",")]:
-        threads = max(1, cores // w) if not args.gpus else cores
+        threads = max(1, cores // w) if not args.gpus or args.gpu_threads == "share" else cores
         c, client = cluster(w, args.gpus, threads)
         try:
             layouts = args.layouts.split(",") if w > 1 else ["sharded"]
             for layout in layouts:
-                run(client, layout, w, data, queries, nq, n, want, args)
+                run(client, layout, w, threads, data, queries, nq, n, want, args)
         finally:
             client.close(timeout=60)
             c.close(timeout=60)

@@ -6,6 +6,7 @@
 mod arrays;
 mod errors;
 mod handle;
+mod merge;
 
 /// The extension's allocator (see the note in Cargo.toml).
 #[global_allocator]
@@ -151,6 +152,7 @@ fn _genie(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(read_queries, m)?)?;
     m.add_function(wrap_pyfunction!(kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(merge::merge_counts, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -252,22 +252,27 @@ def test_replica_killed_mid_search(client, device, tmp_path):
 
 
 def test_merge_by_count_is_the_lexicographic_order():
+    """The extension's merge of the shards' hits, against a sort of every pair."""
     from genie.dask import _merge
 
     rng = np.random.default_rng(25)
     for _ in range(20):
         shards, nq, k = rng.integers(1, 5), rng.integers(0, 30), rng.integers(1, 12)
         parts = []
-        for _ in range(shards):
+        for s in range(shards):
             # a shard's answer: hits by count descending then id ascending, then some dropped
-            # (a table shard's range rows: -1 anywhere)
-            counts = rng.integers(0, 6, size=(nq, k)).astype(np.uint32)
-            ids = np.array([rng.choice(1000, size=k, replace=False) for _ in range(nq)],
-                           dtype=np.int64).reshape(nq, k)
+            # (a table shard's range rows: -1 anywhere); each shard's width its own; some in
+            # local order (a shard of several runs of global ids orders ties by local id)
+            w = int(rng.integers(1, 12))
+            counts = rng.integers(0, 6, size=(nq, w)).astype(np.uint32)
+            ids = np.array([rng.choice(np.arange(s, 4000, 4), size=w, replace=False)
+                            for _ in range(nq)], dtype=np.int64).reshape(nq, w)
             order = np.lexsort((ids, -counts.astype(np.int64)), axis=1)
+            if rng.random() < 0.5:
+                order = np.lexsort((rng.random((nq, w)), -counts.astype(np.int64)), axis=1)
             counts = np.take_along_axis(counts, order, axis=1)
             ids = np.take_along_axis(ids, order, axis=1)
-            ids[rng.random((nq, k)) < 0.2] = -1
+            ids[rng.random((nq, w)) < 0.2] = -1
             parts.append((counts, ids, None, None, 0.0))
         counts, ids, _ = _merge(parts, int(k), False)
         # the reference: every (count, id) pair, none dropped, sorted by count desc, id asc
@@ -278,3 +283,18 @@ def test_merge_by_count_is_the_lexicographic_order():
             want_counts = [-c for c, _ in pairs] + [0] * (k - len(pairs))
             assert ids[r].tolist() == want_ids
             assert counts[r].tolist() == want_counts
+
+
+def test_tree_and_client_merges_agree(client, device, tmp_path):
+    """Past ``tree_merge`` shards the workers merge in pairs; either way the answers are those
+    of one index."""
+    objects, queries = keyword_objects(seed=31), keyword_queries(nq=50, seed=32)
+    index = DistributedIndex.build(client, db.from_sequence(objects, npartitions=6),
+                                   kind="keywords", path=tmp_path / "tree")
+    assert len(index.shards) == WORKERS > 2
+    want = genie.Index.from_keywords(objects).search(queries, 20, device=device)
+    for tree_merge, tree in ((2, True), (WORKERS, False)):
+        index.tree_merge = tree_merge
+        same(index.search(queries, 20, device=device), want)
+        assert index.last_search["tree"] is tree
+        assert index.last_search["shard_s"] > 0  # the searches' seconds reach the client

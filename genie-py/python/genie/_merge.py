@@ -50,24 +50,14 @@ def _merge_sorted(parts: Sequence[Tuple[Any, ...]], k: int,
 
 
 def _merge_counts(parts: Sequence[Tuple[Any, ...]], k: int) -> Tuple[Any, Any, None]:
-    """:func:`_merge` by count descending then id ascending, as one sort of 64-bit keys: the
-    count's complement above, the id below (no hit: the largest key)."""
-    if len(parts) == 1:  # one shard: its answer is in order already, unless hits dropped out
-        ids = np.asarray(parts[0][1], dtype=np.int64)
-        if not (ids < 0).any():
-            return _pad(np.asarray(parts[0][0], dtype=np.int64)[:, :k], ids[:, :k], None, k)
-    ids = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts], axis=1)
-    if ids.size and ids.max() >= 1 << 32:  # ids too wide to pack
-        return _merge_sorted(parts, k, False)
-    counts = np.concatenate([np.asarray(p[0], dtype=np.uint64) for p in parts], axis=1)
-    key = ((np.uint64(0xFFFFFFFF) - counts) << np.uint64(32)) | ids.astype(np.uint64)
-    key[ids < 0] = np.iinfo(np.uint64).max
-    key.sort(axis=1)  # (one shard comes here only with hits dropped out: a table's range rows)
-    key = key[:, :k]
-    none = key == np.iinfo(np.uint64).max
-    ids = np.where(none, -1, (key & np.uint64(0xFFFFFFFF)).astype(np.int64))
-    counts = np.where(none, 0, np.uint64(0xFFFFFFFF) - (key >> np.uint64(32))).astype(np.int64)
-    return _pad(counts, ids, None, k)
+    """:func:`_merge` by count descending then id ascending, in the extension (each query's hits
+    of all the shards cut to the ``k`` best, the queries on all cores, the GIL released)."""
+    from ._genie import merge_counts
+
+    # (arrays sent between processes may come unaligned: copied then)
+    counts, ids = merge_counts([np.require(p[0], np.uint32, "CA") for p in parts],
+                               [np.require(p[1], np.int64, "CA") for p in parts], k)
+    return counts.astype(np.int64), ids, None
 
 
 def _pad(counts: Any, ids: Any, dist: Any, k: int) -> Tuple[Any, Any, Any]:

@@ -34,10 +34,14 @@ ordinary path.
 
 **Search.** The queries are scattered once per call to every worker (``broadcast=True``); each
 worker searches its shard for the global ``k`` (``k + 2`` for tables, whose two range rows are
-dropped; the ``candidates`` of the global search for vectors); the client merges: count
+dropped; the ``candidates`` of the global search for vectors); the answers are merged: count
 descending then id ascending, or distance ascending, count descending, id ascending for vectors
 and sequences. Vectors merge in two steps, as one index searches: the global top ``candidates``
-by count, then those re-ranked by distance.
+by count, then those re-ranked by distance. The queries go in chunks, so that merging one chunk
+overlaps searching the next. With up to ``tree_merge`` (2) shards the client merges each chunk's
+answers as they come in; with more, the workers merge them in pairs, a tree whose root alone
+comes to the client, so the client's share does not grow with the shards. A merge of counts runs
+in the extension, over all the cores.
 
 **Faults.** The client keeps the shard-to-file map. When a worker leaves during a search (its
 process died; the nanny starts a replacement), the search tasks of its shards are cancelled and
@@ -214,6 +218,20 @@ def _search_shard(i: int, path: str, kind: str, objects: int, runs: Any, queries
     return counts, _local_to_global(ids, np.asarray(runs, dtype=np.int64)), dist, exact, seconds
 
 
+def _seconds(part: Tuple[Any, ...], worker: str) -> List[Tuple[str, float]]:
+    """The searches' seconds an answer carries, per worker: a shard's answer its own search's
+    (on ``worker``), a merged answer those of the searches it joins."""
+    return [(worker, part[4])] if isinstance(part[4], float) else list(part[4])
+
+
+def _merge_pair(a: Tuple[Any, ...], b: Tuple[Any, ...], wa: str, wb: str, k: int,
+                by_distance: bool) -> Tuple[Any, ...]:
+    """Two answers of one query chunk (shards' or merged ones) merged on a worker: a node of the
+    tree merge, in the form of a shard's answer (its seconds those of the searches it joins)."""
+    counts, ids, dist = _merge([a, b], k, by_distance)
+    return counts, ids, dist, None, _seconds(a, wa) + _seconds(b, wb)
+
+
 def _vector_candidates(meta: Dict[str, Any], k: int) -> int:
     """The candidates one index re-ranks for ``k`` hits when a search asks for none
     (genie_lsh's ``IndexMetadata::default_candidates``, for an index built with explicit
@@ -325,6 +343,9 @@ class DistributedIndex:
         #: query chunks per holder in one search: the client merges a chunk's answers while the
         #: workers search the next ones
         self.pipeline = 2
+        #: past this many shards, a chunk's answers are merged in pairs on the workers (a tree)
+        #: rather than all in the client
+        self.tree_merge = 2
         #: what the last search measured: seconds (all of it), merge_s (the merges), shard_s
         #: (the busiest worker's own search), broadcast_bytes (queries sent), chunks, reassigned
         #: (tasks moved and shards given to new workers)
@@ -539,14 +560,17 @@ class DistributedIndex:
             shard_k = max(int(c), k)
             options = dict(options, candidates=shard_k)
         if kind == "vectors":  # the candidates by count, then re-ranked by distance
-            def merge(parts: Sequence[Tuple[Any, ...]]) -> Tuple[Any, Any, Any]:
-                counts, ids, dist = _merge(parts, shard_k, False)
-                return _merge([(counts, ids, dist, None)], k, True)
+            inner = (shard_k, False)
+
+            def final(top: Tuple[Any, ...]) -> Tuple[Any, Any, Any]:
+                return _merge([(top[0], top[1], top[2], None)], k, True)
         else:
-            def merge(parts: Sequence[Tuple[Any, ...]]) -> Tuple[Any, Any, Any]:
-                return _merge(parts, k, by_distance)
+            inner = (k, by_distance)
+
+            def final(top: Tuple[Any, ...]) -> Tuple[Any, Any, Any]:
+                return top[0], top[1], top[2]
         counts, ids, dist = self._run(queries, shard_k, device, min_count, options, _pause,
-                                      merge)
+                                      inner, final)
         self.last_search["seconds"] = time.perf_counter() - t0
         if kind == "vectors":
             return dist.astype(np.float32), ids
@@ -576,12 +600,15 @@ class DistributedIndex:
         return q.lines(queries, "query")
 
     def _run(self, queries: Any, k: int, device: Optional[str], min_count: Optional[int],
-             options: Dict[str, Any], pause: float,
-             merge: Any) -> Tuple[Any, Any, Any]:
+             options: Dict[str, Any], pause: float, inner: Tuple[int, bool],
+             final: Any) -> Tuple[Any, Any, Any]:
         """The merged answers of all queries: the queries cut into chunks, each chunk searched
-        on every shard by one of its holders (in turn), a chunk's answers merged as soon as all
-        its shards' are in; a task whose worker left is moved to another holder of its shard,
-        or to a new worker that loads the shard."""
+        on every shard by one of its holders (in turn). A chunk's answers are merged (``inner``:
+        the top ``inner[0]`` by count, or by distance when ``inner[1]``; then ``final``) in the
+        client as they come in, or, past :attr:`tree_merge` shards, in pairs on the workers
+        (a tree: half the shards' answers move between workers, the client takes one answer a
+        chunk). A search task whose worker left is moved to another holder of its shard, or to a
+        new worker that loads the shard; in a tree, the chunk is searched again."""
         from dask.sizeof import sizeof
         from distributed import wait
 
@@ -592,6 +619,8 @@ class DistributedIndex:
         n_chunks = max(1, min(nq, per * self.pipeline))
         bounds = [nq * j // n_chunks for j in range(n_chunks + 1)]
         chunks = [_slice(queries, bounds[j], bounds[j + 1]) for j in range(n_chunks)]
+        shards = len(self._holders)
+        tree = shards > self.tree_merge
         sent = 0
         sent_to: Dict[Tuple[int, str], Any] = {}
 
@@ -607,25 +636,48 @@ class DistributedIndex:
                 for w in todo:
                     sent_to[(j, w)] = f
 
-        def submit(i: int, j: int, w: str) -> Any:
+        # a task: (chunk, the shards its answer covers, its worker); in a tree, a chunk's
+        # finished answers not yet merged wait in `ready` (their data on their workers), and
+        # `involved` holds the workers of every part of the chunk's tree so far
+        pending: Dict[Any, Tuple[int, Tuple[int, ...], str]] = {}
+        ready: Dict[int, List[Tuple[Any, Tuple[int, ...], str]]] = {}
+        involved: Dict[int, set] = {}
+
+        def submit(i: int, j: int, w: str) -> None:
             s = self._manifest["shards"][i]
             scatter(j, [w])
-            return client.submit(_search_shard, i, self._file(i), self.kind, s["objects"],
-                                 s["runs"], sent_to[(j, w)], k, device, min_count, options,
-                                 pause, workers=[w], allow_other_workers=False, pure=False)
+            f = client.submit(_search_shard, i, self._file(i), self.kind, s["objects"],
+                              s["runs"], sent_to[(j, w)], k, device, min_count, options,
+                              pause, workers=[w], allow_other_workers=False, pure=False)
+            pending[f] = (j, (i,), w)
+            involved.setdefault(j, set()).add(w)
 
-        shards = len(self._holders)
-        pending: Dict[Any, Tuple[int, int, str]] = {}
-        for j in range(n_chunks):  # chunk by chunk: the workers run their tasks in this order
+        def search_chunk(j: int) -> None:
             scatter(j, sorted({h[j % len(h)] for h in self._holders}))
             for i, h in enumerate(self._holders):
-                w = h[j % len(h)]
-                pending[submit(i, j, w)] = (i, j, w)
-        got: Dict[int, Dict[int, Any]] = {}
+                submit(i, j, h[j % len(h)])
+
+        for j in range(n_chunks):  # chunk by chunk: the workers run their tasks in this order
+            search_chunk(j)
+        got: Dict[int, Dict[Tuple[int, ...], Any]] = {}
         merged: List[Any] = [None] * n_chunks
         busy: Dict[str, float] = {}
         moves: Dict[Tuple[int, int], int] = {}
         merge_s = 0.0
+
+        def take(j: int, cov: Tuple[int, ...], w: str, part: Tuple[Any, ...]) -> None:
+            nonlocal merge_s
+            for sw, sec in _seconds(part, w):
+                busy[sw] = busy.get(sw, 0.0) + sec
+            got.setdefault(j, {})[cov] = part
+            if sum(len(c) for c in got[j]) == shards:
+                t = time.perf_counter()
+                parts = [got[j][c] for c in sorted(got[j])]
+                merged[j] = final(parts[0] if tree else _merge(parts, *inner))
+                merge_s += time.perf_counter() - t
+                del got[j]
+                involved.pop(j, None)
+
         while pending:
             try:
                 done = wait(list(pending), timeout=self.poll, return_when="FIRST_COMPLETED").done
@@ -634,47 +686,71 @@ class DistributedIndex:
             except CancelledError:  # its queries were lost with a worker: moved below
                 done = {f for f in pending if f.done()}
             for f in done:
-                i, j, w = pending[f]
+                j, cov, w = pending[f]
                 if f.status == "error":
                     f.result()  # raises the shard's error
                 if f.status != "finished":
                     continue  # cancelled: its worker left; moved below
                 del pending[f]
-                part = f.result()
-                busy[w] = busy.get(w, 0.0) + part[4]
-                got.setdefault(j, {})[i] = part
-                if len(got[j]) == shards:
-                    t = time.perf_counter()
-                    merged[j] = merge([got[j][x] for x in range(shards)])
-                    merge_s += time.perf_counter() - t
-                    del got[j]
+                if not tree or len(cov) == shards:
+                    take(j, cov, w, f.result())
+                    continue
+                nodes = ready.setdefault(j, [])
+                nodes.append((f, cov, w))
+                while len(nodes) >= 2:  # two answers of the chunk: merged where the first lies
+                    (fa, ca, wa), (fb, cb, wb) = nodes.pop(0), nodes.pop(0)
+                    m = client.submit(_merge_pair, fa, fb, wa, wb, *inner, workers=[wa],
+                                      allow_other_workers=True, priority=1, pure=False)
+                    pending[m] = (j, ca + cb, wa)
             alive = set(client.ncores())
             lost = [f for f, (_, _, w) in pending.items()
                     if w not in alive or f.status in ("cancelled", "lost")]
+            if tree:  # a chunk whose tree lost a part is searched again
+                redo = {pending[f][0] for f in lost} | {
+                    j for j, ws in involved.items() if not ws <= alive}
+                if not redo:
+                    continue
+                reassigned += self._heal(alive)
+                for j in sorted(redo):
+                    for f in [f for f, t in pending.items() if t[0] == j]:
+                        f.cancel()
+                        del pending[f]
+                    for f, _, _ in ready.pop(j, []):
+                        f.cancel()
+                    involved.pop(j, None)
+                    for i in range(shards):
+                        self._count_move(moves, i, j)
+                    search_chunk(j)
+                    reassigned += 1
+                continue
             if not lost:
                 continue
             reassigned += self._heal(alive)
             for f in lost:
-                i, j, w = pending[f]
+                j, (i,), w = pending[f]
                 f.cancel()
                 del pending[f]
-                moves[(i, j)] = moves.get((i, j), 0) + 1
-                if moves[(i, j)] > self.max_moves:
-                    raise RuntimeError(
-                        f"shard {i} ({self._file(i)}): its worker left {moves[(i, j)]} times "
-                        "during one search")
+                self._count_move(moves, i, j)
                 h = self._holders[i]
-                w2 = h[j % len(h)]
-                pending[submit(i, j, w2)] = (i, j, w2)
+                submit(i, j, h[j % len(h)])
                 reassigned += 1
         t = time.perf_counter()
         answer = _stack(merged)
         merge_s += time.perf_counter() - t
-        client.cancel(list({id(f): f for f in sent_to.values()}.values()))
+        sent_to.clear()  # the chunks' copies released (not cancelled: tasks of theirs are done)
         self.last_search = {"merge_s": merge_s, "shard_s": max(busy.values(), default=0.0),
                             "broadcast_bytes": sent, "chunks": n_chunks,
-                            "reassigned": reassigned}
+                            "reassigned": reassigned, "tree": tree}
         return answer
+
+    def _count_move(self, moves: Dict[Tuple[int, int], int], i: int, j: int) -> None:
+        """Counts one more move of shard ``i``'s search of chunk ``j``; past :attr:`max_moves`
+        the search gives up."""
+        moves[(i, j)] = moves.get((i, j), 0) + 1
+        if moves[(i, j)] > self.max_moves:
+            raise RuntimeError(
+                f"shard {i} ({self._file(i)}): its worker left {moves[(i, j)]} times "
+                "during one search")
 
     def _heal(self, alive: set, adopt: bool = False) -> int:
         """Holders that left dropped; a shard left with none given to a new worker (which loads

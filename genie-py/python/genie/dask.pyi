@@ -14,6 +14,7 @@ class DistributedIndex:
     poll: float
     max_moves: int
     pipeline: int
+    tree_merge: int
     last_search: Dict[str, Any]
     @classmethod
     def build(
