@@ -12,7 +12,8 @@
 #      default placement (and with one GPU visible, as on a 1-GPU machine), and on 2 GPUs under
 #      the greedy dispatch, and on 1 and 2 GPUs in chunks of 8,192: whole commands (best and median of RUNS, default 2), the search
 #      stage and its stage times from a -v run; every output compared with the one GPU's.
-# SKIP_SERVE=1 runs the CLI part alone. Writes $OUT/scaling-summary.txt, $OUT/serve-scaling.csv
+# SKIP_SERVE=1 runs the CLI part alone; PLACES (e.g. "cpu gpu1 gpu2 gpu4 default") keeps those
+# placements alone. Writes $OUT/scaling-summary.txt, $OUT/serve-scaling.csv
 # and the logs.
 set -uo pipefail
 D=${D:-.gpu-sub}
@@ -57,6 +58,7 @@ cli() {
                  "gpu2-b8k:--device gpu --devices 0,1 --batch-queries 8192" \
                  "default:" "default-1gpu:"; do
       local tag=${place%%:*} flags=${place#*:} pre=()
+      case " ${PLACES:-$tag} " in *" $tag "*) ;; *) continue;; esac
       case "$tag" in gpu4*) [ "$ngpu" -ge 4 ] || continue;; esac
       [ "$tag" = default-1gpu ] && pre=(CUDA_VISIBLE_DEVICES=0)
       local o="$d/o-$name-$q-$tag.jsonl" v="$d/v-$name-$q-$tag.log"
