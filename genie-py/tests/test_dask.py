@@ -179,15 +179,18 @@ def search_killing(client, index, queries, device, victim):
     return got["answer"]
 
 
-def test_worker_killed_mid_search(client, device, tmp_path):
+@pytest.mark.parametrize("tree", [False, True])
+def test_worker_killed_mid_search(client, device, tmp_path, tree):
     objects, queries = keyword_objects(seed=11), keyword_queries(seed=12)
     index = DistributedIndex.build(client, db.from_sequence(objects, npartitions=6),
                                    kind="keywords", path=tmp_path / "kill")
+    index.tree_merge = 2 if tree else WORKERS  # the chunk searched again / the task moved
     want = genie.Index.from_keywords(objects).search(queries, 10, device=device)
     same(index.search(queries, 10, device=device), want)
     victim = index.shards[1]["worker"]
     same(search_killing(client, index, queries, device, victim), want)
     assert index.last_search["reassigned"] >= 1
+    assert index.last_search["tree"] is tree
     assert victim not in {s["worker"] for s in index.shards}
     client.wait_for_workers(WORKERS, timeout=60)
     same(index.search(queries, 10, device=device), want)

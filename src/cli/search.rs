@@ -138,7 +138,7 @@ pub fn search(
             if auto && choice.cpu {
                 spec.device = genie_core::DeviceChoice::Cpu;
             } else if spec.devices.is_none() {
-                let available = genie_core::backend::cuda::device_count();
+                let available = genie_core::backend::cuda::visible_count();
                 if available > 1 {
                     let (g, note) = super::auto::gpus_for(
                         choice.gpu_search_s,
@@ -149,6 +149,15 @@ pub fn search(
                     log::info!("{note}");
                     spec.devices = Some((0..g).collect());
                 }
+            }
+        }
+    }
+    // the CUDA driver starts every GPU it shows: it is shown those this search uses alone
+    if spec.device != genie_core::DeviceChoice::Cpu {
+        if let Some(devices) = &spec.devices {
+            if let Some(renumbered) = genie_core::backend::cuda::show_only(devices) {
+                log::debug!("GPUs {devices:?} alone shown to the CUDA driver");
+                spec.devices = Some(renumbered);
             }
         }
     }
