@@ -100,9 +100,10 @@ def run(client, layout, w, threads, data, queries, nq, n, want, args) -> None:
         build = time.perf_counter() - t
         shards = len(index.shards)
         merges_of = args.merge.split(",") if shards > 2 else ["client"]
-        for how in merges_of:  # tree: pairs merged on the workers; client: all in the client
+        ways = [(how, int(p)) for how in merges_of for p in args.pipeline.split(",")]
+        for how, pipeline in ways:  # tree: pairs merged on the workers; client: in the client
             index.tree_merge = 2 if how == "tree" else shards
-            index.pipeline = args.pipeline
+            index.pipeline = pipeline
             got = index.search(queries, args.k, device=args.device)  # warm-up
             times, merges, shard = [], [], []
             for _ in range(args.repeats):
@@ -115,7 +116,7 @@ def run(client, layout, w, threads, data, queries, nq, n, want, args) -> None:
             sec = statistics.median(times)
             print(f"dask_search,workers={w},shards={shards},layout={layout},device={args.device},"
                   f"objects={n},queries={nq},k={args.k},merge={how},threads={threads},"
-                  f"pipeline={args.pipeline},"
+                  f"pipeline={pipeline},"
                   f"build_s={build:.2f},seconds={sec:.4f},qps={nq / sec:.0f},"
                   f"merge_s={statistics.median(merges):.4f},"
                   f"shard_s={statistics.median(shard):.4f},"
@@ -172,8 +173,8 @@ def main() -> None:
     p.add_argument("--no-check", action="store_true", help="skip the single-index reference")
     p.add_argument("--merge", default="tree,client",
                    help="past 2 shards, the merges timed: tree (pairs on the workers), client")
-    p.add_argument("--pipeline", type=int, default=2,
-                   help="query chunks a holder in one search (DistributedIndex.pipeline)")
+    p.add_argument("--pipeline", default="2",
+                   help="query chunks a holder in one search (DistributedIndex.pipeline), e.g. 2,4")
     p.add_argument("--gpu-threads", default="share",
                    help="with --gpus, each worker's search threads: share (cores / W) or all")
     p.add_argument("--streamed", type=int, default=0,

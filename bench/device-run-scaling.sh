@@ -12,6 +12,8 @@
 #      default placement (and with one GPU visible, as on a 1-GPU machine), and on 2 GPUs under
 #      the greedy dispatch, and on 1 and 2 GPUs in chunks of 8,192: whole commands (best and median of RUNS, default 2), the search
 #      stage and its stage times from a -v run; every output compared with the one GPU's.
+# ALTERNATE=N also runs `--device cpu` and the default in turn N times each on 1,024 queries
+# (medians);
 # SKIP_SERVE=1 runs the CLI part alone; PLACES (e.g. "cpu gpu1 gpu2 gpu4 default") keeps those
 # placements alone. Writes $OUT/scaling-summary.txt, $OUT/serve-scaling.csv
 # and the logs.
@@ -76,6 +78,15 @@ cli() {
       echo "$name $q $tag: whole $wall; stage $stage; $backend; $same" | tee -a "$sum"
     done
     cmp -s "$d/o-$name-$q-cpu.jsonl" "$d/o-$name-$q-gpu1.jsonl" && echo "$name $q cpu == gpu1: yes" | tee -a "$sum" || echo "$name $q cpu == gpu1: NO" | tee -a "$sum"
+    if [ -n "${ALTERNATE:-}" ] && [ "$q" = q1k ]; then  # --device cpu and the default in turn
+      local tc="" td="" x
+      for _ in $(seq "$ALTERNATE"); do
+        x=$(now); $G --quiet search --device cpu --index "$d/$name.genie" --queries "$d/$name-$q.txt" --k 100 --output "$d/o2.jsonl"; tc="$tc $(since "$x")"
+        x=$(now); $G --quiet search --index "$d/$name.genie" --queries "$d/$name-$q.txt" --k 100 --output "$d/o2.jsonl"; td="$td $(since "$x")"
+      done
+      med() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+      echo "$name $q alternated x$ALTERNATE: cpu median $(echo "$tc" | med) ms, default median $(echo "$td" | med) ms (cpu:$tc; default:$td)" | tee -a "$sum"
+    fi
     rm -f "$d"/o-"$name"-*.jsonl
   done
   rm -rf "$w" "$d/$name.genie"
