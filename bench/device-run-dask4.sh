@@ -9,7 +9,8 @@
 # share of the host's cores; one GPU streaming the same index in STREAMED (default 4) parts (the
 # single GPU an index larger than its memory leaves); then (THREADS_ALL, default on) the
 # replicated layout on 4 workers again with every worker's threads spanning all the cores. Every
-# answer is checked identical to one index on GPU 0 (bench/dask_search.py). Writes
+# answer is checked identical to one index on GPU 0 (bench/dask_search.py; NO_CHECK=1 skips it).
+# LAYOUTS and PIPELINES (query chunks a holder, e.g. 2,4) narrow or widen the runs. Writes
 # $OUT/dask4-summary.txt and the logs.
 set -uo pipefail
 D=${D:-.gpu-dask}
@@ -30,11 +31,13 @@ t0=$(date +%s)
 "$D"/bin/genie-bench --mode write-keywords --objects "${OBJECTS:-10000000}" --dims 128 --values 64 \
   --queries "${QUERIES:-65536}" --seed 1 --formats npy --out "$d/w" > "$d/write.log" 2>&1 || cat "$d/write.log"
 echo "workload written in $(( $(date +%s) - t0 )) s" | tee -a "$sum"
+# shellcheck disable=SC2086 # NO_CHECK: a flag or nothing
 timeout "${LIMIT:-420}" python3 bench/dask_search.py --workload "$d/w" --k 100 --workers "${WORKERS:-1,2,4}" \
+  --layouts "${LAYOUTS:-sharded,replicated}" --pipeline "${PIPELINES:-2}" ${NO_CHECK:+--no-check} \
   --gpus --device gpu --repeats "${REPEATS:-3}" --merge tree,client --streamed "${STREAMED:-4}" \
   --dir "$d" > "$res/dask4.log" 2>&1
 echo "bench exit $?" | tee -a "$sum"
-if [ -n "${THREADS_ALL:-1}" ]; then
+if [ -n "${THREADS_ALL-1}" ]; then
   timeout "${LIMIT_ALL:-150}" python3 bench/dask_search.py --workload "$d/w" --k 100 --workers 4 \
     --layouts replicated --gpus --device gpu --repeats "${REPEATS:-3}" --gpu-threads all --no-check \
     --dir "$d" > "$res/dask4-threads-all.log" 2>&1
@@ -44,13 +47,14 @@ grep -hE "^(single_index|streamed_parts|dask_search)" "$res"/dask4*.log | tee -a
 python3 - "$res/dask4.log" <<'PY' | tee -a "$sum"
 import re, sys
 text = open(sys.argv[1]).read()
-rows = re.findall(r"dask_search,workers=(\d+),shards=\d+,layout=(\w+),.*?merge=(\w+),.*?qps=(\d+)", text)
-qps = {(int(w), l, m): float(v) for w, l, m, v in rows}
-one = qps.get((1, "sharded", "client"))
+rows = re.findall(r"dask_search,workers=(\d+),shards=\d+,layout=(\w+),.*?merge=(\w+),"
+                  r"threads=\d+,pipeline=(\d+),.*?qps=(\d+)", text)
+qps = {(int(w), l, m, int(p)): float(v) for w, l, m, p, v in rows}
 streamed = re.search(r"streamed_parts,parts=(\d+),.*?qps=(\d+)", text)
-for (w, l, m), v in sorted(qps.items()):
+for (w, l, m, p), v in sorted(qps.items()):
+    one = qps.get((1, "sharded", "client", p))
     if one:
-        line = f"{l} {w} workers ({m} merge): {v:.0f} q/s, {v / one:.2f}x one worker"
+        line = f"{l} {w} workers ({m} merge, pipeline {p}): {v:.0f} q/s, {v / one:.2f}x one worker"
         if streamed and l == "sharded":
             line += f", {v / float(streamed.group(2)):.2f}x one GPU streaming {streamed.group(1)} parts"
         print(line)
