@@ -51,10 +51,17 @@ fn start_file(cache: &Path, gpus: usize) -> std::path::PathBuf {
 /// scaled to an index of `bytes` bytes (the upload's share at [`UPLOAD_BYTES_S`]); `None` before
 /// any such search.
 fn measured_start(cache: Option<&Path>, gpus: usize, bytes: f64) -> Option<f64> {
+    Some(measured_fixed(cache, gpus)?.max(0.0) + bytes / UPLOAD_BYTES_S)
+}
+
+/// The part of `gpus` GPUs' start measured here that does not grow with the index: the seconds
+/// kept less the upload's share at [`UPLOAD_BYTES_S`]. It may be negative (an upload faster
+/// than that rate): the difference between two counts of GPUs is kept whole.
+fn measured_fixed(cache: Option<&Path>, gpus: usize) -> Option<f64> {
     let text = std::fs::read_to_string(start_file(cache?, gpus)).ok()?;
     let mut words = text.split_whitespace();
     let (secs, was): (f64, f64) = (words.next()?.parse().ok()?, words.next()?.parse().ok()?);
-    Some((secs - was / UPLOAD_BYTES_S).max(0.0) + bytes / UPLOAD_BYTES_S)
+    Some(secs - was / UPLOAD_BYTES_S)
 }
 
 /// Keeps in the device cache `cache` the seconds `gpus` GPUs took to be ready (opened, the index
@@ -75,21 +82,15 @@ pub struct AutoChoice {
     pub note: String,
     /// The device seconds of the whole search on one GPU.
     pub gpu_search_s: f64,
-    /// The bytes an upload of the index moves.
-    pub index_bytes: f64,
 }
 
 /// How many of `available` GPUs a search of `gpu_search_s` device seconds on one should open:
 /// the most (doubling) whose expected saving exceeds what their start adds (measured here when
 /// this machine has opened that many before, else [`GPU_CONTEXT_S`] a GPU); with the reason.
-pub fn gpus_for(
-    gpu_search_s: f64,
-    available: usize,
-    index_bytes: f64,
-    cache: Option<&Path>,
-) -> (usize, String) {
-    let measured = |g: usize| measured_start(cache, g, index_bytes);
-    let extra = |g: usize| match (measured(g), measured(1)) {
+pub fn gpus_for(gpu_search_s: f64, available: usize, cache: Option<&Path>) -> (usize, String) {
+    // (the difference unclamped: a 5 GB index on two H200s was ready 0.27 s later than on one,
+    // where clamping each start at zero first had made it 0.08 s and chosen two GPUs, 12% slower)
+    let extra = |g: usize| match (measured_fixed(cache, g), measured_fixed(cache, 1)) {
         (Some(many), Some(one)) => (many - one).max(0.0),
         _ => (g - 1) as f64 * GPU_CONTEXT_S,
     };
@@ -102,11 +103,14 @@ pub fn gpus_for(
         }
         g = next;
     }
+    let saved = |g: usize| gpu_search_s * (1.0 - 1.0 / g as f64) * GPU_SHARE;
+    // the doubling weighed last: the one refused, else the one taken
+    let weighed = if g * 2 <= available { g * 2 } else { g };
     let note = format!(
-        "{g} of {available} GPUs: about {gpu_search_s:.2} s of device time on one, {:.2} s saved \
-         on {g} against {:.2} s more to start them",
-        gpu_search_s * (1.0 - 1.0 / g as f64) * GPU_SHARE,
-        extra(g),
+        "{g} of {available} GPUs: about {gpu_search_s:.2} s of device time on one; {weighed} \
+         would save {:.2} s against {:.2} s more to start them",
+        saved(weighed),
+        extra(weighed),
     );
     (g, note)
 }
@@ -154,7 +158,6 @@ pub fn choose(
     Some(AutoChoice {
         cpu,
         gpu_search_s: work / GPU_POSTINGS_S,
-        index_bytes: bytes,
         note: format!(
             "--device auto: about {n:.0} queries of {:.2} M postings each: the CPU's {cores} \
              cores in about {cpu_s:.2} s, a GPU in about {gpu_s:.2} s ({start_s:.2} s to open and \
@@ -210,20 +213,28 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let cache = Some(dir.path());
         // the measured 65,536 queries: 0.77 s on one GPU: two GPUs, not four
-        assert_eq!(gpus_for(0.77, 4, 1e9, cache).0, 2);
-        assert_eq!(gpus_for(0.02, 4, 1e9, cache).0, 1);
-        assert_eq!(gpus_for(10.0, 4, 1e9, cache).0, 4);
-        assert_eq!(gpus_for(10.0, 1, 1e9, cache).0, 1);
-        assert_eq!(gpus_for(10.0, 3, 1e9, cache).0, 2);
-        assert!(gpus_for(0.77, 4, 1e9, cache).1.starts_with("2 of 4 GPUs"));
+        assert_eq!(gpus_for(0.77, 4, cache).0, 2);
+        assert_eq!(gpus_for(0.02, 4, cache).0, 1);
+        assert_eq!(gpus_for(10.0, 4, cache).0, 4);
+        assert_eq!(gpus_for(10.0, 1, cache).0, 1);
+        assert_eq!(gpus_for(10.0, 3, cache).0, 2);
+        assert!(gpus_for(0.77, 4, cache).1.starts_with("2 of 4 GPUs"));
         // this machine measured its starts: one GPU 0.2 s, four 1.5 s (for 1 GB), so four
         // GPUs need more than 1.3 s of saving
         record_start(cache, 1, 0.2, 1_000_000_000);
         record_start(cache, 4, 1.5, 1_000_000_000);
-        assert_eq!(gpus_for(10.0, 4, 1e9, cache).0, 4);
-        assert_eq!(gpus_for(3.0, 4, 1e9, cache).0, 2);
+        assert_eq!(gpus_for(10.0, 4, cache).0, 4);
+        assert_eq!(gpus_for(3.0, 4, cache).0, 2);
         let one = measured_start(cache, 1, 2e9).expect("kept");
         assert!((one - 0.325).abs() < 1e-9, "{one}");
+        // a large index uploaded faster than the modelled rate (2 x H200, 5.1 GB: ready in 0.50 s
+        // on one GPU, 0.77 s on two): the second GPU costs the 0.27 s between them, more than
+        // the 0.11 s it would save
+        record_start(cache, 1, 0.50, 5_120_000_000);
+        record_start(cache, 2, 0.77, 5_120_000_000);
+        assert_eq!(gpus_for(0.54, 2, cache).0, 1);
+        assert!(gpus_for(0.54, 2, cache).1.contains("0.27 s more"));
+        record_start(cache, 4, 1.5, 1_000_000_000);
         // and the CPU rule weighs the measured start: a slow GPU start keeps more on the CPU
         record_start(cache, 1, 30.0, 1_000_000_000);
         assert!(

@@ -140,12 +140,8 @@ pub fn search(
             } else if spec.devices.is_none() {
                 let available = genie_core::backend::cuda::visible_count();
                 if available > 1 {
-                    let (g, note) = super::auto::gpus_for(
-                        choice.gpu_search_s,
-                        available,
-                        choice.index_bytes,
-                        cache.as_deref(),
-                    );
+                    let (g, note) =
+                        super::auto::gpus_for(choice.gpu_search_s, available, cache.as_deref());
                     log::info!("{note}");
                     spec.devices = Some((0..g).collect());
                 }
