@@ -236,9 +236,13 @@ pub fn search(
     let service = Service::new(vec![(LOCAL.to_string(), replicas)], policy)?;
     let (mut out, out_name) = Output::open(job.output)?;
     let bar = bytes_bar("searching", reader.progress().1, job.quiet);
+    // of the reader's time, the lines read in order (the rest: parsed on all cores, queued)
+    let reading_ms = std::cell::Cell::new(0.0f64);
     let next_chunk = || {
         // read in order, then parsed on all cores; the first bad query (in order) is the error
+        let t = Instant::now();
         let (raws, places) = read_chunk(reader.as_mut(), batch_queries)?;
+        reading_ms.set(reading_ms.get() + t.elapsed().as_secs_f64() * 1e3);
         if raws.is_empty() {
             return Ok(None);
         }
@@ -278,8 +282,10 @@ pub fn search(
             format!(" ({})", inner.join(", "))
         };
         log::info!(
-            "stages: read and parse {:.1} ms, search {:.1} ms{inner}, output {:.1} ms",
+            "stages: read and parse {:.1} ms (lines read {:.1} ms), search {:.1} ms{inner}, \
+             output {:.1} ms",
             stages.read_ms,
+            reading_ms.get(),
             stages.search_ms,
             stages.output_ms
         );
