@@ -13,7 +13,7 @@
 #      the greedy dispatch, and on 1 and 2 GPUs in chunks of 8,192: whole commands (best and median of RUNS, default 2), the search
 #      stage and its stage times from a -v run; every output compared with the one GPU's.
 # ALTERNATE=N also runs `--device cpu` and the default in turn N times each on 1,024 queries
-# (medians);
+# (medians); SIFT_SETS (default "q1k q64k") the query sets of the 1 M workload;
 # SKIP_SERVE=1 runs the CLI part alone; PLACES (e.g. "cpu gpu1 gpu2 gpu4 default") keeps those
 # placements alone. Writes $OUT/scaling-summary.txt, $OUT/serve-scaling.csv
 # and the logs.
@@ -93,7 +93,7 @@ cli() {
 }
 for wl in ${WORKLOADS:-sift1m big10m}; do
   case $wl in
-    sift1m) cli sift1m 1000000 237 67 65536 "q1k q64k";;
+    sift1m) cli sift1m 1000000 237 67 65536 "${SIFT_SETS:-q1k q64k}";;
     big10m) cli big10m 10000000 128 64 8192 "q8k";;
   esac
 done
