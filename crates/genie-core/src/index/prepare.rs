@@ -56,14 +56,14 @@ impl InvertedIndex {
     /// The largest number of keywords one object can have in `[lo, hi]` (clipped).
     fn range_multiplicity(&self, lo: u32, hi: u32) -> u64 {
         let width = u64::from(hi - lo) + 1;
-        let first = self
-            .block_starts
-            .partition_point(|&s| s <= lo)
-            .saturating_sub(1);
-        let last = self
-            .block_starts
-            .partition_point(|&s| s <= hi)
-            .saturating_sub(1);
+        let block = |kw: u32| {
+            self.block_starts
+                .partition_point(|&s| s <= kw)
+                .saturating_sub(1)
+        };
+        let first = block(lo);
+        // (a plain keyword, the usual item, is one block: one search)
+        let last = if hi == lo { first } else { block(hi) };
         let blocks: u64 = self.block_max[first..=last]
             .iter()
             .map(|&m| u64::from(m))
