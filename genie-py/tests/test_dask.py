@@ -100,10 +100,12 @@ def test_vectors(client, device, tmp_path):
                                    path=tmp_path / "v", lsh="e2lsh")
     assert {"functions", "width", "candidates"} <= set(index.params)
     one = genie.VectorIndex(x, **index.params)
-    for k in (1, 10):
-        same(index.search(xq, k, device=device), one.search(xq, k, device=device))
-    same(index.search(xq, 5, device=device, candidates=30),
-         one.search(xq, 5, device=device, candidates=30))
+    for tree_merge in (WORKERS, 2):  # the client's merge, then the workers' tree
+        index.tree_merge = tree_merge
+        for k in (1, 10):
+            same(index.search(xq, k, device=device), one.search(xq, k, device=device))
+        same(index.search(xq, 5, device=device, candidates=30),
+             one.search(xq, 5, device=device, candidates=30))
 
 
 def test_vectors_one_codebook_shard_by_cosine(client, device, tmp_path):
@@ -130,9 +132,11 @@ def test_sequences(client, device, tmp_path):
     index = DistributedIndex.build(client, db.from_sequence(seqs, npartitions=5),
                                    kind="sequences", path=tmp_path / "s", ngram=2)
     one = genie.SequenceIndex(seqs, ngram=2)
-    same(index.search(queries, 4, device=device, exhaustive=True),
-         one.search(queries, 4, device=device, exhaustive=True))
-    same(index.search(queries, 4, device=device), one.search(queries, 4, device=device))
+    for tree_merge in (WORKERS, 2):  # the client's merge, then the workers' tree
+        index.tree_merge = tree_merge
+        same(index.search(queries, 4, device=device, exhaustive=True),
+             one.search(queries, 4, device=device, exhaustive=True))
+        same(index.search(queries, 4, device=device), one.search(queries, 4, device=device))
 
 
 def test_documents(client, device, tmp_path):
@@ -154,7 +158,8 @@ def test_table(client, device, tmp_path):
     index = DistributedIndex.build(client, dd.from_pandas(df, npartitions=6), kind="table",
                                    path=tmp_path / "t")
     one = genie.TableIndex(df)
-    for k in (3, 40):
+    for tree_merge, k in ((WORKERS, 3), (WORKERS, 40), (2, 3), (2, 40)):
+        index.tree_merge = tree_merge  # the client's merge, then the workers' tree
         same(index.search(CONDITIONS, k, device=device), one.search(CONDITIONS, k, device=device))
     row = ",".join(str(v) for v in df.iloc[7])
     same(index.search([row], 5, device=device, radius=1),
