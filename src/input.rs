@@ -80,15 +80,29 @@ impl fmt::Display for TokenError {
 impl std::error::Error for TokenError {}
 
 /// Parses an unsigned 32-bit integer made of ASCII digits only (no sign, no spaces).
+#[inline]
 pub fn parse_u32(s: &str) -> Result<u32, Problem> {
-    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    if digits(s) {
-        s.parse().map_err(|_| Problem::TooLarge)
-    } else if s.strip_prefix('-').is_some_and(digits) {
-        Err(Problem::Negative)
-    } else {
-        Err(Problem::Syntax)
+    // one pass over the digits (every keyword of the input files and queries comes here)
+    // (held in 64 bits, which 19 digits cannot overflow; a longer number is kept from growing
+    // past 2^33: above u32::MAX it stays too large)
+    let cap = if s.len() > 19 { 1 << 33 } else { u64::MAX };
+    let mut value = 0u64;
+    for &b in s.as_bytes() {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+            return Err(if s.strip_prefix('-').is_some_and(digits) {
+                Problem::Negative
+            } else {
+                Problem::Syntax
+            });
+        }
+        value = (value * 10 + u64::from(d)).min(cap);
     }
+    if s.is_empty() {
+        return Err(Problem::Syntax);
+    }
+    u32::try_from(value).map_err(|_| Problem::TooLarge)
 }
 
 /// Parses the keywords of one line of an objects file into `out` (cleared first).
@@ -105,27 +119,10 @@ pub fn parse_object_line(line: &str, out: &mut Vec<Keyword>) -> Result<(), Token
     Ok(())
 }
 
-/// A token of ASCII digits alone, of a value that fits 32 bits: the plain keyword of most query
-/// items, read without looking for a range or a weight.
-fn plain_keyword(token: &str) -> Option<u32> {
-    let bytes = token.as_bytes();
-    if bytes.is_empty() || bytes.len() > 10 {
-        return None;
-    }
-    let mut v = 0u64;
-    for &b in bytes {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v * 10 + u64::from(d);
-    }
-    u32::try_from(v).ok()
-}
-
 /// Parses one query item: `KW`, `LO-HI`, either optionally followed by `:WEIGHT`.
 pub fn parse_item(token: &str) -> Result<Item, TokenError> {
-    match plain_keyword(token) {
+    // a plain keyword, the usual item, read without looking for a range or a weight
+    match parse_u32(token).ok() {
         Some(kw) => Ok(Item {
             lo: kw,
             hi: kw,
@@ -436,6 +433,7 @@ mod tests {
         assert_eq!(parse_u32("4294967295"), Ok(u32::MAX));
         assert_eq!(parse_u32("4294967296"), Err(Problem::TooLarge));
         assert_eq!(parse_u32("99999999999999999999999"), Err(Problem::TooLarge));
+        assert_eq!(parse_u32("000000000000000000000042"), Ok(42));
         assert_eq!(parse_u32("-1"), Err(Problem::Negative));
         assert_eq!(parse_u32("+1"), Err(Problem::Syntax));
         assert_eq!(parse_u32(""), Err(Problem::Syntax));
@@ -550,11 +548,19 @@ mod tests {
         for t in tokens {
             assert_eq!(parse_item(t), parse_any_item(t), "{t:?}");
         }
-        // every token of digits up to 11 long, by a stride
+        // every token of digits up to 11 long, by a stride; parse_u32 as the standard parse
         let mut v = 1u64;
         while v < 100_000_000_000 {
             for t in [v.to_string(), format!("0{v}"), (v - 1).to_string()] {
                 assert_eq!(parse_item(&t), parse_any_item(&t), "{t:?}");
+                let want = t.parse::<u32>().map_err(|_| Problem::TooLarge);
+                assert_eq!(parse_u32(&t), want, "{t:?}");
+                assert_eq!(parse_u32(&format!("{t}x")), Err(Problem::Syntax), "{t:?}x");
+                assert_eq!(
+                    parse_u32(&format!("-{t}")),
+                    Err(Problem::Negative),
+                    "-{t:?}"
+                );
             }
             v = v * 7 + 3;
         }
