@@ -57,7 +57,7 @@ def _merge_counts(parts: Sequence[Tuple[Any, ...]], k: int) -> Tuple[Any, Any, N
     # (arrays sent between processes may come unaligned: copied then)
     counts, ids = merge_counts([np.require(p[0], np.uint32, "CA") for p in parts],
                                [np.require(p[1], np.int64, "CA") for p in parts], k)
-    return counts.astype(np.int64), ids, None
+    return counts, ids, None
 
 
 def _pad(counts: Any, ids: Any, dist: Any, k: int) -> Tuple[Any, Any, Any]:

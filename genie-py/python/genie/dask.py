@@ -428,7 +428,7 @@ class DistributedIndex:
             return dist.astype(np.float32), ids
         if kind == "sequences":
             return np.where(ids >= 0, dist, -1).astype(np.int64), ids
-        return counts.astype(np.uint32), ids
+        return counts.astype(np.uint32, copy=False), ids
 
     def _queries(self, queries: Any) -> Any:
         """The queries in the form each shard's search reads, made once on the client."""
