@@ -89,6 +89,13 @@ def cluster(workers: int, gpus: bool, threads: int):
     return c, client
 
 
+def identical(got, want):
+    """Whether a search's answers equal the reference's ("unchecked" without one)."""
+    if want is None:
+        return "unchecked"
+    return bool((got[0] == want[0]).all() and (got[1] == want[1]).all())
+
+
 def run(client, layout, w, threads, data, queries, nq, n, want, args) -> None:
     from genie.dask import DistributedIndex
 
@@ -111,8 +118,7 @@ def run(client, layout, w, threads, data, queries, nq, n, want, args) -> None:
                 times.append(index.last_search["seconds"])
                 merges.append(index.last_search["merge_s"])
                 shard.append(index.last_search["shard_s"])
-            same = "unchecked" if want is None else bool(
-                (got[0] == want[0]).all() and (got[1] == want[1]).all())
+            same = identical(got, want)
             sec = statistics.median(times)
             print(f"dask_search,workers={w},shards={shards},layout={layout},device={args.device},"
                   f"objects={n},queries={nq},k={args.k},merge={how},threads={threads},"
@@ -147,8 +153,7 @@ def streamed(args, queries, nq, want) -> None:
             t = time.perf_counter()
             got = index.search(queries, args.k, device=args.device)
             times.append(time.perf_counter() - t)
-        same = "unchecked" if want is None else bool(
-            (got[0] == want[0]).all() and (got[1] == want[1]).all())
+        same = identical(got, want)
         sec = statistics.median(times)
         print(f"streamed_parts,parts={args.streamed},device={args.device},queries={nq},"
               f"k={args.k},build_s={build:.2f},seconds={sec:.4f},qps={nq / sec:.0f},"
