@@ -74,6 +74,21 @@ impl InvertedIndex {
     /// Validates a query, clips it to the keyword space and computes its count bound.
     pub fn prepare(&self, query: &Query) -> Result<PreparedQuery> {
         let mut items = Vec::with_capacity(query.items.len());
+        let bound = self.clip(query, |item| items.push(item))?;
+        Ok(PreparedQuery { items, bound })
+    }
+
+    /// What [`InvertedIndex::prepare`] checks of a query, without making the prepared query:
+    /// the error it would return, else the count bound. A front end checks each query so as it
+    /// reads it (a bad query fails alone) and the search prepares it again, so the check keeps
+    /// nothing (65,536 queries of 237 keywords: 170 MB less to allocate and fill).
+    pub fn check(&self, query: &Query) -> Result<u32> {
+        self.clip(query, |_| {})
+    }
+
+    /// Validates `query`'s items, hands each one that can match, clipped to the keyword space,
+    /// to `keep`, and returns the count bound.
+    fn clip(&self, query: &Query, mut keep: impl FnMut(Item)) -> Result<u32> {
         let mut bound = 0u64;
         for item in &query.items {
             item.validate()?;
@@ -86,7 +101,7 @@ impl InvertedIndex {
                 continue;
             }
             bound += u64::from(item.weight) * m;
-            items.push(Item {
+            keep(Item {
                 lo: item.lo,
                 hi,
                 weight: item.weight,
@@ -98,10 +113,7 @@ impl InvertedIndex {
                 max: u64::from(MAX_COUNT_BOUND),
             });
         }
-        Ok(PreparedQuery {
-            items,
-            bound: bound as u32,
-        })
+        Ok(bound as u32)
     }
 
     /// Prepares a batch of queries (owned or borrowed: `&[Query]` or `&[&Query]`).
