@@ -720,8 +720,9 @@ impl ResidentIndex for GpuResident {
             .iter()
             .map(|q| table_slots(params.k, q.bound, n, params.table_factor) as u64)
             .collect();
+        let batches = super::plan::pipelined(batches);
         let (mut out, mut flags) =
-            self.run(&mut st, prepared, batches, &slots, search, progress)?;
+            self.run(&mut st, prepared, &batches, &slots, search, progress)?;
         let mut pending: Vec<usize> = (0..prepared.len()).filter(|&i| flags[i] != 0).collect();
         for attempt in 0..MAX_ATTEMPTS {
             if pending.is_empty() {
