@@ -98,3 +98,121 @@ fn batch_size_buckets() {
     assert_eq!(size_bucket(1025), 11);
     assert_eq!(size_bucket(usize::MAX), SIZE_BUCKETS - 1);
 }
+
+/// A replica that says it is on a GPU and, as the GPU backend does, holds its device (a lock
+/// shared by its runners) while it works on all the threads it has.
+struct LockedGpu {
+    inner: Arc<dyn KindIndex>,
+    ordinal: usize,
+    device: Arc<std::sync::Mutex<()>>,
+    threads: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl KindIndex for LockedGpu {
+    fn kind(&self) -> &str {
+        self.inner.kind()
+    }
+    fn num_objects(&self) -> u64 {
+        self.inner.num_objects()
+    }
+    fn backend_name(&self) -> String {
+        format!("fake GPU {}", self.ordinal)
+    }
+    fn parse(&self, raw: &serde_json::Value, options: &Options) -> Result<Prepared, DataError> {
+        self.inner.parse(raw, options)
+    }
+    fn items(&self, query: &(dyn std::any::Any + Send + Sync)) -> usize {
+        self.inner.items(query)
+    }
+    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
+        use rayon::prelude::*;
+        let _device = self.device.lock().unwrap_or_else(|e| e.into_inner());
+        let name = std::thread::current().name().unwrap_or("").to_string();
+        self.threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(name);
+        // a parallel loop while the device is held: a worker waiting in it may take other work
+        let spin: u64 = (0..64u64)
+            .into_par_iter()
+            .map(|i| {
+                std::thread::sleep(Duration::from_micros(200));
+                i
+            })
+            .sum();
+        assert_eq!(spin, 64 * 63 / 2);
+        self.inner.search(batch)
+    }
+    fn gpu_ordinal(&self) -> Option<usize> {
+        Some(self.ordinal)
+    }
+}
+
+#[test]
+fn runners_of_several_gpus_search_on_pools_of_their_own_without_deadlock() {
+    let index = build_csr(&[0, 3, 3, 7, 9], &[1, 4, 7, 2, 4, 4, 8, 8, 1], "mem").expect("x");
+    let loaded = in_memory(&Registry::default(), index, Path::new("mem")).expect("kind");
+    let spec = OpenSpec {
+        device: DeviceChoice::Cpu,
+        ..OpenSpec::default()
+    };
+    let cpu = place(&loaded, &spec).expect("placed").remove(0);
+    let threads = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let replicas: Vec<Arc<dyn KindIndex>> = (0..2)
+        .map(|ordinal| {
+            Arc::new(LockedGpu {
+                inner: Arc::clone(&cpu),
+                ordinal,
+                device: Arc::new(std::sync::Mutex::new(())),
+                threads: Arc::clone(&threads),
+            }) as Arc<dyn KindIndex>
+        })
+        .collect();
+    let policy = BatchPolicy {
+        max_batch: 2,
+        gpu_pipeline: 2,
+        own_threads: true,
+        ..BatchPolicy::default()
+    };
+    let service = Service::new(vec![("i".into(), replicas)], policy).expect("service");
+    let want = cpu
+        .search(&[Request {
+            query: cpu
+                .parse(&serde_json::json!("4 8"), &Options::new())
+                .expect("q")
+                .as_ref(),
+            k: 3,
+            min_count: None,
+            filter: None,
+        }])
+        .expect("cpu");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let svc = service.clone();
+    std::thread::spawn(move || {
+        for _ in 0..20 {
+            let queries = (0..16)
+                .map(|_| {
+                    let q = svc.parse("i", &serde_json::json!("4 8"), &Options::new());
+                    (q.expect("query"), 3, None)
+                })
+                .collect();
+            for t in svc.submit("i", queries).expect("queued") {
+                let _ = tx.send(t.wait().map(|a| a.hits));
+            }
+        }
+    });
+    for _ in 0..20 * 16 {
+        // a deadlock would leave the tickets unanswered: bounded, so the test fails instead
+        let hits = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer within a minute")
+            .expect("searched");
+        assert_eq!(hits, want[0].hits);
+    }
+    let threads = threads.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert!(
+        threads.iter().all(|t| t.starts_with("genie-gpu")),
+        "{threads:?}"
+    );
+    service.shutdown();
+}

@@ -102,6 +102,7 @@ fn serve(registry: &Registry, args: &ServeArgs, quiet: bool) -> Result<()> {
         queue_timeout: Duration::from_millis(args.queue_timeout_ms),
         gpu_pipeline: args.gpu_pipeline,
         dispatch: args.dispatch,
+        own_threads: false,
     };
     let config = ServerConfig {
         listen: args.listen,
