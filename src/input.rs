@@ -274,6 +274,48 @@ impl fmt::Debug for LineReader {
     }
 }
 
+/// Lines of a file read at once ([`LineReader::next_block`]): their bytes in one buffer, each
+/// line's span, and the number of the first.
+#[derive(Debug)]
+pub struct LineBlock {
+    text: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    first_line: u64,
+    path: PathBuf,
+}
+
+impl LineBlock {
+    /// The lines it holds.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether it holds no line (the file had ended).
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Line `i` of the block without its terminator; the error names the file, the line and
+    /// the column of a byte that is not UTF-8.
+    pub fn line(&self, i: usize) -> Result<&str, InputError> {
+        let (a, b) = self.spans[i];
+        std::str::from_utf8(&self.text[a..b]).map_err(|e| InputError::NotUtf8 {
+            path: self.path.clone(),
+            line: self.first_line + i as u64,
+            column: e.valid_up_to() + 1,
+        })
+    }
+
+    /// Where line `i` came from, for messages (`queries.txt:3`).
+    pub fn place(&self, i: usize) -> String {
+        format!(
+            "{}:{}",
+            display_path(&self.path),
+            self.first_line + i as u64
+        )
+    }
+}
+
 impl LineReader {
     /// Opens `path` (`-` is standard input).
     pub fn open(path: &Path) -> Result<Self, InputError> {
@@ -384,6 +426,40 @@ impl LineReader {
         }
         self.line_len = text.len();
         Ok(Some(self.line_len))
+    }
+
+    /// The next `max` lines at most (fewer at the end of the file), read into one buffer: what
+    /// a front end parses on all cores. Nothing is allocated per line, and a line's place is
+    /// made only for its error ([`LineBlock::place`]).
+    pub fn next_block(&mut self, max: usize) -> Result<LineBlock, InputError> {
+        let mut block = LineBlock {
+            text: Vec::new(),
+            spans: Vec::with_capacity(max.min(1 << 16)),
+            first_line: self.line + 1,
+            path: self.path.clone(),
+        };
+        while block.spans.len() < max {
+            let start = block.text.len();
+            let n = self
+                .reader
+                .read_until(b'\n', &mut block.text)
+                .map_err(|source| InputError::Read {
+                    path: self.path.clone(),
+                    line: self.line + 1,
+                    source,
+                })?;
+            if n == 0 {
+                break;
+            }
+            self.line += 1;
+            self.bytes += n as u64;
+            let mut line = &block.text[start..];
+            if let Some(t) = line.strip_suffix(b"\n") {
+                line = t.strip_suffix(b"\r").unwrap_or(t);
+            }
+            block.spans.push((start, start + line.len()));
+        }
+        Ok(block)
     }
 
     fn token_error(&self, error: TokenError) -> InputError {
@@ -637,6 +713,27 @@ mod tests {
             e.to_string(),
             "q.txt:2: line is not valid UTF-8 (invalid byte at column 3)"
         );
+    }
+
+    #[test]
+    fn blocks_of_lines_keep_their_places() {
+        // CRLF and LF ends, an empty line, a last line without its end, a line not UTF-8
+        let mut r = reader(b"1 2\r\n\n3\n4 \xff\n5");
+        let first = r.next_block(3).expect("block 1");
+        assert_eq!(first.len(), 3);
+        let lines: Vec<&str> = (0..3).map(|i| first.line(i).expect("text")).collect();
+        assert_eq!(lines, ["1 2", "", "3"]);
+        assert_eq!(first.place(2), "q.txt:3");
+        let second = r.next_block(3).expect("block 2");
+        assert_eq!((second.len(), second.place(1)), (2, "q.txt:5".to_string()));
+        let e = second.line(0).expect_err("line 4");
+        assert_eq!(
+            e.to_string(),
+            "q.txt:4: line is not valid UTF-8 (invalid byte at column 3)"
+        );
+        assert_eq!(second.line(1).expect("line 5"), "5");
+        assert_eq!((r.lines_read(), r.bytes_read()), (5, 13));
+        assert!(r.next_block(3).expect("the end").is_empty());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::pipeline::{read_chunk, search_chunks, Chunk, Output};
 use super::progress::bytes_bar;
 use super::{explain_placement, part_files, Devices};
 use crate::data_error::DataError;
-use crate::kind::{write_answers, Filter, Kind, Registry};
+use crate::kind::{write_answers, Filter, Kind, PlacedError, Registry};
 use crate::live::{place_live_on, LiveConfig, LiveIndex};
 use crate::open::{load, open_backends};
 use crate::safety::{refuse_overwrite, Read};
@@ -30,16 +30,18 @@ const LOCAL: &str = "local";
 
 /// Queries a chunk holds by default: [`CHUNK_PER_GPU`] for each GPU, at least [`MIN_CHUNK`]. A
 /// chunk is read and parsed while the one before is searched and the one before that written, and
-/// each GPU takes its share as one batch. The measured 65,536 queries of a 1 M SIFT-like index on
-/// two H100s: the search stage 864 ms on one GPU in one chunk, 656 ms in chunks of 8,192 and
-/// 378 ms on both GPUs in chunks of 8,192; the whole command 2.01, 1.49 and 1.31 s.
+/// each GPU takes its share as one batch (which the GPU backend pipelines in batches of 2,048).
+/// The measured 65,536 queries of a 1 M SIFT-like index (docs/journal/scaling.md): on two H100s
+/// the search stage 864 ms on one GPU in one chunk, 656 ms in chunks of 8,192; on four H200s in
+/// chunks of 8,192 against 16,384, 178.5 against 268.8 ms (2,048 queries a GPU a chunk: the next
+/// chunk reaches the GPUs sooner, and the chunks' latencies add up when the reader leads).
 pub fn chunk_queries(gpus: usize) -> usize {
     (CHUNK_PER_GPU * gpus).max(MIN_CHUNK)
 }
 
 /// Queries a GPU takes from a chunk by default (see [`chunk_queries`]).
-pub const CHUNK_PER_GPU: usize = 4096;
-/// The smallest default chunk (the one of the CPU and of one or two GPUs).
+pub const CHUNK_PER_GPU: usize = 2048;
+/// The smallest default chunk (the one of the CPU and of one to four GPUs).
 pub const MIN_CHUNK: usize = 8192;
 
 /// What a search is asked, wherever it runs.
@@ -231,6 +233,7 @@ pub fn search(
         max_wait: Duration::ZERO,
         queue_timeout: Duration::MAX,
         dispatch: job.dispatch,
+        own_threads: true,
         ..BatchPolicy::default()
     };
     let service = Service::new(vec![(LOCAL.to_string(), replicas)], policy)?;
@@ -238,25 +241,27 @@ pub fn search(
     let bar = bytes_bar("searching", reader.progress().1, job.quiet);
     // of the reader's time, the lines read in order (the rest: parsed on all cores, queued)
     let reading_ms = std::cell::Cell::new(0.0f64);
+    let index = service.index(LOCAL)?;
     let next_chunk = || {
-        // read in order, then parsed on all cores; the first bad query (in order) is the error
+        // read in order into one block, then parsed on all cores; the first bad query (in
+        // order) is the error
         let t = Instant::now();
-        let (raws, places) = read_chunk(reader.as_mut(), batch_queries)?;
+        let block = reader.next_block(batch_queries)?;
         reading_ms.set(reading_ms.get() + t.elapsed().as_secs_f64() * 1e3);
-        if raws.is_empty() {
+        if block.is_empty() {
             return Ok(None);
         }
-        // (each raw query dropped on the core that parsed it)
-        let parsed: Vec<_> = raws
+        let parsed: Vec<_> = (0..block.len())
             .into_par_iter()
-            .map(|raw| service.parse(LOCAL, &raw, &options))
+            .map(|i| block.parse(i, index.as_ref(), &options))
             .collect();
         let chunk = parsed
             .into_iter()
-            .zip(&places)
-            .map(|(q, place)| {
-                q.map(|q| (q, job.k, job.min_count))
-                    .map_err(|e| anyhow!("{place}: {e}"))
+            .enumerate()
+            .map(|(i, q)| match q {
+                Ok(q) => Ok((q, job.k, job.min_count)),
+                Err(PlacedError::Placed(e)) => Err(anyhow::Error::new(e)),
+                Err(PlacedError::Unplaced(e)) => Err(anyhow!("{}: {e}", block.place(i))),
             })
             .collect::<Result<Vec<_>>>()?;
         let tickets = service.submit_filtered(LOCAL, chunk, job.filter.clone())?;

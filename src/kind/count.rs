@@ -20,6 +20,11 @@ pub trait CountParser: Send + Sync {
     fn kind(&self) -> &str;
     /// The core query of a raw query under the kind's search options.
     fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError>;
+    /// [`CountParser::parse`] of a text line, without the JSON string where the kind reads
+    /// the line itself.
+    fn parse_line(&self, line: &str, options: &Options) -> Result<Query, DataError> {
+        self.parse(&Value::String(line.to_owned()), options)
+    }
     /// The clauses of a filter's condition on columns (table rows); by default the kind has
     /// no columns.
     fn clauses(&self, condition: &str) -> Result<Vec<Clause>, DataError> {
@@ -61,6 +66,10 @@ impl<P: CountParser> KindIndex for CountIndex<P> {
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
         Ok(Box::new(self.parser.parse(raw, options)?))
+    }
+
+    fn parse_line(&self, line: &str, options: &Options) -> Result<Prepared, DataError> {
+        Ok(Box::new(self.parser.parse_line(line, options)?))
     }
 
     fn check_filter(&self, filter: &Filter) -> Result<(), DataError> {

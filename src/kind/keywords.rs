@@ -130,9 +130,20 @@ impl CountParser for KeywordParser {
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Query, DataError> {
         options.check("keywords", &[])?;
-        let query = parse_keyword_query(raw)?;
+        self.checked(parse_keyword_query(raw)?)
+    }
+
+    fn parse_line(&self, line: &str, options: &Options) -> Result<Query, DataError> {
+        options.check("keywords", &[])?;
+        self.checked(parse_query_line(line).map_err(|e| DataError::BadQuery(e.to_string()))?)
+    }
+}
+
+impl KeywordParser {
+    /// `query` if the index can search it (see [`InvertedIndex::check`]).
+    fn checked(&self, query: Query) -> Result<Query, DataError> {
         self.reference
-            .prepare(&query)
+            .check(&query)
             .map_err(|e| DataError::BadQuery(e.to_string()))?;
         Ok(query)
     }

@@ -24,6 +24,7 @@ pub mod letters;
 mod live_objects;
 pub mod live_vectors;
 mod options;
+mod raw;
 pub mod sequences;
 pub mod table;
 pub mod vectors;
@@ -38,6 +39,7 @@ pub use live_objects::{
     undecodable, Candidate, Encoded, KeywordObjects, LiveObjects, LiveQuery, LiveSetup,
 };
 pub use options::{OptionSpec, OptionType, Options};
+pub use raw::{PlacedError, RawBlock};
 pub use writes::{LiveStats, Writes};
 
 use crate::data_error::DataError;
@@ -108,6 +110,12 @@ pub trait QueryReader {
             places.push(self.location());
         }
         Ok((raws, places))
+    }
+    /// The next `max` raw queries at most, as a block ([`RawBlock`]): a reader of text lines
+    /// hands the lines themselves, for [`KindIndex::parse_line`].
+    fn next_block(&mut self, max: usize) -> Result<RawBlock, DataError> {
+        let (raws, places) = self.next_queries(max)?;
+        Ok(RawBlock::Values(raws, places))
     }
     /// Bytes read so far, and the file's size when known (for progress bars).
     fn progress(&self) -> (u64, Option<u64>) {
@@ -360,6 +368,11 @@ pub trait KindIndex: Send + Sync {
     /// Parses one raw query (a text line as a JSON string, or the kind's JSON form) under the
     /// kind's search options; the error says what was wrong with it.
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError>;
+    /// [`KindIndex::parse`] of a text line (the raw query `Value::String(line)`), for kinds
+    /// that read a line without making that string.
+    fn parse_line(&self, line: &str, options: &Options) -> Result<Prepared, DataError> {
+        self.parse(&Value::String(line.to_owned()), options)
+    }
     /// The keyword items a parsed query became (for limits).
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize;
     /// Searches a batch; one answer per request, in order.
@@ -565,6 +578,10 @@ pub struct LineQueries(pub crate::input::LineReader);
 impl QueryReader for LineQueries {
     fn next_query(&mut self) -> Result<Option<Value>, DataError> {
         Ok(self.0.next_line()?.map(|l| Value::String(l.to_string())))
+    }
+
+    fn next_block(&mut self, max: usize) -> Result<RawBlock, DataError> {
+        Ok(RawBlock::Lines(self.0.next_block(max)?))
     }
 
     fn location(&self) -> String {
