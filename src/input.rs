@@ -406,10 +406,22 @@ impl LineReader {
 
     /// Reads the next line into the buffer; its length without the terminator.
     fn next_bytes(&mut self) -> Result<Option<usize>, InputError> {
-        self.buf.clear();
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let read = self.append_line(&mut buf);
+        self.buf = buf;
+        let len = read?;
+        self.line_len = len.unwrap_or(0);
+        Ok(len)
+    }
+
+    /// Appends the next line, terminator and all, to `buf`; its length without the terminator,
+    /// or `None` at the end.
+    fn append_line(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>, InputError> {
+        let start = buf.len();
         let n = self
             .reader
-            .read_until(b'\n', &mut self.buf)
+            .read_until(b'\n', buf)
             .map_err(|source| InputError::Read {
                 path: self.path.clone(),
                 line: self.line + 1,
@@ -420,12 +432,11 @@ impl LineReader {
         }
         self.line += 1;
         self.bytes += n as u64;
-        let mut text: &[u8] = &self.buf;
+        let mut text = &buf[start..];
         if let Some(t) = text.strip_suffix(b"\n") {
             text = t.strip_suffix(b"\r").unwrap_or(t);
         }
-        self.line_len = text.len();
-        Ok(Some(self.line_len))
+        Ok(Some(text.len()))
     }
 
     /// The next `max` lines at most (fewer at the end of the file), read into one buffer: what
@@ -440,24 +451,10 @@ impl LineReader {
         };
         while block.spans.len() < max {
             let start = block.text.len();
-            let n = self
-                .reader
-                .read_until(b'\n', &mut block.text)
-                .map_err(|source| InputError::Read {
-                    path: self.path.clone(),
-                    line: self.line + 1,
-                    source,
-                })?;
-            if n == 0 {
+            let Some(len) = self.append_line(&mut block.text)? else {
                 break;
-            }
-            self.line += 1;
-            self.bytes += n as u64;
-            let mut line = &block.text[start..];
-            if let Some(t) = line.strip_suffix(b"\n") {
-                line = t.strip_suffix(b"\r").unwrap_or(t);
-            }
-            block.spans.push((start, start + line.len()));
+            };
+            block.spans.push((start, start + len));
         }
         Ok(block)
     }
