@@ -204,7 +204,7 @@ pub struct SearchArgs {
 
     /// Queries per chunk: one chunk is read while the one before is searched and the one
     /// before that written, at most 3 chunks searched or written at once (bounds memory use).
-    /// Default: 4,096 for each GPU searching, at least 8,192.
+    /// Default: 2,048 for each GPU searching, at least 8,192.
     #[arg(long, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub batch_queries: Option<usize>,
