@@ -5,15 +5,20 @@ use crate::core::DeviceChoice;
 use crate::kind::keywords::build_csr;
 use crate::open::in_memory;
 
-/// A service of two CPU replicas of one small keyword index, named "i".
-fn two_replicas() -> Service {
+/// A small keyword index placed on the CPU.
+fn cpu_replica() -> Arc<dyn KindIndex> {
     let index = build_csr(&[0, 3, 3, 7, 9], &[1, 4, 7, 2, 4, 4, 8, 8, 1], "mem").expect("x");
     let loaded = in_memory(&Registry::default(), index, Path::new("mem")).expect("kind");
     let spec = OpenSpec {
         device: DeviceChoice::Cpu,
         ..OpenSpec::default()
     };
-    let replica = place(&loaded, &spec).expect("placed").remove(0);
+    place(&loaded, &spec).expect("placed").remove(0)
+}
+
+/// A service of two CPU replicas of one small keyword index, named "i".
+fn two_replicas() -> Service {
+    let replica = cpu_replica();
     let replicas = vec![Arc::clone(&replica), replica];
     Service::new(vec![("i".into(), replicas)], BatchPolicy::default()).expect("service")
 }
@@ -150,13 +155,7 @@ impl KindIndex for LockedGpu {
 
 #[test]
 fn runners_of_several_gpus_search_on_pools_of_their_own_without_deadlock() {
-    let index = build_csr(&[0, 3, 3, 7, 9], &[1, 4, 7, 2, 4, 4, 8, 8, 1], "mem").expect("x");
-    let loaded = in_memory(&Registry::default(), index, Path::new("mem")).expect("kind");
-    let spec = OpenSpec {
-        device: DeviceChoice::Cpu,
-        ..OpenSpec::default()
-    };
-    let cpu = place(&loaded, &spec).expect("placed").remove(0);
+    let cpu = cpu_replica();
     let threads = Arc::new(std::sync::Mutex::new(Vec::new()));
     let replicas: Vec<Arc<dyn KindIndex>> = (0..2)
         .map(|ordinal| {
