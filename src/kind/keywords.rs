@@ -450,6 +450,42 @@ mod tests {
         }
     }
 
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A query line read as text (`genie search`'s blocks of lines) and as a JSON string (a
+        /// server's request) is the same query, or the same error.
+        #[test]
+        fn a_line_parses_as_its_json_string_does(
+            tokens in proptest::collection::vec(
+                prop_oneof![
+                    (0u32..40).prop_map(|k| k.to_string()),
+                    (0u32..40, 0u32..40).prop_map(|(a, b)| format!("{a}-{b}")),
+                    (0u32..40, 0u32..4).prop_map(|(a, w)| format!("{a}:{w}")),
+                    prop_oneof![
+                        Just("x".to_string()),
+                        Just("-3".to_string()),
+                        Just("4294967296".to_string()),
+                        Just("7:20000000".to_string()),
+                    ],
+                ],
+                0..12,
+            ),
+            sep in prop_oneof![Just(" "), Just("\t"), Just("  ")],
+        ) {
+            let index = build_csr(&[0, 3, 3, 7, 9], &[1, 4, 7, 2, 4, 4, 8, 8, 1], "mem")
+                .expect("index");
+            let parser = KeywordParser { reference: Arc::new(index) };
+            let line = tokens.join(sep);
+            let options = Options::new();
+            let as_line = parser.parse_line(&line, &options).map_err(|e| e.to_string());
+            let as_json = parser
+                .parse(&Value::String(line.clone()), &options)
+                .map_err(|e| e.to_string());
+            prop_assert_eq!(as_line.map(|q| q.items), as_json.map(|q| q.items), "{:?}", line);
+        }
+    }
+
     #[test]
     fn json_queries() {
         let q = parse_keyword_query(&serde_json::json!([7, [10, 20], [3, 3, 2]])).expect("valid");
