@@ -28,7 +28,11 @@ pub const WRITE_BEHIND: usize = 64 << 20;
 /// A file being written; it appears under its name only at [`AtomicFile::commit`].
 #[derive(Debug)]
 pub struct AtomicFile {
+    /// The temporary file, or the destination itself when it is written in place.
     tmp: PathBuf,
+    /// The destination is a device, a pipe or a socket (`/dev/null`, `/dev/stdout`, a FIFO),
+    /// written in place: a rename would replace it with a regular file.
+    in_place: bool,
     dest: PathBuf,
     file: Option<BufWriter<File>>,
     /// Bytes accepted so far (some may still be in the buffer).
@@ -132,8 +136,23 @@ pub fn remove_stale(dest: &Path) -> usize {
 
 impl AtomicFile {
     /// Starts writing `dest` (through a temporary file in the same directory). Temporary files
-    /// of `dest` that a killed process left behind are removed first.
+    /// of `dest` that a killed process left behind are removed first. A `dest` that is a device,
+    /// a pipe or a socket (`/dev/null`, a FIFO) is written in place instead: renaming a file over
+    /// it would replace it (`genie search --output /dev/null`, run as root, had replaced the
+    /// machine's `/dev/null` with a regular file).
     pub fn create(dest: &Path) -> io::Result<Self> {
+        if std::fs::metadata(dest).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            let file = std::fs::OpenOptions::new().write(true).open(dest)?;
+            return Ok(Self {
+                tmp: dest.to_path_buf(),
+                in_place: true,
+                dest: dest.to_path_buf(),
+                file: Some(BufWriter::with_capacity(1 << 16, file)),
+                written: 0,
+                behind: 0,
+                window: WRITE_BEHIND,
+            });
+        }
         let name = dest
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
@@ -162,6 +181,7 @@ impl AtomicFile {
         };
         Ok(Self {
             tmp,
+            in_place: false,
             dest: dest.to_path_buf(),
             file: Some(BufWriter::with_capacity(1 << 16, file)),
             written: 0,
@@ -194,6 +214,10 @@ impl AtomicFile {
         let file = writer
             .into_inner()
             .map_err(io::IntoInnerError::into_error)?;
+        if self.in_place {
+            // a device or a pipe: what it was given is all it takes
+            return Ok(());
+        }
         file.sync_all()?;
         drop(file);
         let mut guard = pending();
@@ -285,7 +309,7 @@ impl Write for AtomicFile {
 impl Drop for AtomicFile {
     /// Not committed: the temporary file goes, the destination stays as it was.
     fn drop(&mut self) {
-        if self.file.take().is_some() {
+        if self.file.take().is_some() && !self.in_place {
             let mut guard = pending();
             if let Some(list) = guard.as_mut() {
                 list.retain(|p| p != &self.tmp);
@@ -322,6 +346,51 @@ mod tests {
         assert_eq!(std::fs::read(&dest).expect("read"), b"new");
         let left: Vec<_> = std::fs::read_dir(&dir).expect("list").collect();
         assert_eq!(left.len(), 1, "no temporary file stays behind");
+        std::fs::remove_dir_all(&dir).expect("clean");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = std::env::temp_dir().join(format!("genie-atomic-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let fifo = dir.join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: mkfifo is not available here");
+            return;
+        }
+        for commit in [true, false] {
+            use std::io::Read;
+            use std::os::unix::fs::OpenOptionsExt;
+            // the reading end opened first, without waiting for a writer; the bytes fit the
+            // pipe's buffer, so nothing here waits for anything
+            let mut reader = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&fifo)
+                .expect("open the reading end");
+            let mut f = AtomicFile::create(&fifo).expect("open the pipe");
+            f.write_all(b"through the pipe").expect("write");
+            if commit {
+                f.commit().expect("commit");
+            } else {
+                drop(f);
+            }
+            let mut got = Vec::new();
+            reader.read_to_end(&mut got).expect("read the pipe");
+            // a pipe, as standard output, gets what was written (all of it once committed); it
+            // is still a pipe, not a file renamed over it
+            assert!(b"through the pipe".starts_with(&got), "{got:?}");
+            if commit {
+                assert_eq!(got, b"through the pipe");
+            }
+            let kind = std::fs::metadata(&fifo).expect("still there").file_type();
+            assert!(kind.is_fifo(), "{kind:?}");
+        }
+        let left: Vec<_> = std::fs::read_dir(&dir).expect("list").collect();
+        assert_eq!(left.len(), 1, "no temporary file beside the pipe");
         std::fs::remove_dir_all(&dir).expect("clean");
     }
 
