@@ -227,6 +227,11 @@ pub fn display_path(path: &Path) -> String {
     }
 }
 
+/// Where line `line` (1-based) of `path` is, for messages: `queries.txt:3`.
+pub fn line_place(path: &Path, line: u64) -> String {
+    format!("{}:{line}", display_path(path))
+}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -308,11 +313,7 @@ impl LineBlock {
 
     /// Where line `i` came from, for messages (`queries.txt:3`).
     pub fn place(&self, i: usize) -> String {
-        format!(
-            "{}:{}",
-            display_path(&self.path),
-            self.first_line + i as u64
-        )
+        line_place(&self.path, self.first_line + i as u64)
     }
 }
 
@@ -362,6 +363,11 @@ impl LineReader {
     /// The file's path as given.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where the last line returned came from, for messages (`queries.txt:3`).
+    pub fn location(&self) -> String {
+        line_place(&self.path, self.line)
     }
 
     /// Lines read so far (the 1-based number of the last line returned).

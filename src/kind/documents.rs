@@ -143,7 +143,7 @@ impl QueryReader for DocumentReader {
 
     fn location(&self) -> String {
         match self {
-            Self::Lines(r) => format!("{}:{}", display_path(r.path()), r.lines_read()),
+            Self::Lines(r) => r.location(),
             Self::Csv { path, record, .. } => format!(
                 "{}:{}",
                 display_path(path),

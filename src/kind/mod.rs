@@ -585,7 +585,7 @@ impl QueryReader for LineQueries {
     }
 
     fn location(&self) -> String {
-        format!("{}:{}", display_path(self.0.path()), self.0.lines_read())
+        self.0.location()
     }
 
     fn progress(&self) -> (u64, Option<u64>) {

@@ -667,23 +667,11 @@ fn run(served: &Served, r: usize, pool: Option<&rayon::ThreadPool>) {
         c.batches.fetch_add(1, Ordering::Relaxed);
         c.sizes[size_bucket(size)].fetch_add(1, Ordering::Relaxed);
         c.queries.fetch_add(size as u64, Ordering::Relaxed);
-        let on_own = |work: &mut (dyn FnMut() + Send)| match pool {
-            Some(pool) => pool.install(work),
-            None => work(),
-        };
         match taken {
-            Taken::Whole(whole) => {
-                let mut work = Some(whole.work);
-                on_own(&mut || {
-                    if let Some(w) = work.take() {
-                        w(replica.as_ref());
-                    }
-                });
-            }
+            Taken::Whole(whole) => on_own(pool, || (whole.work)(replica.as_ref())),
             Taken::Queries(batch) => {
                 let t = Instant::now();
-                let mut answers = Vec::new();
-                on_own(&mut || answers = search_batch(replica.as_ref(), &batch));
+                let answers = on_own(pool, || search_batch(replica.as_ref(), &batch));
                 served.models[r].record(batch.len(), t.elapsed());
                 for (p, a) in batch.into_iter().zip(answers) {
                     if a.is_err() {
@@ -700,6 +688,15 @@ fn run(served: &Served, r: usize, pool: Option<&rayon::ThreadPool>) {
         drop(state);
         // an idle device again: a runner that left work for it looks again
         served.ready.notify_all();
+    }
+}
+
+/// `work` run on `pool` when there is one (its parallel loops then stay on that pool), else on
+/// this thread.
+fn on_own<R: Send>(pool: Option<&rayon::ThreadPool>, work: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(pool) => pool.install(work),
+        None => work(),
     }
 }
 

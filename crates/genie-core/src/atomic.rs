@@ -141,18 +141,27 @@ impl AtomicFile {
     /// it would replace it (`genie search --output /dev/null`, run as root, had replaced the
     /// machine's `/dev/null` with a regular file).
     pub fn create(dest: &Path) -> io::Result<Self> {
-        if std::fs::metadata(dest).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let in_place = std::fs::metadata(dest).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        let (tmp, file) = if in_place {
             let file = std::fs::OpenOptions::new().write(true).open(dest)?;
-            return Ok(Self {
-                tmp: dest.to_path_buf(),
-                in_place: true,
-                dest: dest.to_path_buf(),
-                file: Some(BufWriter::with_capacity(1 << 16, file)),
-                written: 0,
-                behind: 0,
-                window: WRITE_BEHIND,
-            });
-        }
+            (dest.to_path_buf(), file)
+        } else {
+            Self::temporary(dest)?
+        };
+        Ok(Self {
+            tmp,
+            in_place,
+            dest: dest.to_path_buf(),
+            file: Some(BufWriter::with_capacity(1 << 16, file)),
+            written: 0,
+            behind: 0,
+            window: WRITE_BEHIND,
+        })
+    }
+
+    /// A new temporary file beside `dest`, registered as pending (the stale ones of `dest`
+    /// removed first).
+    fn temporary(dest: &Path) -> io::Result<(PathBuf, File)> {
         let name = dest
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
@@ -172,22 +181,11 @@ impl AtomicFile {
         ));
         let tmp = dest.with_file_name(tmp_name);
         // registered while the lock is held, so that abandon_all sees every file created
-        let file = {
-            let mut guard = pending();
-            let list = guard.as_mut().ok_or_else(abandoned)?;
-            let file = File::create(&tmp)?;
-            list.push(tmp.clone());
-            file
-        };
-        Ok(Self {
-            tmp,
-            in_place: false,
-            dest: dest.to_path_buf(),
-            file: Some(BufWriter::with_capacity(1 << 16, file)),
-            written: 0,
-            behind: 0,
-            window: WRITE_BEHIND,
-        })
+        let mut guard = pending();
+        let list = guard.as_mut().ok_or_else(abandoned)?;
+        let file = File::create(&tmp)?;
+        list.push(tmp.clone());
+        Ok((tmp, file))
     }
 
     /// Starts write-back of the bytes in the kernel's hands since the last start, once they make

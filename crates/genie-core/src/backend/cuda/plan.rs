@@ -411,9 +411,11 @@ pub(super) fn sweep_tiles(nq: usize, ntiles: u32, postings: u64) -> Option<u32> 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn pipelined_batches_cover_the_queries_in_order() {
-        use super::{pipelined, PIPELINED_QUERIES as P};
+        use super::PIPELINED_QUERIES as P;
         let cut = pipelined(&[0..2 * P, 2 * P..2 * P + 1, 2 * P + 1..5 * P + 4]);
         let lens: Vec<usize> = cut.iter().map(|r| r.len()).collect();
         // 3P + 3 queries: four batches, as equal as can be
@@ -424,7 +426,6 @@ mod tests {
         }
         assert_eq!((cut[0].start, cut[6].end), (0, 5 * P + 4));
     }
-    use super::*;
 
     #[test]
     fn only_batches_that_read_much_a_tile_sweep() {
