@@ -4,7 +4,8 @@
 # and OLD a genie binary of an earlier commit (OLD_COMMIT names it): per set of SETS (default
 # "fm cl", as bench/peers/vector_sets.py writes them), the index the new program builds with no
 # flag, then ROUNDS rounds (default 3) of `genie -v search --device gpu` by the old program and
-# the new one, each round's stage times and whether the answers are the same.
+# the new one, each round's stage times and whether the answers are the same; then the new one
+# with each `--batch-queries` of BATCHES (default none), e.g. BATCHES="10000 16384".
 # Writes $OUT/ab-summary.txt.
 set -uo pipefail
 D=${D:-.gpu}
@@ -28,5 +29,11 @@ for set in $sets; do
     done
     cmp -s "$d/$set-old.jsonl" "$d/$set-new.jsonl" && same="the same" || same="DIFFERENT"
     echo "  round $r: answers $same" | tee -a "$sum"
+  done
+  for b in ${BATCHES:-}; do
+    env -u RUST_LOG $D/bin/genie -v search --device gpu --batch-queries "$b" --index "$d/$set.genie" \
+      --queries "$d/$set-query.fvecs" --k 10 --output "$d/$set-b$b.jsonl" > "$d/$set-b$b.log" 2>&1
+    cmp -s "$d/$set-old.jsonl" "$d/$set-b$b.jsonl" && same="the same" || same="DIFFERENT"
+    echo "$set new --batch-queries $b: $(grep -E "stages: read" "$d/$set-b$b.log" | sed 's/^\[[^]]*\] //'); answers $same" | tee -a "$sum"
   done
 done

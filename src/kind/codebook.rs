@@ -306,7 +306,7 @@ impl KindIndex for OpenCodebook {
     }
 
     fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
-        self.index.take_stages().named().to_vec()
+        self.index.take_stages().named()
     }
 
     fn gpu_ordinal(&self) -> Option<usize> {
@@ -343,10 +343,7 @@ impl OpenCodebook {
         let dim = self.index.dim();
         let mut answers = vec![Answer::default(); batch.len()];
         for members in groups.values() {
-            let mut set = VectorSet::empty(dim)?;
-            for &i in members {
-                set.push(&queries[i].vector)?;
-            }
+            let set = VectorSet::gather(dim, members.len(), |j| &queries[members[j]].vector)?;
             let ks: Vec<usize> = members.iter().map(|&i| batch[i].k as usize).collect();
             let candidates: Vec<usize> = members
                 .iter()

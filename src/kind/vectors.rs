@@ -548,7 +548,7 @@ impl KindIndex for OpenVectors {
     }
 
     fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
-        self.index.take_stages().named().to_vec()
+        self.index.take_stages().named()
     }
 
     fn gpu_ordinal(&self) -> Option<usize> {
@@ -568,10 +568,7 @@ impl OpenVectors {
             .map(|r| prepared::<VectorQuery>(r.query))
             .collect::<Result<Vec<_>, _>>()?;
         let dim = self.index.vectors().dim();
-        let mut set = VectorSet::empty(dim)?;
-        for q in &queries {
-            set.push(&q.vector)?;
-        }
+        let set = VectorSet::gather(dim, queries.len(), |i| &queries[i].vector)?;
         let ks: Vec<usize> = batch.iter().map(|r| r.k as usize).collect();
         let candidates: Vec<usize> = queries
             .iter()

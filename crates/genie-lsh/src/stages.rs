@@ -10,6 +10,9 @@ use std::time::Instant;
 pub struct SearchStages {
     /// Query vectors to keyword items (hash functions, or cells and codebook entries).
     pub hash_ms: f64,
+    /// The query vectors' upload to the device, where a stage of its own (the codebook's scan on
+    /// a GPU); elsewhere it is part of the count.
+    pub upload_ms: f64,
     /// The match count and the top candidates by count (the engine, copies included).
     pub count_ms: f64,
     /// Exact distances to the candidates and their order.
@@ -22,18 +25,20 @@ impl SearchStages {
     /// Adds `other` to these.
     pub fn add(&mut self, other: &Self) {
         self.hash_ms += other.hash_ms;
+        self.upload_ms += other.upload_ms;
         self.count_ms += other.count_ms;
         self.rerank_ms += other.rerank_ms;
         self.queries += other.queries;
     }
 
-    /// The stages as (name, milliseconds) pairs.
-    pub fn named(&self) -> [(&'static str, f64); 3] {
-        [
-            ("hash", self.hash_ms),
-            ("count", self.count_ms),
-            ("rerank", self.rerank_ms),
-        ]
+    /// The stages as (name, milliseconds) pairs (the upload only where it was timed apart).
+    pub fn named(&self) -> Vec<(&'static str, f64)> {
+        let upload = (self.upload_ms > 0.0).then_some(("upload", self.upload_ms));
+        [("hash", self.hash_ms)]
+            .into_iter()
+            .chain(upload)
+            .chain([("count", self.count_ms), ("rerank", self.rerank_ms)])
+            .collect()
     }
 }
 

@@ -57,6 +57,30 @@ impl VectorSet {
         Ok(set)
     }
 
+    /// `n` rows of dimension `dim`, row `i` being `row(i)`, gathered on all cores (a batch of
+    /// queries held one by one).
+    pub fn gather<'a>(
+        dim: usize,
+        n: usize,
+        row: impl Fn(usize) -> &'a [f32] + Sync,
+    ) -> Result<Self> {
+        use rayon::prelude::*;
+        if let Some(bad) = (0..n).map(&row).find(|r| r.len() != dim) {
+            return Err(LshError::Dimension {
+                expected: dim,
+                found: bad.len(),
+            });
+        }
+        let mut data = vec![0.0f32; n * dim];
+        if dim > 0 {
+            data.par_chunks_mut(dim)
+                .enumerate()
+                .with_min_len(64)
+                .for_each(|(i, out)| out.copy_from_slice(row(i)));
+        }
+        Self::new(dim, data)
+    }
+
     /// Appends a row of the set's dimension.
     pub fn push(&mut self, row: &[f32]) -> Result<()> {
         if row.len() != self.dim {

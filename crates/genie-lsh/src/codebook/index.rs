@@ -772,7 +772,8 @@ impl CodebookIndex {
             };
             let (hits, times) = gpu.scan_top_k(&job, k, self.reranker.device_metric())?;
             stages.hash_ms += times.plan_ms;
-            stages.count_ms += times.upload_ms + times.scan_ms;
+            stages.upload_ms += times.upload_ms;
+            stages.count_ms += times.scan_ms;
             stages.rerank_ms += times.rerank_ms;
             for (&i, mut h) in rows.iter().zip(hits) {
                 h.truncate(ks[i]);

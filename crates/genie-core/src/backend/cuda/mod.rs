@@ -41,6 +41,8 @@ mod upload;
 use super::{Backend, ResidentIndex};
 #[cfg(feature = "cuda")]
 pub use ceilings::{measure_ceilings, measure_staged_uploads};
+#[cfg(feature = "cuda")]
+pub use upload::{Stager, UploadTimes, Word, LANES, SLOT_BYTES, WRITE_COMBINED};
 
 /// Hardware ceilings measured on the device (see [`measure_ceilings`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -12,20 +12,21 @@
 use super::cuda_err;
 use crate::error::{GenieError, Result};
 use cudarc::driver::{
-    result, sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtrMut, PinnedHostSlice,
+    result, sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
+    PinnedHostSlice,
 };
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Bytes per staging slot of index uploads (two per lane).
-pub(crate) const SLOT_BYTES: usize = 2 << 20;
+pub const SLOT_BYTES: usize = 2 << 20;
 /// Lanes of index uploads, at most: 8 lanes of 2 MiB slots (32 MiB pinned) uploaded 1 GiB at 91%
 /// of the pinned ceiling on an H200's host, 16 lanes of 1 MiB (as much pinned) at 82-84%, 4 of
 /// 4 MiB at 57%.
-pub(crate) const LANES: usize = 8;
+pub const LANES: usize = 8;
 /// Whether the default slots are write-combined (uncached) host memory.
-pub(crate) const WRITE_COMBINED: bool = false;
+pub const WRITE_COMBINED: bool = false;
 
 /// One core's two staging slots, each with the event of its last queued transfer.
 struct Lane {
@@ -45,16 +46,22 @@ unsafe impl Send for Words {}
 
 /// Pinned staging for uploads: [`Lane`]s working in parallel, all in one pinned allocation (one
 /// call pinned 32 MiB in 12-19 ms on an H200's host, 32 calls of 1 MiB in 15-21 ms).
-pub(crate) struct Stager {
+pub struct Stager {
     lanes: Vec<Mutex<Lane>>,
     slot_words: usize,
     /// The slots' memory, freed on drop.
     _pinned: PinnedHostSlice<u32>,
 }
 
+/// A 4-byte element a [`Stager`] uploads (its slots are words).
+pub trait Word: DeviceRepr + Copy + Send + Sync + 'static {}
+impl Word for u32 {}
+impl Word for f32 {}
+impl Word for i32 {}
+
 /// Where an upload's time went.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct UploadTimes {
+pub struct UploadTimes {
     /// Allocating the device array.
     pub alloc_ms: f64,
     /// From the first host copy to the last transfer done.
@@ -64,7 +71,7 @@ pub(crate) struct UploadTimes {
 impl Stager {
     /// `lanes` lanes (at most one per thread of the rayon pool does work) of two `slot_bytes`
     /// slots each, pinned now.
-    pub(crate) fn new(
+    pub fn new(
         ctx: &Arc<CudaContext>,
         lanes: usize,
         slot_bytes: usize,
@@ -103,19 +110,19 @@ impl Stager {
     }
 
     /// Bytes pinned for staging.
-    pub(crate) fn pinned_bytes(&self) -> usize {
+    pub fn pinned_bytes(&self) -> usize {
         self.lanes.len() * 2 * self.slot_words * 4
     }
 
     /// `host` in a new device array, uploaded on `stream`.
-    pub(crate) fn upload(
+    pub fn upload<T: Word>(
         &self,
         stream: &Arc<CudaStream>,
-        host: &[u32],
-    ) -> Result<(CudaSlice<u32>, UploadTimes)> {
+        host: &[T],
+    ) -> Result<(CudaSlice<T>, UploadTimes)> {
         let t = std::time::Instant::now();
         // SAFETY: every element is written by the copies below before any kernel reads it.
-        let mut dev = unsafe { stream.alloc::<u32>(host.len().max(1)) }.map_err(cuda_err)?;
+        let mut dev = unsafe { stream.alloc::<T>(host.len().max(1)) }.map_err(cuda_err)?;
         let alloc_ms = t.elapsed().as_secs_f64() * 1e3;
         let c = std::time::Instant::now();
         self.copy(stream, host, &mut dev)?;
@@ -129,12 +136,13 @@ impl Stager {
     }
 
     /// Copies `host` into the start of `dev` on `stream`, and waits for the copies.
-    pub(crate) fn copy(
+    pub fn copy<T: Word>(
         &self,
         stream: &Arc<CudaStream>,
-        host: &[u32],
-        dev: &mut CudaSlice<u32>,
+        host: &[T],
+        dev: &mut CudaSlice<T>,
     ) -> Result<()> {
+        const { assert!(std::mem::size_of::<T>() == 4) };
         if host.len() > dev.len() {
             return Err(GenieError::Internal(format!(
                 "an upload of {} words into a device array of {}",
@@ -167,7 +175,9 @@ impl Stager {
                 let src = &host[j * slot..((j + 1) * slot).min(host.len())];
                 // SAFETY: the slot holds `slot_words >= src.len()` words, written by this lane alone
                 // (its lock is held), and no transfer reads it any more (`done[b]` above).
-                let dst = unsafe { std::slice::from_raw_parts_mut(lane.slots[b].0, src.len()) };
+                let dst = unsafe {
+                    std::slice::from_raw_parts_mut(lane.slots[b].0.cast::<T>(), src.len())
+                };
                 dst.copy_from_slice(src);
                 // SAFETY: the destination range [j * slot, j * slot + src.len()) lies inside
                 // `dev` (checked above) and no other chunk writes it; the slot is not written

@@ -11,12 +11,12 @@ use super::VectorDistance;
 use codebook::{Book, Cells};
 use compact::Compact;
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig,
-    PinnedHostSlice, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg,
 };
-use genie_core::backend::cuda::{cuda_err, cuda_probe, open_module};
+use genie_core::backend::cuda::{
+    cuda_err, cuda_probe, open_module, Stager, LANES, SLOT_BYTES, WRITE_COMBINED,
+};
 use genie_core::{GenieError, Hit, Result, VerifiedHit};
-use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -30,6 +30,9 @@ const QW_FLOATS: usize = 1 << 26;
 
 /// Batches of at least this many floats go up through page-locked memory (filled by all cores).
 const PINNED_FLOATS: usize = 1 << 20;
+/// A codebook index whose batches of this many queries (the CLI's default chunk) reach
+/// [`PINNED_FLOATS`] pins its staging when its cells are attached.
+const PREPARED_BATCH: usize = 8192;
 
 /// Rows per block of `nearest_scores` (kernels/vectors.cu `NEAREST_ROWS`).
 const NEAREST_ROWS: usize = 16;
@@ -90,8 +93,8 @@ pub struct GpuVectors {
     terms: CudaFunction,
     compact_fn: CudaFunction,
     book: Option<Book>,
-    /// Page-locked host memory that large query batches go up through.
-    staging: std::sync::Mutex<Option<PinnedHostSlice<f32>>>,
+    /// Page-locked lanes that large query batches go up through.
+    staging: std::sync::OnceLock<Stager>,
     vecs: CudaSlice<f32>,
     n: u32,
     dim: u32,
@@ -151,7 +154,7 @@ impl GpuVectors {
             terms,
             compact_fn,
             book: None,
-            staging: std::sync::Mutex::new(None),
+            staging: std::sync::OnceLock::new(),
             vecs,
             n,
             dim: dim32,
@@ -159,8 +162,8 @@ impl GpuVectors {
             compact: None,
         })
     }
-    /// `host` copied to the device, a large batch through the page-locked staging memory (copied
-    /// there by all cores; pageable copies run at a fraction of the link's speed). Synchronous.
+    /// `host` copied to the device, a large batch through the page-locked staging lanes (made at
+    /// the first such batch, or by [`GpuVectors::prepare_uploads`]).
     fn upload(&self, host: &[f32]) -> Result<CudaSlice<f32>> {
         let s = &self.stream;
         if host.len() < PINNED_FLOATS {
@@ -168,40 +171,28 @@ impl GpuVectors {
             s.synchronize().map_err(cuda_err)?;
             return Ok(d);
         }
-        let mut staging = self
-            .staging
-            .lock()
-            .map_err(|_| GenieError::Cuda("the staging memory's lock is poisoned".into()))?;
-        if staging.as_ref().is_none_or(|p| p.len() < host.len()) {
-            *staging = None;
-            // SAFETY: the memory is written below before any of it is read
-            *staging = Some(unsafe { self.ctx.alloc_pinned::<f32>(host.len()) }.map_err(cuda_err)?);
-        }
-        let pinned = staging
-            .as_mut()
-            .ok_or_else(|| GenieError::Cuda("no staging memory".into()))?;
-        let area = &mut pinned.as_mut_slice().map_err(cuda_err)?[..host.len()];
-        // SAFETY: every float is copied in below before the stream's next work reads it
-        let mut d = unsafe { s.alloc::<f32>(host.len()) }.map_err(cuda_err)?;
-        // a piece at a time: the cores fill the next piece while the last one crosses the link
-        // (a copy from page-locked memory does not wait for the host)
-        let mut at = 0;
-        for (piece, from) in area
-            .chunks_mut(PINNED_FLOATS)
-            .zip(host.chunks(PINNED_FLOATS))
-        {
-            piece
-                .par_chunks_mut(1 << 16)
-                .zip(from.par_chunks(1 << 16))
-                .for_each(|(d, h)| d.copy_from_slice(h));
-            let len = piece.len();
-            s.memcpy_htod(&*piece, &mut d.slice_mut(at..at + len))
-                .map_err(cuda_err)?;
-            at += len;
-        }
-        // the staging memory is free again only once the copies are done
-        s.synchronize().map_err(cuda_err)?;
+        let (d, _times) = self.stager()?.upload(s, host)?;
         Ok(d)
+    }
+
+    /// The page-locked staging lanes of query uploads, pinned now if they are not yet.
+    fn stager(&self) -> Result<&Stager> {
+        if let Some(st) = self.staging.get() {
+            return Ok(st);
+        }
+        let lanes = LANES.min(rayon::current_num_threads()).max(1);
+        let st = Stager::new(&self.ctx, lanes, SLOT_BYTES, WRITE_COMBINED)?;
+        // another thread may have pinned its own meanwhile: either serves
+        let _ = self.staging.set(st);
+        self.staging
+            .get()
+            .ok_or_else(|| GenieError::Cuda("no staging memory".into()))
+    }
+
+    /// Pins the staging memory of query uploads now (an index opened for searches calls this, so
+    /// that its first large batch does not wait for the pinning).
+    pub fn prepare_uploads(&self) -> Result<()> {
+        self.stager().map(|_| ())
     }
     /// Launches `rerank_distance`: `out[t]` = the distance from query `t / per_query` (rows of
     /// `queries`, `nq` of them) to vector `candidates[t]` (NaN for ids beyond the vectors).
