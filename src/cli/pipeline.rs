@@ -32,6 +32,8 @@ pub struct Chunk {
     pub tickets: Vec<Ticket>,
     /// The bytes of the queries file read by then.
     pub read_bytes: u64,
+    /// When its queries were submitted.
+    pub submitted: Instant,
 }
 
 /// What the stages did: queries written, and each stage's busy time.
@@ -43,6 +45,9 @@ pub struct Stages {
     pub read_ms: f64,
     /// Waiting for answers (the search not hidden behind the other stages).
     pub search_ms: f64,
+    /// From each chunk's submission to its last answer, summed over the chunks (the searches'
+    /// own time, hidden or not, with their time in the queue).
+    pub answered_ms: f64,
     /// Writing the answers as JSON lines and flushing them.
     pub output_ms: f64,
 }
@@ -115,6 +120,13 @@ fn write_chunks(
         }
         let t2 = Instant::now();
         st.search_ms += (t2 - t).as_secs_f64() * 1e3;
+        st.answered_ms += (t2 - chunk.submitted).as_secs_f64() * 1e3;
+        log::debug!(
+            "a chunk of {} queries answered {:.1} ms after its submission, {:.1} ms waited",
+            answers.len(),
+            (t2 - chunk.submitted).as_secs_f64() * 1e3,
+            (t2 - t).as_secs_f64() * 1e3
+        );
         write_answers(out, st.queries, &answers).with_context(failed)?;
         st.queries += answers.len() as u64;
         out.flush().with_context(failed)?;

@@ -251,6 +251,7 @@ pub fn search(
         if block.is_empty() {
             return Ok(None);
         }
+        let parsing = Instant::now();
         let parsed: Vec<_> = (0..block.len())
             .into_par_iter()
             .map(|i| block.parse(i, index.as_ref(), &options))
@@ -265,10 +266,18 @@ pub fn search(
             })
             .collect::<Result<Vec<_>>>()?;
         let tickets = service.submit_filtered(LOCAL, chunk, job.filter.clone())?;
+        let submitted = Instant::now();
+        log::debug!(
+            "a chunk of {} queries read in {:.1} ms, parsed in {:.1} ms",
+            tickets.len(),
+            (parsing - t).as_secs_f64() * 1e3,
+            (submitted - parsing).as_secs_f64() * 1e3
+        );
         let read_bytes = reader.progress().0;
         Ok(Some(Chunk {
             tickets,
             read_bytes,
+            submitted,
         }))
     };
     let stages = search_chunks(next_chunk, &mut out, &out_name, &bar)?;
@@ -287,11 +296,12 @@ pub fn search(
             format!(" ({})", inner.join(", "))
         };
         log::info!(
-            "stages: read and parse {:.1} ms (lines read {:.1} ms), search {:.1} ms{inner}, \
-             output {:.1} ms",
+            "stages: read and parse {:.1} ms (lines read {:.1} ms), search {:.1} ms (answered \
+             {:.1} ms after submission){inner}, output {:.1} ms",
             stages.read_ms,
             reading_ms.get(),
             stages.search_ms,
+            stages.answered_ms,
             stages.output_ms
         );
     }

@@ -673,6 +673,11 @@ fn run(served: &Served, r: usize, pool: Option<&rayon::ThreadPool>) {
                 let t = Instant::now();
                 let answers = on_own(pool, || search_batch(replica.as_ref(), &batch));
                 served.models[r].record(batch.len(), t.elapsed());
+                log::debug!(
+                    "replica {r}: a batch of {} queries searched in {:.1} ms",
+                    batch.len(),
+                    t.elapsed().as_secs_f64() * 1e3
+                );
                 for (p, a) in batch.into_iter().zip(answers) {
                     if a.is_err() {
                         c.failed.fetch_add(1, Ordering::Relaxed);
