@@ -24,7 +24,7 @@ for set in $sets; do
       RUST_LOG=genie=debug,genie_lsh=debug $D/bin/genie -v search --device gpu "${extra[@]}" --index "$d/$set.genie" \
         --queries "$d/$set-query.fvecs" --k 10 --output "$d/$set-$b.jsonl" > "$d/$set-$b-$r.log" 2>&1
       echo "== $set round $r, chunks: $b" | tee -a "$sum"
-      grep -E "chunk of|a batch of|staging pinned|stages: read" "$d/$set-$b-$r.log" | sed 's/^\[[^]]*\] //' | tee -a "$sum"
+      grep -E "chunk of|a batch of|staging pinned|stages: read|at [0-9.]+ ms" "$d/$set-$b-$r.log" | sed 's/^\[[^]]*\] //' | tee -a "$sum"
     done
   done
 done

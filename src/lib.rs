@@ -40,3 +40,15 @@ pub mod searcher;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod service;
+
+/// Milliseconds since the first call in this process: the clock of the debug log's timeline
+/// (`genie -v` with `RUST_LOG=genie=debug`), which places a chunk's reading, queueing, search
+/// and output against each other.
+pub fn clock_ms() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
+        * 1e3
+}

@@ -268,7 +268,8 @@ pub fn search(
         let tickets = service.submit_filtered(LOCAL, chunk, job.filter.clone())?;
         let submitted = Instant::now();
         log::debug!(
-            "a chunk of {} queries read in {:.1} ms, parsed in {:.1} ms",
+            "at {:.1} ms: a chunk of {} queries submitted, read in {:.1} ms, parsed in {:.1} ms",
+            crate::clock_ms(),
             tickets.len(),
             (parsing - t).as_secs_f64() * 1e3,
             (submitted - parsing).as_secs_f64() * 1e3

@@ -344,6 +344,11 @@ impl OpenCodebook {
         let mut answers = vec![Answer::default(); batch.len()];
         for members in groups.values() {
             let set = VectorSet::gather(dim, members.len(), |j| &queries[members[j]].vector)?;
+            log::debug!(
+                "at {:.1} ms: {} query vectors gathered",
+                crate::clock_ms(),
+                set.len()
+            );
             let ks: Vec<usize> = members.iter().map(|&i| batch[i].k as usize).collect();
             let candidates: Vec<usize> = members
                 .iter()
@@ -364,6 +369,7 @@ impl OpenCodebook {
                     genie_lsh::codebook::index::EXACT_FLOATS,
                 )?,
             };
+            log::debug!("at {:.1} ms: searched", crate::clock_ms());
             let space = self.index.space();
             for (mut h, &i) in hits.into_iter().zip(members) {
                 for hit in &mut h {

@@ -671,10 +671,16 @@ fn run(served: &Served, r: usize, pool: Option<&rayon::ThreadPool>) {
             Taken::Whole(whole) => on_own(pool, || (whole.work)(replica.as_ref())),
             Taken::Queries(batch) => {
                 let t = Instant::now();
+                log::debug!(
+                    "at {:.1} ms: replica {r} takes a batch of {}",
+                    crate::clock_ms(),
+                    batch.len()
+                );
                 let answers = on_own(pool, || search_batch(replica.as_ref(), &batch));
                 served.models[r].record(batch.len(), t.elapsed());
                 log::debug!(
-                    "replica {r}: a batch of {} queries searched in {:.1} ms",
+                    "at {:.1} ms: replica {r}: a batch of {} queries searched in {:.1} ms",
+                    crate::clock_ms(),
                     batch.len(),
                     t.elapsed().as_secs_f64() * 1e3
                 );
@@ -685,6 +691,7 @@ fn run(served: &Served, r: usize, pool: Option<&rayon::ThreadPool>) {
                     // a receiver dropped meanwhile is no error
                     let _ = p.reply.send(a);
                 }
+                log::debug!("at {:.1} ms: replica {r}: answers sent", crate::clock_ms());
             }
         }
         let mut state = served.lock();

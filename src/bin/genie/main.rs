@@ -18,6 +18,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> ExitCode {
+    // the debug log's clock starts with the process
+    genie::clock_ms();
     let registry = Registry::default();
     let matches = args::command(&registry).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
