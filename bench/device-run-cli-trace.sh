@@ -4,7 +4,10 @@
 # (default "fm cl", as bench/peers/vector_sets.py writes them) the index built with no flag, then
 # ROUNDS rounds (default 2) of `genie search --device gpu` with the debug log of the reader, the
 # runners and the output (each chunk's read, parse, search and answer times), for the default
-# chunks and each `--batch-queries` of BATCHES (default "10000").
+# chunks and each `--batch-queries` of BATCHES (default "10000"), under each environment of
+# VARIANTS (default "base": none; e.g. "eager:CUDA_MODULE_LOADING=EAGER keep:GENIE_KEEP_POOL=1",
+# a tag, then variables joined by commas); the in-process search of the same index
+# (genie-bench --mode vectors at its tuned probe) when D/bin/genie-bench is there.
 # Writes $OUT/trace-summary.txt.
 set -uo pipefail
 D=${D:-.gpu}
@@ -18,13 +21,23 @@ sets=${SETS:-fm cl}
 python3 bench/peers/vector_sets.py "$d" "$D/fm" "$sets"
 for set in $sets; do
   $D/bin/genie --quiet build --kind vectors --input "$d/$set-base.fvecs" --output "$d/$set.genie" 2>&1 | tail -1
+  if [ -x $D/bin/genie-bench ]; then
+    python3 bench/peers/knn_truth.py "$d/$set-base.fvecs" "$d/$set-query.fvecs" 10 "$d/$set-truth.ivecs" > /dev/null
+    $D/bin/genie-bench --mode vectors --index "$d/$set.genie" --queries "$d/$set-query.fvecs" \
+      --truth "$d/$set-truth.ivecs" --data $set --k 10 --device gpu 2>&1 | grep -v "^\[" | head -5 | tee -a "$sum"
+  fi
   for r in $(seq 1 "${ROUNDS:-2}"); do
-    for b in default ${BATCHES:-10000}; do
-      extra=(); [ "$b" != default ] && extra=(--batch-queries "$b")
-      RUST_LOG=genie=debug,genie_lsh=debug $D/bin/genie -v search --device gpu "${extra[@]}" --index "$d/$set.genie" \
-        --queries "$d/$set-query.fvecs" --k 10 --output "$d/$set-$b.jsonl" > "$d/$set-$b-$r.log" 2>&1
-      echo "== $set round $r, chunks: $b" | tee -a "$sum"
-      grep -E "chunk of|a batch of|staging pinned|stages: read|at [0-9.]+ ms" "$d/$set-$b-$r.log" | sed 's/^\[[^]]*\] //' | tee -a "$sum"
+    for v in ${VARIANTS:-base}; do
+      tag=${v%%:*}; vars=(); [ "$tag" != "$v" ] && IFS=, read -ra vars <<< "${v#*:}"
+      for b in default ${BATCHES:-10000}; do
+        extra=(); [ "$b" != default ] && extra=(--batch-queries "$b")
+        log="$d/$set-$tag-$b-$r.log"
+        env "${vars[@]}" RUST_LOG=genie=debug,genie_lsh=debug $D/bin/genie -v search --device gpu "${extra[@]}" \
+          --index "$d/$set.genie" --queries "$d/$set-query.fvecs" --k 10 --output "$d/$set-$tag-$b.jsonl" > "$log" 2>&1
+        cmp -s "$d/$set-$tag-$b.jsonl" "$d/$set-base-default.jsonl" && same=same || same=DIFFERENT
+        echo "== $set round $r, $tag, chunks $b (answers: $same as base)" | tee -a "$sum"
+        grep -E "${TRACE:-submitted|queries searched in|answers sent|stages: read}" "$log" | sed 's/^\[[^]]*\] //' | tee -a "$sum"
+      done
     done
   done
 done

@@ -6,8 +6,8 @@
 //! JSON lines as the LSH families', with the exact L2 distance.
 
 use super::{
-    prepared, vector_query, Answer, BuildJob, BuildReport, IndexSource, KindIndex, OpenOptions,
-    OptionSpec, OptionType, Options, Prepared, Request,
+    prepared, vector_query, vector_row, Answer, BuildJob, BuildReport, IndexSource, KindIndex,
+    OpenOptions, OptionSpec, OptionType, Options, Prepared, Request,
 };
 use crate::data_error::DataError;
 use genie_core::{Backend, DeviceChoice, InvertedIndex, Method};
@@ -276,15 +276,13 @@ impl KindIndex for OpenCodebook {
     }
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
-        let (probe, counting) = self.probe(options)?;
-        let space = self.index.space();
-        let (vector, len2) = space.query(&vector_query(raw, space.user_dim(self.index.dim()))?);
-        Ok(Box::new(CodebookQuery {
-            vector,
-            len2,
-            probe,
-            counting,
-        }))
+        let dim = self.index.space().user_dim(self.index.dim());
+        self.query(vector_query(raw, dim)?, options)
+    }
+
+    fn parse_vector(&self, row: &[f32], options: &Options) -> Result<Prepared, DataError> {
+        let dim = self.index.space().user_dim(self.index.dim());
+        self.query(vector_row(row, dim)?, options)
     }
 
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
@@ -315,6 +313,18 @@ impl KindIndex for OpenCodebook {
 }
 
 impl OpenCodebook {
+    /// A query of the user's `vector`, with the probe its options ask.
+    fn query(&self, vector: Vec<f32>, options: &Options) -> Result<Prepared, DataError> {
+        let (probe, counting) = self.probe(options)?;
+        let (vector, len2) = self.index.space().query(&vector);
+        Ok(Box::new(CodebookQuery {
+            vector,
+            len2,
+            probe,
+            counting,
+        }))
+    }
+
     /// A batch's answers among the objects `allowed` admits (every object when `None`).
     fn search_among(
         &self,

@@ -39,7 +39,7 @@ pub use live_objects::{
     undecodable, Candidate, Encoded, KeywordObjects, LiveObjects, LiveQuery, LiveSetup,
 };
 pub use options::{OptionSpec, OptionType, Options};
-pub use raw::{PlacedError, RawBlock};
+pub use raw::{PlacedError, RawBlock, VectorRows};
 pub use writes::{LiveStats, Writes};
 
 use crate::data_error::DataError;
@@ -373,6 +373,16 @@ pub trait KindIndex: Send + Sync {
     fn parse_line(&self, line: &str, options: &Options) -> Result<Prepared, DataError> {
         self.parse(&Value::String(line.to_owned()), options)
     }
+    /// [`KindIndex::parse`] of a vector of finite floats (the raw query, a JSON array of its
+    /// numbers), for kinds that take the floats without making that array.
+    fn parse_vector(&self, row: &[f32], options: &Options) -> Result<Prepared, DataError> {
+        let numbers = row
+            .iter()
+            .map(|&x| serde_json::Number::from_f64(f64::from(x)).map(Value::Number))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| DataError::BadQuery("a vector value is not a finite number".into()))?;
+        self.parse(&Value::Array(numbers), options)
+    }
     /// The keyword items a parsed query became (for limits).
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize;
     /// Searches a batch; one answer per request, in order.
@@ -627,6 +637,18 @@ pub fn vector_query(raw: &Value, dim: usize) -> Result<Vec<f32>, DataError> {
                 })
         })
         .collect()
+}
+
+/// A query vector of finite floats checked against the index's dimension `dim` (the message
+/// [`vector_query`] gives).
+pub fn vector_row(row: &[f32], dim: usize) -> Result<Vec<f32>, DataError> {
+    if row.len() != dim {
+        return Err(DataError::BadQuery(format!(
+            "a query of dimension {}, the index holds vectors of dimension {dim}",
+            row.len()
+        )));
+    }
+    Ok(row.to_vec())
 }
 
 /// What sort of JSON value this is, for messages.

@@ -10,6 +10,43 @@ pub enum RawBlock {
     Values(Vec<Value>, Vec<String>),
     /// Text lines, one query each.
     Lines(crate::input::LineBlock),
+    /// Rows of a vector file, one query each, parsed from the floats themselves
+    /// ([`KindIndex::parse_vector`]).
+    Rows(VectorRows),
+}
+
+/// Rows `first..first + len` of a vector file's vectors (shared, not copied).
+pub struct VectorRows {
+    /// The file's vectors.
+    pub set: std::sync::Arc<genie_lsh::VectorSet>,
+    /// The block's first row.
+    pub first: usize,
+    /// Rows in the block.
+    pub len: usize,
+    /// The file, for messages.
+    pub path: std::path::PathBuf,
+}
+
+impl VectorRows {
+    /// Where row `i` of the file came from, numbered from 0 as object ids and NumPy rows are.
+    pub fn place_of_row(path: &std::path::Path, i: usize) -> String {
+        format!("{}: vector {i} (0-based)", crate::input::display_path(path))
+    }
+
+    /// Row `i` of the block, refused (with its file, row and column) where a value is not
+    /// finite, as JSON, which the same query would travel in, has no such number.
+    pub fn row(&self, i: usize) -> Result<&[f32], DataError> {
+        let at = self.first + i;
+        let row = self.set.row(at);
+        match row.iter().position(|x| !x.is_finite()) {
+            None => Ok(row),
+            Some(col) => Err(DataError::BadQuery(format!(
+                "{}, column {col}: {} is not a finite number",
+                Self::place_of_row(&self.path, at),
+                row[col]
+            ))),
+        }
+    }
 }
 
 impl RawBlock {
@@ -18,6 +55,7 @@ impl RawBlock {
         match self {
             Self::Values(raws, _) => raws.len(),
             Self::Lines(lines) => lines.len(),
+            Self::Rows(rows) => rows.len,
         }
     }
 
@@ -31,6 +69,7 @@ impl RawBlock {
         match self {
             Self::Values(_, places) => places[i].clone(),
             Self::Lines(lines) => lines.place(i),
+            Self::Rows(rows) => VectorRows::place_of_row(&rows.path, rows.first + i),
         }
     }
 
@@ -47,6 +86,10 @@ impl RawBlock {
             Self::Lines(lines) => {
                 let line = lines.line(i).map_err(|e| PlacedError::Placed(e.into()))?;
                 index.parse_line(line, options)
+            }
+            Self::Rows(rows) => {
+                let row = rows.row(i).map_err(PlacedError::Placed)?;
+                index.parse_vector(row, options)
             }
         }
         .map_err(PlacedError::Unplaced)

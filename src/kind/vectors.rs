@@ -12,12 +12,11 @@
 //! any of them gzipped (see [`genie_lsh::io`]).
 
 use super::{
-    prepared, vector_query, Answer, BuildJob, BuildReport, IndexSource, Kind, KindIndex, KindInfo,
-    OpenOptions, Opened, OptionSpec, OptionType, Options, Placement, Prepared, QueryFile,
-    QueryReader, Request,
+    prepared, vector_query, vector_row, Answer, BuildJob, BuildReport, IndexSource, Kind,
+    KindIndex, KindInfo, OpenOptions, Opened, OptionSpec, OptionType, Options, Placement, Prepared,
+    QueryFile, QueryReader, RawBlock, Request, VectorRows,
 };
 use crate::data_error::DataError;
-use crate::input::display_path;
 use genie_core::{DeviceChoice, Method};
 use genie_lsh::stored::IndexFamily;
 use genie_lsh::tune::{self, TuneReport, TuneSpec, TUNE_K};
@@ -26,6 +25,7 @@ use genie_lsh::{estimate, io, Family, LshError, LshParams, VectorIndex, VectorSe
 use serde_json::Value;
 use std::any::Any;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Default seed of the hash functions.
 pub const DEFAULT_SEED: u64 = 1;
@@ -410,9 +410,10 @@ impl Kind for Vectors {
     }
 }
 
-/// The rows of a vector file as JSON arrays (the file is read whole: vector files are binary).
+/// The rows of a vector file as queries (the file is read whole: vector files are binary):
+/// blocks of rows that vector kinds parse from the floats ([`RawBlock::Rows`]), or JSON arrays.
 pub struct VectorQueries {
-    vectors: VectorSet,
+    vectors: Arc<VectorSet>,
     path: PathBuf,
     next: usize,
 }
@@ -421,34 +422,20 @@ impl VectorQueries {
     /// Reads the vector file at `path`.
     pub fn open(path: &Path) -> Result<Self, DataError> {
         Ok(Self {
-            vectors: io::read_vectors(path)?,
+            vectors: Arc::new(io::read_vectors(path)?),
             path: path.to_path_buf(),
             next: 0,
         })
     }
-}
 
-impl VectorQueries {
-    /// Row `i` as a raw query (a JSON array).
-    fn raw(&self, i: usize) -> Result<Value, DataError> {
-        let row = self.vectors.row(i);
-        let mut out = Vec::with_capacity(row.len());
-        for (col, &x) in row.iter().enumerate() {
-            // JSON has no NaN or infinity: such a value is named here, with its row and column
-            let n = serde_json::Number::from_f64(f64::from(x)).ok_or_else(|| {
-                DataError::BadQuery(format!(
-                    "{}: vector {i} (0-based), column {col}: {x} is not a finite number",
-                    display_path(&self.path),
-                ))
-            })?;
-            out.push(Value::Number(n));
+    /// Rows `first..first + len` as a block.
+    fn rows(&self, first: usize, len: usize) -> VectorRows {
+        VectorRows {
+            set: Arc::clone(&self.vectors),
+            first,
+            len,
+            path: self.path.clone(),
         }
-        Ok(Value::Array(out))
-    }
-
-    /// Where row `i` came from, numbered from 0 as object ids and NumPy rows are.
-    fn place(&self, i: usize) -> String {
-        format!("{}: vector {i} (0-based)", display_path(&self.path))
     }
 }
 
@@ -458,25 +445,26 @@ impl QueryReader for VectorQueries {
             return Ok(None);
         }
         self.next += 1;
-        self.raw(self.next - 1).map(Some)
+        let block = self.rows(self.next - 1, 1);
+        let row = block.row(0)?;
+        let numbers = row
+            .iter()
+            .map(|&x| serde_json::Number::from_f64(f64::from(x)).map(Value::Number))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| DataError::BadQuery("a vector value is not a finite number".into()))?;
+        Ok(Some(Value::Array(numbers)))
     }
 
     fn location(&self) -> String {
-        self.place(self.next.saturating_sub(1))
+        VectorRows::place_of_row(&self.path, self.next.saturating_sub(1))
     }
 
-    /// The rows made into raw queries on all cores (the first bad one, in order, is the error).
-    fn next_queries(&mut self, max: usize) -> Result<(Vec<Value>, Vec<String>), DataError> {
-        use rayon::prelude::*;
-        let rows = self.next..(self.next + max).min(self.vectors.len());
-        self.next = rows.end;
-        let raws = rows
-            .clone()
-            .into_par_iter()
-            .map(|i| self.raw(i))
-            .collect::<Result<Vec<_>, _>>()?;
-        let places = rows.into_par_iter().map(|i| self.place(i)).collect();
-        Ok((raws, places))
+    /// The next rows, shared with the reader: a kind that takes floats parses them as they are.
+    fn next_block(&mut self, max: usize) -> Result<RawBlock, DataError> {
+        let first = self.next;
+        let len = max.min(self.vectors.len() - first);
+        self.next += len;
+        Ok(RawBlock::Rows(self.rows(first, len)))
     }
 }
 
@@ -524,6 +512,15 @@ impl KindIndex for OpenVectors {
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
         self.check_options(options)?;
         let vector = vector_query(raw, self.index.vectors().dim())?;
+        Ok(Box::new(VectorQuery {
+            vector,
+            candidates: options.u32("candidates")?,
+        }))
+    }
+
+    fn parse_vector(&self, row: &[f32], options: &Options) -> Result<Prepared, DataError> {
+        self.check_options(options)?;
+        let vector = vector_row(row, self.index.vectors().dim())?;
         Ok(Box::new(VectorQuery {
             vector,
             candidates: options.u32("candidates")?,
