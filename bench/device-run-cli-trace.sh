@@ -5,7 +5,7 @@
 # ROUNDS rounds (default 2) of `genie search --device gpu` with the debug log of the reader, the
 # runners and the output (each chunk's read, parse, search and answer times), for the default
 # chunks and each `--batch-queries` of BATCHES (default "10000"), under each environment of
-# VARIANTS (default "base": none; e.g. "eager:CUDA_MODULE_LOADING=EAGER keep:GENIE_KEEP_POOL=1",
+# VARIANTS (default "base": none; e.g. "eager:CUDA_MODULE_LOADING=EAGER",
 # a tag, then variables joined by commas); the in-process search of the same index
 # (genie-bench --mode vectors at its tuned probe) when D/bin/genie-bench is there.
 # Writes $OUT/trace-summary.txt.

@@ -16,6 +16,7 @@ use genie_lsh::codebook::index::Counting;
 use genie_lsh::codebook::space::Space;
 use genie_lsh::codebook::tune::{self, DEFAULT_TARGET};
 use genie_lsh::{io, CodebookIndex, CodebookParams, Form, Probe, VectorSet};
+use rayon::prelude::*;
 use serde_json::Value;
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -316,7 +317,7 @@ impl OpenCodebook {
     /// A query of the user's `vector`, with the probe its options ask.
     fn query(&self, vector: Vec<f32>, options: &Options) -> Result<Prepared, DataError> {
         let (probe, counting) = self.probe(options)?;
-        let (vector, len2) = self.index.space().query(&vector);
+        let (vector, len2) = self.index.space().query_vec(vector);
         Ok(Box::new(CodebookQuery {
             vector,
             len2,
@@ -381,11 +382,19 @@ impl OpenCodebook {
             };
             log::debug!("at {:.1} ms: searched", crate::clock_ms());
             let space = self.index.space();
-            for (mut h, &i) in hits.into_iter().zip(members) {
-                for hit in &mut h {
-                    hit.distance = space.distance(hit.distance, queries[i].len2);
-                }
-                answers[i] = Answer::verified(&h, batch[i].min_count);
+            let made: Vec<Answer> = hits
+                .into_par_iter()
+                .zip(members.par_iter())
+                .with_min_len(256)
+                .map(|(mut h, &i)| {
+                    for hit in &mut h {
+                        hit.distance = space.distance(hit.distance, queries[i].len2);
+                    }
+                    Answer::verified(&h, batch[i].min_count)
+                })
+                .collect();
+            for (a, &i) in made.into_iter().zip(members) {
+                answers[i] = a;
             }
         }
         Ok(answers)

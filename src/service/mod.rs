@@ -684,14 +684,19 @@ fn run(served: &Served, r: usize, pool: Option<&rayon::ThreadPool>) {
                     batch.len(),
                     t.elapsed().as_secs_f64() * 1e3
                 );
+                // the answers go out first; the queries are freed after the last one
+                let mut spent = Vec::with_capacity(batch.len());
                 for (p, a) in batch.into_iter().zip(answers) {
                     if a.is_err() {
                         c.failed.fetch_add(1, Ordering::Relaxed);
                     }
+                    let Pending { reply, query, .. } = p;
                     // a receiver dropped meanwhile is no error
-                    let _ = p.reply.send(a);
+                    let _ = reply.send(a);
+                    spent.push(query);
                 }
                 log::debug!("at {:.1} ms: replica {r}: answers sent", crate::clock_ms());
+                drop(spent);
             }
         }
         let mut state = served.lock();

@@ -775,6 +775,15 @@ impl CodebookIndex {
             stages.upload_ms += times.upload_ms;
             stages.count_ms += times.scan_ms;
             stages.rerank_ms += times.rerank_ms;
+            if rows.len() == queries.len() {
+                // the whole batch (the usual case): in place, on all cores
+                out = hits;
+                out.par_iter_mut()
+                    .zip(ks.par_iter())
+                    .with_min_len(256)
+                    .for_each(|(h, &k)| h.truncate(k));
+                continue;
+            }
             for (&i, mut h) in rows.iter().zip(hits) {
                 h.truncate(ks[i]);
                 out[i] = h;

@@ -113,14 +113,18 @@ impl Space {
 
     /// A user's query as searched, and its squared length (for [`Space::distance`]).
     pub fn query(&self, q: &[f32]) -> (Vec<f32>, f32) {
+        self.query_vec(q.to_vec())
+    }
+
+    /// [`Space::query`] of a vector the caller gives up (not copied where the space keeps it).
+    pub fn query_vec(&self, mut q: Vec<f32>) -> (Vec<f32>, f32) {
         let len2 = q.iter().map(|x| x * x).sum::<f32>();
         let searched = match self {
-            Self::L2 => q.to_vec(),
-            Self::Cosine => unit(q),
+            Self::L2 => q,
+            Self::Cosine => unit(&q),
             Self::Ip { .. } => {
-                let mut out = q.to_vec();
-                out.push(0.0);
-                out
+                q.push(0.0);
+                q
             }
         };
         (searched, len2)

@@ -166,7 +166,6 @@ pub fn open_module(
     Arc<cudarc::driver::CudaStream>,
 )> {
     let ctx = cudarc::driver::CudaContext::new(ordinal).map_err(cuda_err)?;
-    keep_freed_memory(&ctx);
     let (major, minor) = ctx.compute_capability().map_err(cuda_err)?;
     let loaded = kernels::load(&ctx, module, &format!("sm_{major}{minor}"))?;
     let f = entries
@@ -175,36 +174,6 @@ pub fn open_module(
         .collect::<Result<Vec<_>>>()?;
     let s = ctx.new_stream().map_err(cuda_err)?;
     Ok((ctx, f, s))
-}
-
-/// With `GENIE_KEEP_POOL=1`, the device's default memory pool keeps what a stream frees
-/// rather than handing it back to the driver at each synchronization, so that the next search's
-/// allocations of the same sizes map no new memory.
-#[cfg(feature = "cuda")]
-pub fn keep_freed_memory(ctx: &cudarc::driver::CudaContext) {
-    use cudarc::driver::sys;
-    if std::env::var("GENIE_KEEP_POOL").map_or(true, |v| v != "1") {
-        return;
-    }
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    let mut keep: u64 = u64::MAX;
-    // SAFETY: `pool` receives the default pool of the context's device; the threshold
-    // attribute takes a u64.
-    let done = unsafe {
-        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
-            .result()
-            .and_then(|()| {
-                sys::cuMemPoolSetAttribute(
-                    pool,
-                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                    (&mut keep as *mut u64).cast(),
-                )
-                .result()
-            })
-    };
-    if let Err(e) = done {
-        log::warn!("the device's memory pool hands freed memory back ({e:?})");
-    }
 }
 
 /// Whether this process has called the CUDA driver (every call goes through [`cuda_probe`]):

@@ -4,6 +4,7 @@
 
 use super::super::{CellCodesRef, CodebookRef, ScanJob, ScanTimes};
 use super::*;
+use rayon::prelude::*;
 
 /// A codebook index's objects by cell, resident beside the vectors.
 pub(super) struct Cells {
@@ -616,6 +617,8 @@ impl GpuVectors {
         s.synchronize().map_err(cuda_err)?;
         self.ctx.check_err().map_err(cuda_err)?;
         let hits = (0..nq)
+            .into_par_iter()
+            .with_min_len(256)
             .map(|q| {
                 (0..n[q] as usize)
                     .map(|j| VerifiedHit {
