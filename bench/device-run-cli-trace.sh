@@ -32,7 +32,7 @@ for set in $sets; do
       for b in default ${BATCHES:-10000}; do
         extra=(); [ "$b" != default ] && extra=(--batch-queries "$b")
         log="$d/$set-$tag-$b-$r.log"
-        env "${vars[@]}" RUST_LOG=genie=debug,genie_lsh=debug $D/bin/genie -v search --device gpu "${extra[@]}" \
+        env "${vars[@]}" RUST_LOG=genie=trace,genie_lsh=debug $D/bin/genie -v search --device gpu "${extra[@]}" \
           --index "$d/$set.genie" --queries "$d/$set-query.fvecs" --k 10 --output "$d/$set-$tag-$b.jsonl" > "$log" 2>&1
         cmp -s "$d/$set-$tag-$b.jsonl" "$d/$set-base-default.jsonl" && same=same || same=DIFFERENT
         echo "== $set round $r, $tag, chunks $b (answers: $same as base)" | tee -a "$sum"

@@ -106,7 +106,7 @@ fn write_chunks(
     let failed = || format!("cannot write to {out_name}");
     for chunk in chunks {
         let t = Instant::now();
-        log::debug!("at {:.1} ms: a chunk's answers awaited", crate::clock_ms());
+        log::trace!("at {:.1} ms: a chunk's answers awaited", crate::clock_ms());
         // the answers before a failed search are still written, then the failure is the error
         let mut answers = Vec::with_capacity(chunk.tickets.len());
         let mut failure = None;

@@ -267,7 +267,7 @@ pub fn search(
             .collect::<Result<Vec<_>>>()?;
         let tickets = service.submit_filtered(LOCAL, chunk, job.filter.clone())?;
         let submitted = Instant::now();
-        log::debug!(
+        log::trace!(
             "at {:.1} ms: a chunk of {} queries submitted, read in {:.1} ms, parsed in {:.1} ms",
             crate::clock_ms(),
             tickets.len(),

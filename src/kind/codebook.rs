@@ -354,24 +354,20 @@ impl OpenCodebook {
         let dim = self.index.dim();
         let mut answers = vec![Answer::default(); batch.len()];
         for members in groups.values() {
-            let set = VectorSet::gather(dim, members.len(), |j| &queries[members[j]].vector)?;
-            log::debug!(
-                "at {:.1} ms: {} query vectors gathered",
-                crate::clock_ms(),
-                set.len()
-            );
             let ks: Vec<usize> = members.iter().map(|&i| batch[i].k as usize).collect();
             let candidates: Vec<usize> = members
                 .iter()
                 .map(|&i| queries[i].probe.candidates as usize)
                 .collect();
             let (probe, counting) = (queries[members[0]].probe, queries[members[0]].counting);
+            let rows: Vec<&[f32]> = members.iter().map(|&i| &queries[i].vector[..]).collect();
             let hits = match allowed {
+                // the rows as they lie (a GPU takes them without a gathered copy)
                 None => self
                     .index
-                    .search_each(&set, &ks, &candidates, &probe, counting)?,
+                    .search_rows(&rows, &ks, &candidates, &probe, counting)?,
                 Some(mask) => self.index.search_each_filtered(
-                    &set,
+                    &VectorSet::gather(dim, rows.len(), |j| rows[j])?,
                     &ks,
                     &candidates,
                     &probe,
@@ -380,7 +376,7 @@ impl OpenCodebook {
                     genie_lsh::codebook::index::EXACT_FLOATS,
                 )?,
             };
-            log::debug!("at {:.1} ms: searched", crate::clock_ms());
+            log::trace!("at {:.1} ms: searched", crate::clock_ms());
             let space = self.index.space();
             let made: Vec<Answer> = hits
                 .into_par_iter()

@@ -671,14 +671,14 @@ fn run(served: &Served, r: usize, pool: Option<&rayon::ThreadPool>) {
             Taken::Whole(whole) => on_own(pool, || (whole.work)(replica.as_ref())),
             Taken::Queries(batch) => {
                 let t = Instant::now();
-                log::debug!(
+                log::trace!(
                     "at {:.1} ms: replica {r} takes a batch of {}",
                     crate::clock_ms(),
                     batch.len()
                 );
                 let answers = on_own(pool, || search_batch(replica.as_ref(), &batch));
                 served.models[r].record(batch.len(), t.elapsed());
-                log::debug!(
+                log::trace!(
                     "at {:.1} ms: replica {r}: a batch of {} queries searched in {:.1} ms",
                     crate::clock_ms(),
                     batch.len(),
@@ -695,7 +695,7 @@ fn run(served: &Served, r: usize, pool: Option<&rayon::ThreadPool>) {
                     let _ = reply.send(a);
                     spent.push(query);
                 }
-                log::debug!("at {:.1} ms: replica {r}: answers sent", crate::clock_ms());
+                log::trace!("at {:.1} ms: replica {r}: answers sent", crate::clock_ms());
                 drop(spent);
             }
         }

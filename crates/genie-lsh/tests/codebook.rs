@@ -155,14 +155,27 @@ fn the_scan_counts_what_the_lists_count() {
         }
         let ks = vec![10; queries.len()];
         let cands = vec![n; queries.len()];
+        let each = index
+            .search_each(&queries, &ks, &cands, &probe, Counting::Scan)
+            .unwrap();
         assert_eq!(
-            index
-                .search_each(&queries, &ks, &cands, &probe, Counting::Scan)
-                .unwrap(),
+            each,
             index
                 .search_each(&queries, &ks, &cands, &probe, Counting::Lists(Method::Cpq))
                 .unwrap()
         );
+        // the same queries as rows held apart
+        let rows: Vec<&[f32]> = queries.rows().collect();
+        assert_eq!(
+            each,
+            index
+                .search_rows(&rows, &ks, &cands, &probe, Counting::Scan)
+                .unwrap()
+        );
+        let short = [&rows[0][1..]];
+        assert!(index
+            .search_rows(&short, &ks[..1], &cands[..1], &probe, Counting::Scan)
+            .is_err());
     }
 }
 

@@ -174,13 +174,42 @@ pub struct CodebookRef<'a> {
     pub bounds: &'a [u32],
 }
 
+/// The query vectors of a [`ScanJob`]: one row-major buffer, or rows held apart (each `dim`
+/// long), which go to the device as they lie.
+#[derive(Clone, Copy, Debug)]
+pub enum Queries<'a> {
+    /// `nq x dim` floats.
+    Flat(&'a [f32]),
+    /// `nq` rows.
+    Rows(&'a [&'a [f32]]),
+}
+
+impl Queries<'_> {
+    /// The number of queries, for vectors of dimension `dim` (`None` where the floats are not
+    /// rows of `dim`).
+    pub fn count(&self, dim: usize) -> Option<usize> {
+        match *self {
+            Self::Flat(v) => (dim > 0 && v.len() % dim == 0).then(|| v.len() / dim),
+            Self::Rows(rows) => rows.iter().all(|r| r.len() == dim).then_some(rows.len()),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        match *self {
+            Self::Flat(v) => v.is_empty(),
+            Self::Rows(rows) => rows.is_empty(),
+        }
+    }
+}
+
 /// A batch of codebook probes for [`GpuVectors::scan_top_k`]: per query its probed cells and, per
 /// (probed cell, slice), the codewords within its radius, nearest first (the codebook's
 /// `Plan`).
 #[derive(Clone, Copy, Debug)]
 pub struct ScanJob<'a> {
-    /// `nq x dim` query vectors (for the re-rank).
-    pub queries: &'a [f32],
+    /// The query vectors (for the plan, the closeness weights and the re-rank).
+    pub queries: Queries<'a>,
     /// `nq x probes` cells, nearest first (`u32::MAX` where a query has fewer).
     pub cells: &'a [u32],
     /// Cells probed per query.

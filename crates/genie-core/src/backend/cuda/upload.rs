@@ -142,16 +142,56 @@ impl Stager {
         host: &[T],
         dev: &mut CudaSlice<T>,
     ) -> Result<()> {
+        self.copy_with(stream, host.len(), dev, |at, dst| {
+            dst.copy_from_slice(&host[at..at + dst.len()]);
+        })
+    }
+
+    /// Copies `rows` (each `dim` long), one after the other, into the start of `dev` on
+    /// `stream`, and waits for the copies: the rows go to the staging slots as they lie, with no
+    /// gathered copy on the host.
+    pub fn copy_rows<T: Word>(
+        &self,
+        stream: &Arc<CudaStream>,
+        rows: &[&[T]],
+        dim: usize,
+        dev: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        if dim == 0 || rows.iter().any(|r| r.len() != dim) {
+            return Err(GenieError::Internal(format!(
+                "an upload of rows that are not all {dim} long"
+            )));
+        }
+        self.copy_with(stream, rows.len() * dim, dev, |at, dst| {
+            let mut done = 0;
+            while done < dst.len() {
+                let (r, from) = ((at + done) / dim, (at + done) % dim);
+                let take = (dim - from).min(dst.len() - done);
+                dst[done..done + take].copy_from_slice(&rows[r][from..from + take]);
+                done += take;
+            }
+        })
+    }
+
+    /// Copies `len` words into the start of `dev` on `stream`, and waits for the copies: `fill(at,
+    /// slot)` writes words `at..at + slot.len()` of the source into a staging slot.
+    fn copy_with<T: Word>(
+        &self,
+        stream: &Arc<CudaStream>,
+        len: usize,
+        dev: &mut CudaSlice<T>,
+        fill: impl Fn(usize, &mut [T]) + Sync,
+    ) -> Result<()> {
         const { assert!(std::mem::size_of::<T>() == 4) };
-        if host.len() > dev.len() {
+        if len > dev.len() {
             return Err(GenieError::Internal(format!(
                 "an upload of {} words into a device array of {}",
-                host.len(),
+                len,
                 dev.len()
             )));
         }
         let slot = self.slot_words;
-        let chunks = host.len().div_ceil(slot);
+        let chunks = len.div_ceil(slot);
         let next = AtomicUsize::new(0);
         let (base, _written) = dev.device_ptr_mut(stream);
         let lanes = self.lanes.len().min(chunks);
@@ -172,14 +212,13 @@ impl Stager {
                 if lane.used[b] {
                     lane.done[b].synchronize().map_err(cuda_err)?;
                 }
-                let src = &host[j * slot..((j + 1) * slot).min(host.len())];
-                // SAFETY: the slot holds `slot_words >= src.len()` words, written by this lane alone
+                let words = ((j + 1) * slot).min(len) - j * slot;
+                // SAFETY: the slot holds `slot_words >= words` words, written by this lane alone
                 // (its lock is held), and no transfer reads it any more (`done[b]` above).
-                let dst = unsafe {
-                    std::slice::from_raw_parts_mut(lane.slots[b].0.cast::<T>(), src.len())
-                };
-                dst.copy_from_slice(src);
-                // SAFETY: the destination range [j * slot, j * slot + src.len()) lies inside
+                let dst =
+                    unsafe { std::slice::from_raw_parts_mut(lane.slots[b].0.cast::<T>(), words) };
+                fill(j * slot, dst);
+                // SAFETY: the destination range [j * slot, j * slot + words) lies inside
                 // `dev` (checked above) and no other chunk writes it; the slot is not written
                 // again before `done[b]`, recorded after this transfer, has completed.
                 unsafe {

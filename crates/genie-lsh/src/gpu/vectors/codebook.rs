@@ -2,7 +2,7 @@
 //! its cells and codebook resident beside the vectors, each batch's probes and codewords chosen
 //! there, the candidates counted and re-ranked there.
 
-use super::super::{CellCodesRef, CodebookRef, ScanJob, ScanTimes};
+use super::super::{CellCodesRef, CodebookRef, Queries, ScanJob, ScanTimes};
 use super::*;
 use rayon::prelude::*;
 
@@ -336,15 +336,16 @@ impl GpuVectors {
             GenieError::InvalidParameter("no codebook cells on the GPU to scan".into())
         })?;
         let (dim, m) = (self.dim as usize, cells.subspaces as usize);
-        let nq = job.queries.len() / dim;
+        let Some(nq) = job.queries.count(dim) else {
+            return Err(GenieError::InvalidParameter(format!(
+                "codebook scan: the query floats are not rows of dimension {dim}"
+            )));
+        };
         let bad = |what: &str| {
             Err(GenieError::InvalidParameter(format!(
                 "codebook scan: {what} do not fit {nq} queries"
             )))
         };
-        if job.queries.len() % dim != 0 {
-            return bad("the query floats");
-        }
         let closeness = job.levels > 0;
         if job.probes == 0 || (!closeness && (job.entries == 0 || job.entries > 256)) {
             return bad("the probes");
@@ -372,7 +373,10 @@ impl GpuVectors {
         );
         let t = Instant::now();
         let s = &self.stream;
-        let queries = self.upload(job.queries)?;
+        let queries = match job.queries {
+            Queries::Flat(v) => self.upload(v)?,
+            Queries::Rows(rows) => self.upload_rows(rows)?,
+        };
         let plan = if job.plan_on_device {
             // the upload is synchronous
             times.upload_ms += t.elapsed().as_secs_f64() * 1e3;

@@ -175,6 +175,20 @@ impl GpuVectors {
         Ok(d)
     }
 
+    /// `rows` (each of the vectors' dimension) copied to the device one after the other, a
+    /// large batch straight from the rows through the page-locked staging lanes. Synchronous.
+    fn upload_rows(&self, rows: &[&[f32]]) -> Result<CudaSlice<f32>> {
+        let dim = self.dim as usize;
+        let s = &self.stream;
+        if rows.len() * dim < PINNED_FLOATS {
+            return self.upload(&rows.concat());
+        }
+        // SAFETY: every float is written by the copies below before any kernel reads it
+        let mut d = unsafe { s.alloc::<f32>(rows.len() * dim) }.map_err(cuda_err)?;
+        self.stager()?.copy_rows(s, rows, dim, &mut d)?;
+        Ok(d)
+    }
+
     /// The page-locked staging lanes of query uploads, pinned now if they are not yet.
     fn stager(&self) -> Result<&Stager> {
         if let Some(st) = self.staging.get() {

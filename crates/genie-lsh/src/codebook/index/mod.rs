@@ -4,11 +4,12 @@
 //! the tuning measured), the vectors `INDEX.vectors` and the centres and codewords
 //! `INDEX.codebook` (both in the raw vector format, checksummed).
 
+mod batch;
 use super::scan::{CellCodes, Plan};
 use super::space::Space;
 use super::{Codebook, CodebookParams, Probe};
 use crate::error::{LshError, Result};
-use crate::gpu::{CellCodesRef, CodebookRef, ScanJob};
+use crate::gpu::{CellCodesRef, CodebookRef, Queries, ScanJob};
 use crate::index::{load_on, read_vectors, vectors_info, vectors_path, VectorsInfo};
 use crate::io::raw;
 use crate::metric::Metric;
@@ -566,7 +567,7 @@ impl CodebookIndex {
                 Some(gpu) => {
                     let job = ScanJob {
                         plan_on_device: plan.levels > 0,
-                        ..self.job(queries, plan, k)
+                        ..self.job(Queries::Flat(queries.as_slice()), plan, k)
                     };
                     let mut hits = gpu.scan_candidates(&job)?;
                     // the device writes them in scan order; the CPU's order is by count first
@@ -593,9 +594,9 @@ impl CodebookIndex {
         Ok(hits)
     }
 
-    fn job<'a>(&self, queries: &'a VectorSet, plan: &'a Plan, candidates: usize) -> ScanJob<'a> {
+    fn job<'a>(&self, queries: Queries<'a>, plan: &'a Plan, candidates: usize) -> ScanJob<'a> {
         ScanJob {
-            queries: queries.as_slice(),
+            queries,
             cells: &plan.cells,
             probes: plan.probes,
             picks: &plan.picks,
@@ -692,104 +693,5 @@ impl CodebookIndex {
     /// Whether the probes are chosen on the GPU.
     pub fn plans_on_gpu(&self) -> bool {
         self.reranker.gpu().is_some_and(|g| g.has_codebook())
-    }
-
-    /// As [`CodebookIndex::search`] with each query's own `k` and candidates (a server's batch):
-    /// each query's candidates are its own top by count, as if searched alone.
-    pub fn search_each(
-        &self,
-        queries: &VectorSet,
-        ks: &[usize],
-        candidates: &[usize],
-        probe: &Probe,
-        counting: Counting,
-    ) -> Result<Vec<Vec<VerifiedHit>>> {
-        let gpu = self.scanning_gpu(probe.levels);
-        let (Counting::Scan, Some(gpu)) = (counting, gpu) else {
-            let t = Instant::now();
-            let plan = self.codebook.plan(queries, probe)?;
-            let hash_ms = ms_since(t);
-            return self.reranker.search_each(
-                queries,
-                ks,
-                candidates,
-                &self.stages,
-                |most, stages| {
-                    stages.hash_ms += hash_ms;
-                    self.counts_of(queries, &plan, most, counting, stages)
-                },
-            );
-        };
-        if ks.len() != queries.len() || candidates.len() != queries.len() {
-            return Err(LshError::InvalidParameter(
-                "one k and one number of candidates per query".into(),
-            ));
-        }
-        let mut stages = SearchStages {
-            queries: queries.len() as u64,
-            ..SearchStages::default()
-        };
-        let on_device = gpu.has_codebook();
-        let plan = if on_device {
-            // the device needs the shape only
-            self.codebook.plan_shape(probe)?
-        } else {
-            let t = Instant::now();
-            let plan = self.codebook.plan(queries, probe)?;
-            stages.hash_ms += ms_since(t);
-            plan
-        };
-        if queries.dim() != self.dim() {
-            return Err(LshError::Dimension {
-                expected: self.dim(),
-                found: queries.dim(),
-            });
-        }
-        // one device pass per number of candidates wanted (usually one for the whole batch)
-        let wanted: Vec<usize> = (0..ks.len()).map(|i| candidates[i].max(ks[i])).collect();
-        let mut groups: Vec<usize> = wanted.clone();
-        groups.sort_unstable();
-        groups.dedup();
-        let mut out = vec![Vec::new(); queries.len()];
-        for c in groups {
-            let rows: Vec<usize> = (0..ks.len()).filter(|&i| wanted[i] == c).collect();
-            let k = rows.iter().map(|&i| ks[i]).max().unwrap_or(0);
-            let (sub_q, sub_p);
-            let (q, p) = if rows.len() == queries.len() {
-                (queries, &plan)
-            } else {
-                sub_q = queries.select(&rows)?;
-                sub_p = if on_device {
-                    plan.clone()
-                } else {
-                    plan.select(&rows)
-                };
-                (&sub_q, &sub_p)
-            };
-            let job = ScanJob {
-                plan_on_device: on_device,
-                ..self.job(q, p, c)
-            };
-            let (hits, times) = gpu.scan_top_k(&job, k, self.reranker.device_metric())?;
-            stages.hash_ms += times.plan_ms;
-            stages.upload_ms += times.upload_ms;
-            stages.count_ms += times.scan_ms;
-            stages.rerank_ms += times.rerank_ms;
-            if rows.len() == queries.len() {
-                // the whole batch (the usual case): in place, on all cores
-                out = hits;
-                out.par_iter_mut()
-                    .zip(ks.par_iter())
-                    .with_min_len(256)
-                    .for_each(|(h, &k)| h.truncate(k));
-                continue;
-            }
-            for (&i, mut h) in rows.iter().zip(hits) {
-                h.truncate(ks[i]);
-                out[i] = h;
-            }
-        }
-        self.stages.record(&stages);
-        Ok(out)
     }
 }
