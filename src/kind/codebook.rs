@@ -206,11 +206,27 @@ pub struct OpenCodebook {
 /// A parsed query: the vector and its probe (the index's defaults with the request's options).
 struct CodebookQuery {
     /// The query as searched (in the stored vectors' space).
-    vector: Vec<f32>,
+    vector: QueryVector,
     /// The user's query's squared length, for the distance reported.
     len2: f32,
     probe: Probe,
     counting: Counting,
+}
+
+/// A query vector as searched: its own, or a row of a query file's vectors where the space
+/// searches the user's vector as it is (L2), so that parsing copies nothing.
+enum QueryVector {
+    Own(Vec<f32>),
+    Row(Arc<VectorSet>, usize),
+}
+
+impl QueryVector {
+    fn floats(&self) -> &[f32] {
+        match self {
+            Self::Own(v) => v,
+            Self::Row(set, i) => set.row(*i),
+        }
+    }
 }
 
 impl OpenCodebook {
@@ -286,6 +302,25 @@ impl KindIndex for OpenCodebook {
         self.query(vector_row(row, dim)?, options)
     }
 
+    fn parse_row(
+        &self,
+        rows: &Arc<VectorSet>,
+        at: usize,
+        options: &Options,
+    ) -> Result<Prepared, DataError> {
+        let row = rows.row(at);
+        if !matches!(self.index.space(), Space::L2) || row.len() != self.index.dim() {
+            return self.parse_vector(row, options);
+        }
+        let (probe, counting) = self.probe(options)?;
+        Ok(Box::new(CodebookQuery {
+            len2: Space::L2.query_len2(row),
+            vector: QueryVector::Row(Arc::clone(rows), at),
+            probe,
+            counting,
+        }))
+    }
+
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
         let m = self.index.codebook().params().subspaces as usize;
         query.downcast_ref::<CodebookQuery>().map_or(0, |q| {
@@ -319,7 +354,7 @@ impl OpenCodebook {
         let (probe, counting) = self.probe(options)?;
         let (vector, len2) = self.index.space().query_vec(vector);
         Ok(Box::new(CodebookQuery {
-            vector,
+            vector: QueryVector::Own(vector),
             len2,
             probe,
             counting,
@@ -360,7 +395,10 @@ impl OpenCodebook {
                 .map(|&i| queries[i].probe.candidates as usize)
                 .collect();
             let (probe, counting) = (queries[members[0]].probe, queries[members[0]].counting);
-            let rows: Vec<&[f32]> = members.iter().map(|&i| &queries[i].vector[..]).collect();
+            let rows: Vec<&[f32]> = members
+                .iter()
+                .map(|&i| queries[i].vector.floats())
+                .collect();
             let hits = match allowed {
                 // the rows as they lie (a GPU takes them without a gathered copy)
                 None => self

@@ -373,6 +373,16 @@ pub trait KindIndex: Send + Sync {
     fn parse_line(&self, line: &str, options: &Options) -> Result<Prepared, DataError> {
         self.parse(&Value::String(line.to_owned()), options)
     }
+    /// [`KindIndex::parse_vector`] of row `at` of a query file's vectors, which a kind may keep
+    /// rather than copy.
+    fn parse_row(
+        &self,
+        rows: &Arc<genie_lsh::VectorSet>,
+        at: usize,
+        options: &Options,
+    ) -> Result<Prepared, DataError> {
+        self.parse_vector(rows.row(at), options)
+    }
     /// [`KindIndex::parse`] of a vector of finite floats (the raw query, a JSON array of its
     /// numbers), for kinds that take the floats without making that array.
     fn parse_vector(&self, row: &[f32], options: &Options) -> Result<Prepared, DataError> {

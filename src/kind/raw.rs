@@ -88,8 +88,8 @@ impl RawBlock {
                 index.parse_line(line, options)
             }
             Self::Rows(rows) => {
-                let row = rows.row(i).map_err(PlacedError::Placed)?;
-                index.parse_vector(row, options)
+                rows.row(i).map_err(PlacedError::Placed)?;
+                index.parse_row(&rows.set, rows.first + i, options)
             }
         }
         .map_err(PlacedError::Unplaced)

@@ -116,9 +116,14 @@ impl Space {
         self.query_vec(q.to_vec())
     }
 
+    /// The squared length of a user's query `q` (for [`Space::distance`]).
+    pub fn query_len2(&self, q: &[f32]) -> f32 {
+        q.iter().map(|x| x * x).sum::<f32>()
+    }
+
     /// [`Space::query`] of a vector the caller gives up (not copied where the space keeps it).
     pub fn query_vec(&self, mut q: Vec<f32>) -> (Vec<f32>, f32) {
-        let len2 = q.iter().map(|x| x * x).sum::<f32>();
+        let len2 = self.query_len2(&q);
         let searched = match self {
             Self::L2 => q,
             Self::Cosine => unit(&q),
