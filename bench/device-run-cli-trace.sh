@@ -6,7 +6,8 @@
 # runners and the output (each chunk's read, parse, search and answer times), for the default
 # chunks and each `--batch-queries` of BATCHES (default "10000"), under each environment of
 # VARIANTS (default "base": none; e.g. "eager:CUDA_MODULE_LOADING=EAGER",
-# a tag, then variables joined by commas); the in-process search of the same index
+# a tag, then variables joined by commas; `BIN=path` among them runs that genie program instead);
+# the in-process search of the same index
 # (genie-bench --mode vectors at its tuned probe) when D/bin/genie-bench is there.
 # Writes $OUT/trace-summary.txt.
 set -uo pipefail
@@ -29,13 +30,16 @@ for set in $sets; do
   for r in $(seq 1 "${ROUNDS:-2}"); do
     for v in ${VARIANTS:-base}; do
       tag=${v%%:*}; vars=(); [ "$tag" != "$v" ] && IFS=, read -ra vars <<< "${v#*:}"
+      bin=$D/bin/genie; envs=()
+      for x in "${vars[@]}"; do case $x in BIN=*) bin=${x#BIN=};; *) envs+=("$x");; esac; done
+      first=${first:-$tag}
       for b in default ${BATCHES:-10000}; do
         extra=(); [ "$b" != default ] && extra=(--batch-queries "$b")
         log="$d/$set-$tag-$b-$r.log"
-        env "${vars[@]}" RUST_LOG=genie=trace,genie_lsh=debug $D/bin/genie -v search --device gpu "${extra[@]}" \
+        env "${envs[@]}" RUST_LOG=genie=trace,genie_lsh=debug "$bin" -v search --device gpu "${extra[@]}" \
           --index "$d/$set.genie" --queries "$d/$set-query.fvecs" --k 10 --output "$d/$set-$tag-$b.jsonl" > "$log" 2>&1
-        cmp -s "$d/$set-$tag-$b.jsonl" "$d/$set-base-default.jsonl" && same=same || same=DIFFERENT
-        echo "== $set round $r, $tag, chunks $b (answers: $same as base)" | tee -a "$sum"
+        cmp -s "$d/$set-$tag-$b.jsonl" "$d/$set-$first-default.jsonl" && same=same || same=DIFFERENT
+        echo "== $set round $r, $tag, chunks $b (answers: $same as $first)" | tee -a "$sum"
         grep -E "${TRACE:-submitted|queries searched in|answers sent|stages: read}" "$log" | sed 's/^\[[^]]*\] //' | tee -a "$sum"
       done
     done
