@@ -386,6 +386,7 @@ impl OpenCodebook {
                 .or_default()
                 .push(i);
         }
+        log::trace!("at {:.1} ms: grouped", crate::clock_ms());
         let dim = self.index.dim();
         let mut answers = vec![Answer::default(); batch.len()];
         for members in groups.values() {
@@ -399,6 +400,7 @@ impl OpenCodebook {
                 .iter()
                 .map(|&i| queries[i].vector.floats())
                 .collect();
+            log::trace!("at {:.1} ms: rows ready", crate::clock_ms());
             let hits = match allowed {
                 // the rows as they lie (a GPU takes them without a gathered copy)
                 None => self
@@ -431,6 +433,7 @@ impl OpenCodebook {
                 answers[i] = a;
             }
         }
+        log::trace!("at {:.1} ms: answers made", crate::clock_ms());
         Ok(answers)
     }
 }
