@@ -627,7 +627,8 @@ fn next_batch(served: &Served, r: usize) -> Option<Taken> {
                 return Some(Taken::Whole(whole));
             }
         }
-        let mut batch = Vec::new();
+        let mut batch = Vec::with_capacity(state.pending.len().min(policy.max_batch));
+        let now = Instant::now();
         while batch.len() < policy.max_batch {
             if !matches!(state.pending.front(), Some(Job::Query(_))) {
                 break;
@@ -635,7 +636,7 @@ fn next_batch(served: &Served, r: usize) -> Option<Taken> {
             let Some(Job::Query(p)) = state.pending.pop_front() else {
                 break;
             };
-            let waited = p.enqueued.elapsed();
+            let waited = now.saturating_duration_since(p.enqueued);
             if p.reply.is_closed() {
                 served.counters.cancelled.fetch_add(1, Ordering::Relaxed);
             } else if waited > policy.queue_timeout {
