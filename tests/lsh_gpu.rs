@@ -235,6 +235,19 @@ fn gpu_tuned_index_equals_cpu() {
 /// bit for bit, for probes weighted or not, one codeword to all 256, few candidates (ties cut in
 /// scan order) to more than the probed cells hold, and a batch of mixed `k` and candidates equal
 /// to its queries searched alone.
+/// A probe of each weighting: ranks of the nearest codewords, and closeness of 31 levels.
+fn both_weightings() -> [genie::lsh::Probe; 2] {
+    use genie::lsh::Probe;
+    [
+        Probe::default(),
+        Probe {
+            levels: 31,
+            entries: 256,
+            ..Probe::default()
+        },
+    ]
+}
+
 #[test]
 fn gpu_codebook_scan_equals_cpu() {
     use genie::core::DeviceChoice;
@@ -333,14 +346,7 @@ fn gpu_codebook_scan_equals_cpu() {
         }
     }
     // a served batch: each query its own k and candidates, as if alone, for both weightings
-    for probe in [
-        Probe::default(),
-        Probe {
-            levels: 31,
-            entries: 256,
-            ..Probe::default()
-        },
-    ] {
+    for probe in both_weightings() {
         let ks: Vec<usize> = (0..queries.len()).map(|i| [1, 10, 25][i % 3]).collect();
         let cands: Vec<usize> = (0..queries.len()).map(|i| [20, 100][i % 2]).collect();
         let batch = gpu
@@ -374,14 +380,7 @@ fn gpu_codebook_scan_equals_cpu() {
         .collect();
     let flat = VectorSet::new(d, all).unwrap();
     let rows: Vec<&[f32]> = (0..big).map(|i| flat.row(i)).collect();
-    for probe in [
-        Probe::default(),
-        Probe {
-            levels: 31,
-            entries: 256,
-            ..Probe::default()
-        },
-    ] {
+    for probe in both_weightings() {
         let ks = vec![10; big];
         let cands = vec![probe.candidates as usize; big];
         let from_rows = gpu

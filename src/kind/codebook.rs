@@ -276,17 +276,7 @@ impl OpenCodebook {
 }
 
 impl KindIndex for OpenCodebook {
-    fn kind(&self) -> &str {
-        "vectors"
-    }
-
-    fn num_objects(&self) -> u64 {
-        self.index.len() as u64
-    }
-
-    fn backend_name(&self) -> String {
-        self.index.engine().backend_name().to_string()
-    }
+    searched_vector_methods!();
 
     fn check_options(&self, options: &Options) -> Result<(), DataError> {
         self.probe(options).map(|_| ())
@@ -326,25 +316,6 @@ impl KindIndex for OpenCodebook {
         query.downcast_ref::<CodebookQuery>().map_or(0, |q| {
             q.probe.probes as usize * q.probe.entries as usize * m
         })
-    }
-
-    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let rows = self.index.len();
-        super::count::by_row_mask(batch, rows, |part, allowed| {
-            self.search_among(part, allowed)
-        })
-    }
-
-    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
-        self.index.engine().take_stage_times()
-    }
-
-    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
-        self.index.take_stages().named()
-    }
-
-    fn gpu_ordinal(&self) -> Option<usize> {
-        self.index.engine().gpu_ordinal()
     }
 }
 

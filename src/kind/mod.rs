@@ -14,6 +14,8 @@
 //! [`Registry::register`], without touching any `match` here.
 
 mod answer;
+#[macro_use]
+mod vector_methods;
 pub mod codebook;
 pub(crate) mod codec;
 mod count;

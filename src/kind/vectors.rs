@@ -481,17 +481,7 @@ struct VectorQuery {
 }
 
 impl KindIndex for OpenVectors {
-    fn kind(&self) -> &str {
-        "vectors"
-    }
-
-    fn num_objects(&self) -> u64 {
-        self.index.vectors().len() as u64
-    }
-
-    fn backend_name(&self) -> String {
-        self.index.engine().backend_name().to_string()
-    }
+    searched_vector_methods!();
 
     fn check_options(&self, options: &Options) -> Result<(), DataError> {
         let family = self.index.transform().params().family.name();
@@ -531,25 +521,6 @@ impl KindIndex for OpenVectors {
         query
             .downcast_ref::<VectorQuery>()
             .map_or(0, |_| self.index.transform().params().functions as usize)
-    }
-
-    fn search(&self, batch: &[Request<'_>]) -> Result<Vec<Answer>, DataError> {
-        let rows = self.index.vectors().len();
-        super::count::by_row_mask(batch, rows, |part, allowed| {
-            self.search_among(part, allowed)
-        })
-    }
-
-    fn take_stage_times(&self) -> Option<genie_core::StageTimes> {
-        self.index.engine().take_stage_times()
-    }
-
-    fn take_search_stages(&self) -> Vec<(&'static str, f64)> {
-        self.index.take_stages().named()
-    }
-
-    fn gpu_ordinal(&self) -> Option<usize> {
-        self.index.engine().gpu_ordinal()
     }
 }
 
