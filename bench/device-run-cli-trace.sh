@@ -9,13 +9,15 @@
 # a tag, then variables joined by commas; `BIN=path` among them runs that genie program instead);
 # the in-process search of the same index
 # (genie-bench --mode vectors at its tuned probe) when D/bin/genie-bench is there.
-# Writes $OUT/trace-summary.txt.
+# With WALLS=N, each variant's whole `genie search` command (default chunks) is also timed N
+# times, alternated with the others. Writes $OUT/trace-summary.txt.
 set -uo pipefail
 D=${D:-.gpu}
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
 d=/tmp/genie-trace; rm -rf "$d"; mkdir -p "$d"
 sum="$res/trace-summary.txt"
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/nvidia/lib64"
+source "$(dirname "$0")/timing.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$sum"
 echo "host cores: $(nproc); commit: $(cat $D/COMMIT)" | tee -a "$sum"
 sets=${SETS:-fm cl}
@@ -44,4 +46,14 @@ for set in $sets; do
       done
     done
   done
+  if [ -n "${WALLS:-}" ]; then
+    for r in $(seq 1 "$WALLS"); do
+      for v in ${VARIANTS:-base}; do
+        tag=${v%%:*}; bin=$D/bin/genie
+        for x in $(echo "${v#*:}" | tr , ' '); do case $x in BIN=*) bin=${x#BIN=};; esac; done
+        echo "$set $tag whole command, run $r: $(walls 1 "$bin" --quiet search --device gpu --index "$d/$set.genie" \
+          --queries "$d/$set-query.fvecs" --k 10 --output "$d/$set-wall.jsonl")" | tee -a "$sum"
+      done
+    done
+  fi
 done
