@@ -180,9 +180,6 @@ pub(super) fn open(
         )?)
     })?;
     let index = CodebookIndex::open_with(&source.path, index, backend, (*saved).clone())?;
-    if std::env::var("GENIE_WARMUP").as_deref() == Ok("1") {
-        index.warm_up()?;
-    }
     Ok(Box::new(OpenCodebook {
         index,
         method: options.method,

@@ -154,20 +154,4 @@ impl CodebookIndex {
         });
         Ok(out)
     }
-
-    /// Runs one small search on the GPU and forgets it, so that a batch's first search does not
-    /// pay the device's first-use costs (kernels loaded, memory pool grown, threads woken).
-    /// Nothing to do where no GPU scans.
-    pub fn warm_up(&self) -> Result<()> {
-        if self.scanning_gpu(self.probe().levels).is_none() {
-            return Ok(());
-        }
-        let zero = vec![0.0f32; self.dim()];
-        let rows = vec![&zero[..]; 64];
-        let probe = self.probe();
-        let (ks, cands) = (vec![10; 64], vec![probe.candidates as usize; 64]);
-        self.search_rows(&rows, &ks, &cands, &probe, Counting::Scan)?;
-        self.take_stages();
-        Ok(())
-    }
 }
