@@ -23,6 +23,10 @@ pub use vectors::GpuVectors;
 
 use genie_core::{GenieError, Result};
 
+/// Queries of the batches a GPU prepares for: the CLI's default chunk. A codebook index pins
+/// query staging for it and warms up with one such batch when it opens.
+pub const PREPARED_BATCH: usize = 8192;
+
 /// The distance [`GpuVectors::distances`] computes, as the CPU's [`crate::Metric`] does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VectorDistance {
@@ -297,6 +301,13 @@ impl GpuVectors {
     /// Never reached: no value exists without the `cuda` feature.
     pub fn has_cells(&self) -> bool {
         false
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
+    pub fn keep_freed_memory(&self) -> Result<()> {
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
     }
 
     /// Never reached: no value exists without the `cuda` feature.

@@ -176,6 +176,32 @@ pub fn open_module(
     Ok((ctx, f, s))
 }
 
+/// Lets the default memory pool of `ctx`'s device keep up to `bytes` of the memory that streams
+/// free, rather than hand it back to the driver at each synchronization: a search's buffers of
+/// the same sizes then map no new memory. On an H200 (2026-11-27), with the first batch's sizes
+/// kept this way, the CLI's codebook search of 10,000 queries took about 2 ms less.
+#[cfg(feature = "cuda")]
+pub fn keep_freed_memory(ctx: &cudarc::driver::CudaContext, bytes: u64) -> Result<()> {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let mut keep = bytes;
+    // SAFETY: `pool` receives the default pool of the context's device; the threshold
+    // attribute takes a u64.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
+            .result()
+            .and_then(|()| {
+                sys::cuMemPoolSetAttribute(
+                    pool,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&mut keep as *mut u64).cast(),
+                )
+                .result()
+            })
+    }
+    .map_err(cuda_err)
+}
+
 /// Whether this process has called the CUDA driver (every call goes through [`cuda_probe`]):
 /// from then on the devices it sees are fixed.
 static DRIVER_CALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

@@ -154,4 +154,30 @@ impl CodebookIndex {
         });
         Ok(out)
     }
+
+    /// Runs one search of a default batch ([`crate::gpu::PREPARED_BATCH`] queries of zeros, at
+    /// the index's own probe) on the GPU and forgets it, with the device's memory pool keeping
+    /// what it frees: a first batch of that size then finds its buffers mapped and its kernels
+    /// loaded. On an H200 the CLI's search of 10,000 queries took 13.3-14.3 ms against 15.2-16.2
+    /// (Fashion-MNIST) and 9.3-10.4 against 10.8-12.9 (1 M x 96 clusters). Nothing to do where
+    /// no GPU scans.
+    pub fn warm_up(&self) -> Result<()> {
+        let Some(gpu) = self.scanning_gpu(self.probe().levels) else {
+            return Ok(());
+        };
+        let t = Instant::now();
+        gpu.keep_freed_memory()?;
+        let n = crate::gpu::PREPARED_BATCH;
+        let zero = vec![0.0f32; self.dim()];
+        let rows = vec![&zero[..]; n];
+        let probe = self.probe();
+        let (ks, cands) = (vec![10; n], vec![probe.candidates as usize; n]);
+        self.search_rows(&rows, &ks, &cands, &probe, Counting::Scan)?;
+        self.take_stages();
+        log::debug!(
+            "codebook: the GPU warmed up with {n} queries in {:.1} ms",
+            ms_since(t)
+        );
+        Ok(())
+    }
 }

@@ -444,7 +444,12 @@ impl CodebookIndex {
             ));
         }
         let engine = Engine::with_backend(index, backend)?;
-        Ok(Self::assemble(codebook, cells, store, engine, metadata))
+        let index = Self::assemble(codebook, cells, store, engine, metadata);
+        // a failed warm-up costs the first search its first-use costs, nothing more
+        if let Err(e) = index.warm_up() {
+            log::warn!("{}: the GPU did not warm up ({e})", path.display());
+        }
+        Ok(index)
     }
 
     /// The metadata.

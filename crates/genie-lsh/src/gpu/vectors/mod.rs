@@ -32,9 +32,9 @@ const QW_FLOATS: usize = 1 << 26;
 /// On an H200's host the 3.8 MB of 10,000 96-d queries took 2.8-3.6 ms joined on one core and
 /// copied from pageable memory.
 const PINNED_FLOATS: usize = 1 << 16;
-/// The staging is sized for batches of this many queries (the CLI's default chunk), and a
-/// codebook index pins it when its cells are attached.
-const PREPARED_BATCH: usize = 8192;
+use super::PREPARED_BATCH;
+/// Most freed device memory the pool keeps for the next searches ([`GpuVectors::keep_freed_memory`]).
+const KEPT_BYTES: u64 = 4 << 30;
 
 /// Rows per block of `nearest_scores` (kernels/vectors.cu `NEAREST_ROWS`).
 const NEAREST_ROWS: usize = 16;
@@ -209,6 +209,12 @@ impl GpuVectors {
         self.staging
             .get()
             .ok_or_else(|| GenieError::Cuda("no staging memory".into()))
+    }
+
+    /// Lets the device's memory pool keep what searches free (up to [`KEPT_BYTES`]), so that
+    /// the next search of the same sizes maps no new memory.
+    pub fn keep_freed_memory(&self) -> Result<()> {
+        genie_core::backend::cuda::keep_freed_memory(&self.ctx, KEPT_BYTES)
     }
 
     /// Pins the staging memory of query uploads now (an index opened for searches calls this, so
