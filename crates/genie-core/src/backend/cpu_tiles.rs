@@ -468,12 +468,23 @@ fn count_list<C: Counter>(
     const BLOCK: usize = 8;
     let mut blocks = list.chunks_exact(BLOCK);
     let mut done = 0;
+    let span = counts.len() as u32;
     for block in &mut blocks {
         if block[BLOCK - 1] >= tile_end {
             break;
         }
-        for &id in block {
-            counts[id.wrapping_sub(tile_start) as usize].add(weight);
+        let at: [u32; BLOCK] = std::array::from_fn(|i| block[i].wrapping_sub(tile_start));
+        // one check of the whole block (a list in order always passes) instead of one per
+        // posting; a list out of order takes the checked path below
+        if at.iter().fold(0, |m, &a| m.max(a)) < span {
+            for &a in &at {
+                // SAFETY: every `a` of the block is below `span`, the counters' length
+                unsafe { counts.get_unchecked_mut(a as usize) }.add(weight);
+            }
+        } else {
+            for &a in &at {
+                counts[a as usize].add(weight);
+            }
         }
         done += BLOCK;
     }
