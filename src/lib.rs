@@ -42,7 +42,7 @@ pub mod server;
 pub mod service;
 
 /// Milliseconds since the first call in this process: the clock of the debug log's timeline
-/// (`genie -v` with `RUST_LOG=genie=debug`), which places a chunk's reading, queueing, search
+/// (`genie -v` with `RUST_LOG=genie=trace`), which places a chunk's reading, queueing, search
 /// and output against each other.
 pub fn clock_ms() -> f64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();

@@ -302,13 +302,8 @@ impl KindIndex for OpenCodebook {
         if !matches!(self.index.space(), Space::L2) || row.len() != self.index.dim() {
             return self.parse_vector(row, options);
         }
-        let (probe, counting) = self.probe(options)?;
-        Ok(Box::new(CodebookQuery {
-            len2: Space::L2.query_len2(row),
-            vector: QueryVector::Row(Arc::clone(rows), at),
-            probe,
-            counting,
-        }))
+        let len2 = Space::L2.query_len2(row);
+        self.prepared(QueryVector::Row(Arc::clone(rows), at), len2, options)
     }
 
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
@@ -322,10 +317,21 @@ impl KindIndex for OpenCodebook {
 impl OpenCodebook {
     /// A query of the user's `vector`, with the probe its options ask.
     fn query(&self, vector: Vec<f32>, options: &Options) -> Result<Prepared, DataError> {
-        let (probe, counting) = self.probe(options)?;
         let (vector, len2) = self.index.space().query_vec(vector);
+        self.prepared(QueryVector::Own(vector), len2, options)
+    }
+
+    /// A query of `vector` as searched (`len2`: the user's vector's squared length), with the
+    /// probe its options ask.
+    fn prepared(
+        &self,
+        vector: QueryVector,
+        len2: f32,
+        options: &Options,
+    ) -> Result<Prepared, DataError> {
+        let (probe, counting) = self.probe(options)?;
         Ok(Box::new(CodebookQuery {
-            vector: QueryVector::Own(vector),
+            vector,
             len2,
             probe,
             counting,

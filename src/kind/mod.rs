@@ -388,12 +388,7 @@ pub trait KindIndex: Send + Sync {
     /// [`KindIndex::parse`] of a vector of finite floats (the raw query, a JSON array of its
     /// numbers), for kinds that take the floats without making that array.
     fn parse_vector(&self, row: &[f32], options: &Options) -> Result<Prepared, DataError> {
-        let numbers = row
-            .iter()
-            .map(|&x| serde_json::Number::from_f64(f64::from(x)).map(Value::Number))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| DataError::BadQuery("a vector value is not a finite number".into()))?;
-        self.parse(&Value::Array(numbers), options)
+        self.parse(&vector_json(row)?, options)
     }
     /// The keyword items a parsed query became (for limits).
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize;
@@ -629,12 +624,7 @@ pub fn vector_query(raw: &Value, dim: usize) -> Result<Vec<f32>, DataError> {
             kind_of(raw)
         )));
     };
-    if values.len() != dim {
-        return Err(DataError::BadQuery(format!(
-            "a query of dimension {}, the index holds vectors of dimension {dim}",
-            values.len()
-        )));
-    }
+    query_dimension(values.len(), dim)?;
     values
         .iter()
         .enumerate()
@@ -654,13 +644,27 @@ pub fn vector_query(raw: &Value, dim: usize) -> Result<Vec<f32>, DataError> {
 /// A query vector of finite floats checked against the index's dimension `dim` (the message
 /// [`vector_query`] gives).
 pub fn vector_row(row: &[f32], dim: usize) -> Result<Vec<f32>, DataError> {
-    if row.len() != dim {
+    query_dimension(row.len(), dim)?;
+    Ok(row.to_vec())
+}
+
+/// A query of dimension `found` for an index of dimension `dim`: refused unless they agree.
+fn query_dimension(found: usize, dim: usize) -> Result<(), DataError> {
+    if found != dim {
         return Err(DataError::BadQuery(format!(
-            "a query of dimension {}, the index holds vectors of dimension {dim}",
-            row.len()
+            "a query of dimension {found}, the index holds vectors of dimension {dim}"
         )));
     }
-    Ok(row.to_vec())
+    Ok(())
+}
+
+/// A vector of finite floats as the raw query a request would carry: a JSON array of its numbers.
+pub fn vector_json(row: &[f32]) -> Result<Value, DataError> {
+    row.iter()
+        .map(|&x| serde_json::Number::from_f64(f64::from(x)).map(Value::Number))
+        .collect::<Option<Vec<_>>>()
+        .map(Value::Array)
+        .ok_or_else(|| DataError::BadQuery("a vector value is not a finite number".into()))
 }
 
 /// What sort of JSON value this is, for messages.

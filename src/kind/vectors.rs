@@ -12,9 +12,9 @@
 //! any of them gzipped (see [`genie_lsh::io`]).
 
 use super::{
-    prepared, vector_query, vector_row, Answer, BuildJob, BuildReport, IndexSource, Kind,
-    KindIndex, KindInfo, OpenOptions, Opened, OptionSpec, OptionType, Options, Placement, Prepared,
-    QueryFile, QueryReader, RawBlock, Request, VectorRows,
+    prepared, vector_json, vector_query, vector_row, Answer, BuildJob, BuildReport, IndexSource,
+    Kind, KindIndex, KindInfo, OpenOptions, Opened, OptionSpec, OptionType, Options, Placement,
+    Prepared, QueryFile, QueryReader, RawBlock, Request, VectorRows,
 };
 use crate::data_error::DataError;
 use genie_core::{DeviceChoice, Method};
@@ -445,14 +445,8 @@ impl QueryReader for VectorQueries {
             return Ok(None);
         }
         self.next += 1;
-        let block = self.rows(self.next - 1, 1);
-        let row = block.row(0)?;
-        let numbers = row
-            .iter()
-            .map(|&x| serde_json::Number::from_f64(f64::from(x)).map(Value::Number))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| DataError::BadQuery("a vector value is not a finite number".into()))?;
-        Ok(Some(Value::Array(numbers)))
+        // a non-finite value is refused here, with its file, row and column
+        vector_json(self.rows(self.next - 1, 1).row(0)?).map(Some)
     }
 
     fn location(&self) -> String {
@@ -500,21 +494,11 @@ impl KindIndex for OpenVectors {
     }
 
     fn parse(&self, raw: &Value, options: &Options) -> Result<Prepared, DataError> {
-        self.check_options(options)?;
-        let vector = vector_query(raw, self.index.vectors().dim())?;
-        Ok(Box::new(VectorQuery {
-            vector,
-            candidates: options.u32("candidates")?,
-        }))
+        self.query(options, |dim| vector_query(raw, dim))
     }
 
     fn parse_vector(&self, row: &[f32], options: &Options) -> Result<Prepared, DataError> {
-        self.check_options(options)?;
-        let vector = vector_row(row, self.index.vectors().dim())?;
-        Ok(Box::new(VectorQuery {
-            vector,
-            candidates: options.u32("candidates")?,
-        }))
+        self.query(options, |dim| vector_row(row, dim))
     }
 
     fn items(&self, query: &(dyn Any + Send + Sync)) -> usize {
@@ -525,6 +509,20 @@ impl KindIndex for OpenVectors {
 }
 
 impl OpenVectors {
+    /// A query with its options checked first, then its vector made for the index's dimension.
+    fn query(
+        &self,
+        options: &Options,
+        vector: impl FnOnce(usize) -> Result<Vec<f32>, DataError>,
+    ) -> Result<Prepared, DataError> {
+        self.check_options(options)?;
+        let vector = vector(self.index.vectors().dim())?;
+        Ok(Box::new(VectorQuery {
+            vector,
+            candidates: options.u32("candidates")?,
+        }))
+    }
+
     /// A batch's answers among the objects `allowed` admits (every object when `None`).
     fn search_among(
         &self,
