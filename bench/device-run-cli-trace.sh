@@ -18,8 +18,7 @@ d=/tmp/genie-trace; rm -rf "$d"; mkdir -p "$d"
 sum="$res/trace-summary.txt"
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/nvidia/lib64"
 source "$(dirname "$0")/timing.sh"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$sum"
-echo "host cores: $(nproc); commit: $(cat $D/COMMIT)" | tee -a "$sum"
+device_header "$sum" "$D"
 sets=${SETS:-fm cl}
 python3 bench/peers/vector_sets.py "$d" "$D/fm" "$sets"
 for set in $sets; do

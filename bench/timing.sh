@@ -22,9 +22,9 @@ disk_ceiling() {
   echo "disk ceiling ($flags): $((mb / 16 * 16)) MiB in $(since "$t0") ms"
   rm -f "$file"
 }
-# device_header SUM: the GPUs, the host's cores and kernel and the commit, printed and written to
-# the summary file SUM (which it starts)
+# device_header SUM [DIR]: the GPUs, the host's cores and kernel and the commit (DIR/COMMIT,
+# default .gpu), printed and written to the summary file SUM (which it starts)
 device_header() {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$1"
-  echo "host cores: $(nproc); kernel: $(uname -r); commit: $(cat .gpu/COMMIT 2>/dev/null)" | tee -a "$1"
+  echo "host cores: $(nproc); kernel: $(uname -r); commit: $(cat "${2:-.gpu}/COMMIT" 2>/dev/null)" | tee -a "$1"
 }

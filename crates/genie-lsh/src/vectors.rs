@@ -48,13 +48,9 @@ impl VectorSet {
     }
 
     /// Vectors from rows, which must all have the same (non-zero) length.
-    pub fn from_rows<R: AsRef<[f32]>>(rows: &[R]) -> Result<Self> {
+    pub fn from_rows<R: AsRef<[f32]> + Sync>(rows: &[R]) -> Result<Self> {
         let dim = rows.first().map_or(0, |r| r.as_ref().len());
-        let mut set = Self::empty(dim)?;
-        for r in rows {
-            set.push(r.as_ref())?;
-        }
-        Ok(set)
+        Self::gather(dim, rows.len(), |i| rows[i].as_ref())
     }
 
     /// `n` rows of dimension `dim`, row `i` being `row(i)`, gathered on all cores (a batch of

@@ -23,8 +23,8 @@ pub use vectors::GpuVectors;
 
 use genie_core::{GenieError, Result};
 
-/// Queries of the batches a GPU prepares for: the CLI's default chunk. A codebook index pins
-/// query staging for it and warms up with one such batch when it opens.
+/// Queries of the batches a GPU prepares for: the CLI's default chunk. A codebook index warms up
+/// with one such batch when it opens (which pins the query staging, sized for it).
 pub const PREPARED_BATCH: usize = 8192;
 
 /// The distance [`GpuVectors::distances`] computes, as the CPU's [`crate::Metric`] does.

@@ -57,7 +57,6 @@ pub struct Stager {
 pub trait Word: DeviceRepr + Copy + Send + Sync + 'static {}
 impl Word for u32 {}
 impl Word for f32 {}
-impl Word for i32 {}
 
 /// Where an upload's time went.
 #[derive(Debug, Default, Clone, Copy)]

@@ -2,8 +2,8 @@
 //! ([`CodebookIndex::search_each`]), and the same of rows held apart
 //! ([`CodebookIndex::search_rows`]), which a GPU that scans takes as they lie.
 
-use super::{ms_since, CodebookIndex, Counting, LshError, Result, SearchStages};
-use crate::gpu::{Queries, ScanJob};
+use super::{ms_since, CodebookIndex, Counting, LshError, Plan, Result, SearchStages};
+use crate::gpu::{GpuVectors, Queries, ScanJob};
 use crate::{Probe, VectorSet};
 use genie_core::VerifiedHit;
 use rayon::prelude::*;
@@ -69,39 +69,22 @@ impl CodebookIndex {
         let mut out = vec![Vec::new(); queries.len()];
         for c in groups {
             let rows: Vec<usize> = (0..ks.len()).filter(|&i| wanted[i] == c).collect();
-            let k = rows.iter().map(|&i| ks[i]).max().unwrap_or(0);
-            let (sub_q, sub_p);
-            let (q, p) = if rows.len() == queries.len() {
-                (queries, &plan)
-            } else {
-                sub_q = queries.select(&rows)?;
-                sub_p = if on_device {
-                    plan.clone()
-                } else {
-                    plan.select(&rows)
-                };
-                (&sub_q, &sub_p)
-            };
-            let job = ScanJob {
-                plan_on_device: on_device,
-                ..self.job(Queries::Flat(q.as_slice()), p, c)
-            };
-            let (hits, times) = gpu.scan_top_k(&job, k, self.reranker.device_metric())?;
-            stages.hash_ms += times.plan_ms;
-            stages.upload_ms += times.upload_ms;
-            stages.count_ms += times.scan_ms;
-            stages.rerank_ms += times.rerank_ms;
             if rows.len() == queries.len() {
-                // the whole batch (the usual case): in place, on all cores
-                out = hits;
-                out.par_iter_mut()
-                    .zip(ks.par_iter())
-                    .with_min_len(256)
-                    .for_each(|(h, &k)| h.truncate(k));
+                // the whole batch (the usual case), its hits in place
+                let whole = Queries::Flat(queries.as_slice());
+                out = self.scan_pass(gpu, whole, &plan, on_device, ks, c, &mut stages)?;
                 continue;
             }
-            for (&i, mut h) in rows.iter().zip(hits) {
-                h.truncate(ks[i]);
+            let sub_q = queries.select(&rows)?;
+            let sub_p = if on_device {
+                plan.clone()
+            } else {
+                plan.select(&rows)
+            };
+            let sub_ks: Vec<usize> = rows.iter().map(|&i| ks[i]).collect();
+            let part = Queries::Flat(sub_q.as_slice());
+            let hits = self.scan_pass(gpu, part, &sub_p, on_device, &sub_ks, c, &mut stages)?;
+            for (&i, h) in rows.iter().zip(hits) {
                 out[i] = h;
             }
         }
@@ -135,23 +118,42 @@ impl CodebookIndex {
         };
         let plan = self.codebook.plan_shape(probe)?;
         let c = wanted(0).unwrap_or(0);
+        let mut stages = SearchStages {
+            queries: rows.len() as u64,
+            ..SearchStages::default()
+        };
+        let out = self.scan_pass(gpu, Queries::Rows(rows), &plan, true, ks, c, &mut stages)?;
+        self.stages.record(&stages);
+        Ok(out)
+    }
+
+    /// One device pass over `queries`, each with `c` candidates re-ranked and its hits cut to
+    /// its own `k` (`ks`, one a query); its times added to `stages`.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_pass(
+        &self,
+        gpu: &GpuVectors,
+        queries: Queries<'_>,
+        plan: &Plan,
+        on_device: bool,
+        ks: &[usize],
+        c: usize,
+        stages: &mut SearchStages,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
         let job = ScanJob {
-            plan_on_device: true,
-            ..self.job(Queries::Rows(rows), &plan, c)
+            plan_on_device: on_device,
+            ..self.job(queries, plan, c)
         };
         let k = ks.iter().copied().max().unwrap_or(0);
         let (mut out, times) = gpu.scan_top_k(&job, k, self.reranker.device_metric())?;
+        stages.hash_ms += times.plan_ms;
+        stages.upload_ms += times.upload_ms;
+        stages.count_ms += times.scan_ms;
+        stages.rerank_ms += times.rerank_ms;
         out.par_iter_mut()
             .zip(ks.par_iter())
             .with_min_len(256)
             .for_each(|(h, &k)| h.truncate(k));
-        self.stages.record(&SearchStages {
-            queries: rows.len() as u64,
-            hash_ms: times.plan_ms,
-            upload_ms: times.upload_ms,
-            count_ms: times.scan_ms,
-            rerank_ms: times.rerank_ms,
-        });
         Ok(out)
     }
 

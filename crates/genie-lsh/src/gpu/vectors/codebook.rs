@@ -76,20 +76,7 @@ impl GpuVectors {
             terms: None,
         });
         s.synchronize().map_err(cuda_err)?;
-        self.object_terms()?;
-        // an index searched in batches that go up through page-locked memory pins it now, not
-        // at its first search
-        if self.dim as usize * super::PREPARED_BATCH >= super::PINNED_FLOATS {
-            let t = Instant::now();
-            match self.prepare_uploads() {
-                Ok(()) => log::debug!(
-                    "query staging pinned in {:.1} ms",
-                    t.elapsed().as_secs_f64() * 1e3
-                ),
-                Err(e) => log::warn!("query staging not pinned at open ({e})"),
-            }
-        }
-        Ok(())
+        self.object_terms()
     }
 
     /// With both the cells and the codebook attached, each object's cross products with its

@@ -163,8 +163,8 @@ impl GpuVectors {
             compact: None,
         })
     }
-    /// `host` copied to the device, a large batch through the page-locked staging lanes (made at
-    /// the first such batch, or by [`GpuVectors::prepare_uploads`]).
+    /// `host` copied to the device, a large batch through the page-locked staging lanes (pinned
+    /// at the first such batch: an index's warm-up when it opens).
     fn upload(&self, host: &[f32]) -> Result<CudaSlice<f32>> {
         let s = &self.stream;
         if host.len() < PINNED_FLOATS {
@@ -214,12 +214,6 @@ impl GpuVectors {
     /// the next search of the same sizes maps no new memory.
     pub fn keep_freed_memory(&self) -> Result<()> {
         genie_core::backend::cuda::keep_freed_memory(&self.ctx, KEPT_BYTES)
-    }
-
-    /// Pins the staging memory of query uploads now (an index opened for searches calls this, so
-    /// that its first large batch does not wait for the pinning).
-    pub fn prepare_uploads(&self) -> Result<()> {
-        self.stager().map(|_| ())
     }
     /// Launches `rerank_distance`: `out[t]` = the distance from query `t / per_query` (rows of
     /// `queries`, `nq` of them) to vector `candidates[t]` (NaN for ids beyond the vectors).
