@@ -6,15 +6,17 @@
 #[path = "common/cases.rs"]
 mod conformance;
 
+use genie_core::backend::cuda::PostingsForm;
 use genie_core::{Backend, CpuBackend, CudaBackend};
 
 fn cpu() -> Option<Box<dyn Backend>> {
     Some(Box::new(CpuBackend::new()))
 }
 
-fn gpu() -> Option<Box<dyn Backend>> {
+/// The GPU with its List Arrays in `form`, or why there is none (printed).
+fn gpu_with(form: PostingsForm) -> Option<Box<dyn Backend>> {
     match CudaBackend::new(0) {
-        Ok(b) => Some(Box::new(b)),
+        Ok(b) => Some(Box::new(b.with_postings(form))),
         Err(e) => {
             conformance::skip(format!(
                 "{} ({e})",
@@ -23,6 +25,21 @@ fn gpu() -> Option<Box<dyn Backend>> {
             None
         }
     }
+}
+
+/// The GPU as it chooses the form of the postings.
+fn gpu() -> Option<Box<dyn Backend>> {
+    gpu_with(PostingsForm::Auto)
+}
+
+/// The GPU reading every List Array packed in blocks.
+fn gpu_packed() -> Option<Box<dyn Backend>> {
+    gpu_with(PostingsForm::Packed)
+}
+
+/// The GPU reading every List Array as plain ids.
+fn gpu_plain() -> Option<Box<dyn Backend>> {
+    gpu_with(PostingsForm::Plain)
 }
 
 macro_rules! conformance_suite {
@@ -68,3 +85,5 @@ macro_rules! all_cases {
 
 all_cases!(cpu);
 all_cases!(gpu);
+all_cases!(gpu_packed);
+all_cases!(gpu_plain);

@@ -105,4 +105,8 @@ pub struct BenchArgs {
     /// Mode serve: the dispatch rules served in turn (greedy, cohort), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "greedy")]
     pub dispatch: Vec<genie::service::Dispatch>,
+    /// Mode suite: only these workloads (comma-separated names, e.g. SIFT-like,Tweets-like);
+    /// default all.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
 }

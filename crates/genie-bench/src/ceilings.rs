@@ -14,10 +14,11 @@ pub fn open(args: &BenchArgs) -> Result<(CudaBackend, Ceilings)> {
     }
     let ceilings = measure_ceilings(0).unwrap_or_default();
     println!(
-        "device: {}\nceilings: d2d copy {:.0} GB/s, random atomics {:.1} G/s, h2d pinned {:.1} GB/s, pageable {:.1} GB/s",
+        "device: {}\nceilings: d2d copy {:.0} GB/s, random atomics {:.1} G/s, shared-tile increments {:.0} G/s, h2d pinned {:.1} GB/s, pageable {:.1} GB/s",
         gpu.name(),
         ceilings.copy_gbs,
         ceilings.atomic_gops,
+        ceilings.shared_gops,
         ceilings.h2d_pinned_gbs,
         ceilings.h2d_pageable_gbs
     );

@@ -15,6 +15,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// The name of the suite's sequence workload (for `--only`).
+const SEQUENCES: &str = "DBLP-like";
+
 /// One workload of the suite: an index and its queries, with the paper's Table I figures
 /// (TITAN X, 1,024 queries): index build, index transfer, query transfer, match, select (s).
 struct Workload {
@@ -79,7 +82,22 @@ pub fn run(args: &BenchArgs, gpu: &CudaBackend) -> Result<()> {
         "MB/q"
     );
     let gen_nq = args.curve.iter().copied().fold(nq, usize::max);
-    for job in crate::workloads::keyword_suite(scale, gen_nq, args.seed) {
+    let jobs = crate::workloads::keyword_suite(scale, gen_nq, args.seed);
+    if let Some(unknown) = args
+        .only
+        .iter()
+        .find(|o| *o != SEQUENCES && !jobs.iter().any(|j| j.name == o.as_str()))
+    {
+        let names: Vec<_> = jobs.iter().map(|j| j.name).chain([SEQUENCES]).collect();
+        bail!(
+            "--only: no workload {unknown} (the suite's: {})",
+            names.join(", ")
+        );
+    }
+    for job in jobs {
+        if !args.only.is_empty() && !args.only.iter().any(|o| o == job.name) {
+            continue;
+        }
         let (name, paper, make) = (job.name, job.paper, job.make);
         let t = Instant::now();
         let (index, mut queries) = make()?;
@@ -228,9 +246,11 @@ pub fn run(args: &BenchArgs, gpu: &CudaBackend) -> Result<()> {
             );
         }
     }
-    let (row, line) = sequence_workload(5_000_000 / scale, nq, args.seed, gpu)?;
-    out.push_str(&row);
-    csv.push_str(&line);
+    if args.only.is_empty() || args.only.iter().any(|o| o == SEQUENCES) {
+        let (row, line) = sequence_workload(5_000_000 / scale, nq, args.seed, gpu)?;
+        out.push_str(&row);
+        csv.push_str(&line);
+    }
     if let Some(path) = &args.csv {
         std::fs::write(path, csv).with_context(|| format!("writing {}", path.display()))?;
         let dense_path = path.with_extension("dense.csv");

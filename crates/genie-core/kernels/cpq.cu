@@ -68,6 +68,46 @@ __device__ __forceinline__ bool is_live(const u32* __restrict__ live, u32 id) {
     return live == nullptr || ((__ldg(&live[id >> 5]) >> (id & 31)) & 1u) != 0;
 }
 
+// The List Array as the match kernels read it (crates/genie-core/src/packed.rs): plain (`plain`
+// set), or packed in blocks of 128 postings, each the offsets from its smallest id in the block's
+// width of bits. `hdr` holds per block its smallest id and first word of `data`, then the end
+// word; block b's width is (hdr[2b + 3] - hdr[2b + 1]) / 4. A posting is read at its position
+// alone, so every kernel reads packed lists as it reads plain ones. Each match kernel comes in both
+// forms (`PACKED`, the entry points ending in `_packed`), so the plain one pays nothing for the other.
+struct Postings {
+    const u32* __restrict__ plain;
+    const u32* __restrict__ hdr;
+    const u32* __restrict__ data;
+    template <bool PACKED>
+    __device__ __forceinline__ u32 at(u64 p) const {
+        if (!PACKED) return __ldg(&plain[p]);
+        const u64 b = p >> 7;
+        const uint2 h = __ldg(reinterpret_cast<const uint2*>(hdr) + b);
+        const u32 w = (__ldg(&hdr[2 * b + 3]) - h.y) >> 2;
+        if (w == 0) return h.x;
+        const u32 bit = (u32)(p & 127u) * w;
+        const u32 word = h.y + (bit >> 5), sh = bit & 31u;
+        u32 v = __ldg(&data[word]) >> sh;
+        if (sh + w > 32u) v |= __ldg(&data[word + 1]) << (32u - sh);
+        if (w < 32u) v &= (1u << w) - 1u;
+        return h.x + v;
+    }
+};
+// One list's postings at 32-bit positions from its first (a list holds each object at most once):
+// the tiled kernels' inner loops index a list so, in 32-bit arithmetic.
+template <bool PACKED>
+struct ListReader {
+    const u32* __restrict__ ids;  // plain: the list's first posting
+    Postings P;
+    u64 start;
+    __device__ __forceinline__ ListReader(const Postings& p, u64 first)
+        : ids(PACKED ? nullptr : p.plain + first), P(p), start(first) {}
+    __device__ __forceinline__ u32 operator[](u32 i) const {
+        return PACKED ? P.at<true>(start + i) : __ldg(&ids[i]);
+    }
+};
+#define POSTINGS_ARGS const u32 *__restrict__ postings, const u32 *__restrict__ packed_hdr, const u32 *__restrict__ packed_data
+
 // ---- bitmap counter ---------------------------------------------------------------------------
 
 struct Bitmap {
@@ -198,7 +238,15 @@ extern "C" __global__ void cpq_init(u64* tables, u64 total_slots, u32* audit, u3
     for (u64 q = i; q < nq; q += stride) audit[q] = 1;
 }
 
-extern "C" __global__ void cpq_match(const u32* __restrict__ postings, const u32* __restrict__ live,
+#define CPQ_MATCH_ARGS                                                                                 \
+    POSTINGS_ARGS, const u32 *__restrict__ live, const u32 *__restrict__ items,                        \
+        const u32 *__restrict__ task_start, u32 nitems, u32 ntasks, u32 sublist,                       \
+        const u32 *__restrict__ meta, u32 *bitmaps, u32 *za, u32 *audit, u64 *tables, u32 *flags, u32 k
+#define CPQ_MATCH_CALL \
+    Postings{postings, packed_hdr, packed_data}, live, items, task_start, nitems, ntasks, sublist, meta, bitmaps, za, audit, tables, flags, k
+
+template <bool PACKED>
+__device__ __forceinline__ void cpq_match_body(const Postings P, const u32* __restrict__ live,
                                      const u32* __restrict__ items,
                                      const u32* __restrict__ task_start, u32 nitems, u32 ntasks, u32 sublist,
                                      const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit, u64* tables,
@@ -219,7 +267,7 @@ extern "C" __global__ void cpq_match(const u32* __restrict__ postings, const u32
 #pragma unroll
             for (u32 j = 0; j < UNROLL; ++j) {
                 const u32 i = i0 + j * blockDim.x;
-                ids[j] = i < len ? __ldg(&postings[start + i]) : EMPTY_ID;
+                ids[j] = i < len ? P.at<PACKED>(start + i) : EMPTY_ID;
             }
             // a denied object's postings are not counted
             if (live != nullptr) {
@@ -402,20 +450,31 @@ extern "C" __global__ void cpq_select(const u32* __restrict__ meta, u32* bitmaps
     }
 }
 
+extern "C" __global__ void cpq_match(CPQ_MATCH_ARGS) { cpq_match_body<false>(CPQ_MATCH_CALL); }
+extern "C" __global__ void cpq_match_packed(CPQ_MATCH_ARGS) { cpq_match_body<true>(CPQ_MATCH_CALL); }
+
 // ---- kernels: count-table baseline ----------------------------------------------------------------
 
-extern "C" __global__ void ct_match(const u32* __restrict__ postings, const u32* __restrict__ live,
+template <bool PACKED>
+__device__ __forceinline__ void ct_match_body(const Postings P, const u32* __restrict__ live,
                                     const u32* __restrict__ items, const u32* __restrict__ task_start, u32 nitems,
                                     u32 ntasks, u32 sublist, u32* counts, u32 n) {
     for (u32 t = blockIdx.x; t < ntasks; t += gridDim.x) {
         const Task task = load_task(items, task_start, nitems, sublist, t);
         u32* qc = counts + (u64)task.query * n;
         for (u32 i = threadIdx.x; i < task.len; i += blockDim.x) {
-            const u32 id = __ldg(&postings[task.start + i]);
+            const u32 id = P.at<PACKED>(task.start + i);
             if (is_live(live, id)) atomicAdd(&qc[id], task.weight);
         }
     }
 }
+
+#define CT_MATCH_ARGS                                                                                  \
+    POSTINGS_ARGS, const u32 *__restrict__ live, const u32 *__restrict__ items,                        \
+        const u32 *__restrict__ task_start, u32 nitems, u32 ntasks, u32 sublist, u32 *counts, u32 n
+#define CT_MATCH_CALL Postings{postings, packed_hdr, packed_data}, live, items, task_start, nitems, ntasks, sublist, counts, n
+extern "C" __global__ void ct_match(CT_MATCH_ARGS) { ct_match_body<false>(CT_MATCH_CALL); }
+extern "C" __global__ void ct_match_packed(CT_MATCH_ARGS) { ct_match_body<true>(CT_MATCH_CALL); }
 
 // hist: per query bound + 2 counters (zeroed), in global memory.
 extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* counts, u32* hist, u32 nq, u32 n, u32 k,
@@ -461,324 +520,3 @@ extern "C" __global__ void ct_select(const u32* __restrict__ meta, const u32* co
     }
 }
 
-// ---- tiled counting (the fast path of the c-PQ match) -------------------------------------------
-//
-// One block per (query, range of object tiles). A tile's counts live in shared memory as bytes
-// (4 objects per 32-bit word, so a shared atomic add updates one byte and never carries: counts
-// stay within a bound <= 255; 16-bit counters, 2 a word, serve bounds <= 1023). Every posting list of the query is sorted by object id, so the
-// block keeps one cursor per list and sweeps its tiles in order: only the first tile needs a
-// binary search. When a tile is complete its counts are final:
-//   - they are written to the query's count array (8 bits per object, the bitmap counter layout
-//     with log_bits = 3), which the select kernel reads for exact counts and the tie fill;
-//   - the tile's suffix histogram feeds the ZipperArray for every value >= AT, AT advances as in
-//     Algorithm 1, and only objects whose count reaches the new AT enter the hash table.
-// The extraction argument of the global kernel holds unchanged: ZA never over-counts, and every
-// object whose final count reaches the final AT is inserted when its tile completes.
-// A sweep (`carried` set, one launch per range of tiles) counts one range of every query of the
-// batch, so that the queries that share a list read its slice of the range while it is in L2; each
-// list's cursor is kept in `carried` (TILE_MAX_LISTS a query) for the launch of the next range.
-//
-// lists: per query, `list_start[q]..list_start[q + 1]` index (lo, hi, weight, first) records of
-// 4 x u32: keyword ranges whose every keyword is one list (empty ones included), list `first + i`
-// being keyword `lo + i`; a list's postings are `offsets[kw]..offsets[kw + 1]` of the index, so
-// range items travel as they are, not expanded into lists.
-//
-// Dense lists (SearchParams::gpu_dense): a keyword list holding a large share of the objects is
-// also kept as a bitmap over the objects (bit o % 32 of word o / 32; `dense_words` words a list,
-// whole 32 K-object tiles). A query's dense lists are `dense_start[q]..dense_start[q + 1]` records
-// of 2 x u32 (bitmap number, weight), and they are not among its `lists`. Each thread of a block
-// owns 32 objects of the tile, adds every dense list's bits to them in registers (4 counters a
-// word spread by a multiply, never carrying since a count stays within the bound) and stores
-// them: one coalesced load per 32 objects and list, no atomics. The id lists then add on top.
-
-// Counter words per tile: 8192 (32 KB of shared memory), or 16384 for the wide variants, which
-// halve the per-(list, tile) work when a query has many short lists (the counters are then in
-// dynamic shared memory: above the 48 KB of static shared memory).
-#define TILE_WORDS_NARROW 8192u
-#define TILE_WORDS_WIDE 16384u
-#define TILE_MAX_LISTS 2048u
-#define BALANCE_LISTS 32u
-
-// BITS = 8: 4 counters a word, bounds <= 255; BITS = 16: 2 counters a word, bounds <= 1023 (the
-// histogram's size). A tile holds TILE_WORDS * 32 / BITS objects.
-// List l of a query's ranges `qr` (nr records, ascending `first`, nl lists): its postings and
-// weight. Single-keyword items (LSH functions, words) give one range per list: no search.
-__device__ __forceinline__ void list_at(const u32* __restrict__ qr, u32 nr, u32 nl, u32 l,
-                                        const u64* __restrict__ offsets, u64& start, u64& end, u32& w) {
-    u32 lo = 0, hi = nr;  // the last range whose first list is <= l
-    if (nr == nl) {
-        lo = l;
-    } else {
-        while (hi - lo > 1) {
-            const u32 mid = (lo + hi) >> 1;
-            if (qr[4 * mid + 3] <= l) lo = mid; else hi = mid;
-        }
-    }
-    const u32 kw = qr[4 * lo] + (l - qr[4 * lo + 3]);
-    start = offsets[kw];
-    end = offsets[kw + 1];
-    w = qr[4 * lo + 2];
-}
-
-// The field mask of the counter word of objects o..o + 32 / BITS (in one word of `live`, as o is a
-// multiple of 32 / BITS): all ones in each allowed object's field, zeros in a denied one's.
-template <u32 BITS>
-__device__ __forceinline__ u32 live_fields(const u32* __restrict__ live, u32 o) {
-    const u32 bits = __ldg(&live[o >> 5]) >> (o & 31);
-    if (BITS == 8) return (((bits & 0xFu) * 0x00204081u) & 0x01010101u) * 0xFFu;
-    const u32 pair = bits & 0x3u;
-    return ((pair | (pair << 15)) & 0x00010001u) * 0xFFFFu;
-}
-
-template <u32 BITS, u32 TILE_WORDS>
-__device__ __forceinline__ void tile_body(
-    const u32* __restrict__ postings, const u32* __restrict__ live, const u64* __restrict__ offsets, const u32* __restrict__ lists,
-    const u32* __restrict__ list_start, u32 nq, u32 n, u32 tiles_per_block, const u32* __restrict__ meta, u32* bitmaps, u32* za, u32* audit,
-    u64* tables, u32* flags, u32 k, const u32* __restrict__ dense_bits, u64 dense_words,
-    const u32* __restrict__ dense_recs, const u32* __restrict__ dense_start, u32 sweep, u32* carried) {
-    constexpr u32 PER = 32 / BITS;                     // counters a word
-    constexpr u32 PER_LOG = BITS == 8 ? 2 : 1;
-    constexpr u32 FMASK = (1u << BITS) - 1u;
-    constexpr u32 TILE_OBJECTS = TILE_WORDS * PER;
-    constexpr u32 HBINS = BITS == 8 ? 256u : 1024u;
-    extern __shared__ u32 counts[];  // TILE_WORDS words, sized at launch
-    __shared__ u32 cursor[TILE_MAX_LISTS];  // offset from the list's first posting
-    __shared__ u32 hist[HBINS];
-    __shared__ u32 seg_end[BALANCE_LISTS];         // each list's end in the current tile
-    __shared__ u32 chunk_start[BALANCE_LISTS + 1];  // prefix sums of 128-posting chunks
-    const u32 ntiles = (n + TILE_OBJECTS - 1) / TILE_OBJECTS;
-    // a sweep (`carried` set): this launch counts tile range `sweep` of every query, each list's
-    // cursor carried from the launch of the range before
-    const u32 chunks = carried != nullptr ? 1u : (ntiles + tiles_per_block - 1) / tiles_per_block;
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    for (u64 job = blockIdx.x; job < (u64)nq * chunks; job += gridDim.x) {
-        const u32 q = (u32)(job / chunks), chunk = carried != nullptr ? sweep : (u32)(job % chunks);
-        const u32 t0 = chunk * tiles_per_block, t1 = min(ntiles, t0 + tiles_per_block);
-        const QueryMeta m = load_meta(meta, q);
-        u32* qcounts = bitmaps + m.bitmap_off;
-        u32* qza = za + m.za_off;
-        u32* qat = audit + q;
-        u64* tab = tables + m.table_off;
-        const u32 r0 = list_start[q], nr = list_start[q + 1] - r0;
-        const u32* qr = lists + 4 * (u64)r0;
-        const u32 nl = nr == 0 ? 0u : qr[4 * (nr - 1) + 3] + (qr[4 * (nr - 1) + 1] - qr[4 * (nr - 1)] + 1);
-        const u32 nd = dense_start[q + 1] - dense_start[q];
-        const u32* qd = dense_recs + 2 * (u64)dense_start[q];
-        // first tile: each list's cursor, carried from the range before, or 0 at the first object,
-        // else by binary search
-        const u32 first_id = t0 * TILE_OBJECTS;
-        for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
-            if (carried != nullptr && t0 > 0) {
-                cursor[l] = carried[(u64)q * TILE_MAX_LISTS + l];
-                continue;
-            }
-            if (first_id == 0) {
-                cursor[l] = 0;
-                continue;
-            }
-            u64 start, hi;
-            u32 w_unused;
-            list_at(qr, nr, nl, l, offsets, start, hi, w_unused);
-            u64 lo = start;
-            while (lo < hi) {
-                const u64 mid = (lo + hi) >> 1;
-                if (__ldg(&postings[mid]) < first_id) lo = mid + 1; else hi = mid;
-            }
-            cursor[l] = (u32)(lo - start);
-        }
-        for (u32 t = t0; t < t1; ++t) {
-            const u32 base = t * TILE_OBJECTS, end_id = min(n, base + TILE_OBJECTS);
-            for (u32 i = threadIdx.x; i < TILE_WORDS; i += blockDim.x) counts[i] = 0;
-            for (u32 i = threadIdx.x; i < HBINS; i += blockDim.x) hist[i] = 0;
-            __syncthreads();
-            if (nd != 0) {
-                constexpr u32 CW = 32 / PER;  // counter words per bitmap word
-                for (u32 b = threadIdx.x; b < TILE_OBJECTS / 32; b += blockDim.x) {
-                    const u64 gw = (u64)(base / 32 + b);
-                    u32 acc[CW];
-#pragma unroll
-                    for (u32 j = 0; j < CW; ++j) acc[j] = 0;
-                    for (u32 d = 0; d < nd; ++d) {
-                        const u32 bits = __ldg(&dense_bits[(u64)qd[2 * d] * dense_words + gw]);
-                        if (bits == 0) continue;
-                        const u32 w = qd[2 * d + 1];
-#pragma unroll
-                        for (u32 j = 0; j < CW; ++j) {
-                            if (BITS == 8) {
-                                const u32 nib = (bits >> (4 * j)) & 0xFu;
-                                acc[j] += ((nib * 0x00204081u) & 0x01010101u) * w;
-                            } else {
-                                const u32 pair = (bits >> (2 * j)) & 0x3u;
-                                acc[j] += ((pair | (pair << 15)) & 0x00010001u) * w;
-                            }
-                        }
-                    }
-#pragma unroll
-                    for (u32 j = 0; j < CW; ++j) counts[b * CW + j] = acc[j];
-                }
-                __syncthreads();
-            }
-            if (nl <= BALANCE_LISTS) {
-                // few lists (short documents, few attributes): find each list's end in this tile,
-                // then deal the tile's postings to all warps in chunks of 128, so one hot list
-                // does not hold a block while its other warps idle
-                for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
-                    u64 start, hi;
-                    u32 w_unused;
-                    list_at(qr, nr, nl, l, offsets, start, hi, w_unused);
-                    u64 lo = start + cursor[l];
-                    while (lo < hi) {
-                        const u64 mid = (lo + hi) >> 1;
-                        if (__ldg(&postings[mid]) < end_id) lo = mid + 1; else hi = mid;
-                    }
-                    seg_end[l] = (u32)(lo - start);
-                }
-                __syncthreads();
-                if (threadIdx.x == 0) {
-                    u32 total = 0;
-                    for (u32 l = 0; l < nl; ++l) {
-                        chunk_start[l] = total;
-                        total += (seg_end[l] - cursor[l] + 127) / 128;
-                    }
-                    chunk_start[nl] = total;
-                }
-                __syncthreads();
-                for (u32 c = warp; c < chunk_start[nl]; c += nwarps) {
-                    u32 lo = 0, hi = nl;  // the last l with chunk_start[l] <= c
-                    while (hi - lo > 1) {
-                        const u32 mid = (lo + hi) >> 1;
-                        if (chunk_start[mid] <= c) lo = mid; else hi = mid;
-                    }
-                    u64 start, end_unused;
-                    u32 w;
-                    list_at(qr, nr, nl, lo, offsets, start, end_unused, w);
-                    const u64 first = start + cursor[lo] + (u64)(c - chunk_start[lo]) * 128;
-                    const u64 stop = start + seg_end[lo];
-                    u32 ids[4];
-#pragma unroll
-                    for (u32 j = 0; j < 4; ++j) {
-                        const u64 p = first + 32 * j + lane;
-                        ids[j] = p < stop ? __ldg(&postings[p]) : 0xFFFFFFFFu;
-                    }
-#pragma unroll
-                    for (u32 j = 0; j < 4; ++j) {
-                        if (ids[j] != 0xFFFFFFFFu)
-                            atomicAdd(&counts[(ids[j] - base) >> PER_LOG], w << (((ids[j] - base) & (PER - 1)) * BITS));
-                    }
-                }
-                __syncthreads();
-                for (u32 l = threadIdx.x; l < nl; l += blockDim.x) cursor[l] = seg_end[l];
-            } else {
-                // each warp sweeps whole lists: 32 consecutive postings a step, coalesced
-                for (u32 l = warp; l < nl; l += nwarps) {
-                    u64 start, end;
-                    u32 w;
-                    list_at(qr, nr, nl, l, offsets, start, end, w);
-                    u64 cur = start + cursor[l];
-                    while (cur < end) {
-                        // 4 x 32 postings in flight per warp; the list is sorted, so the postings of
-                        // this tile are a prefix of them
-                        u32 ids[4];
-#pragma unroll
-                        for (u32 j = 0; j < 4; ++j) {
-                            const u64 p = cur + 32 * j + lane;
-                            ids[j] = p < end ? __ldg(&postings[p]) : 0xFFFFFFFFu;
-                        }
-                        u32 taken = 0;
-#pragma unroll
-                        for (u32 j = 0; j < 4; ++j) {
-                            const bool mine = ids[j] < end_id;
-                            if (mine) atomicAdd(&counts[(ids[j] - base) >> PER_LOG], w << (((ids[j] - base) & (PER - 1)) * BITS));
-                            taken += __popc(__ballot_sync(0xFFFFFFFFu, mine));
-                        }
-                        cur += taken;
-                        if (taken < 128) break;
-                    }
-                    if (lane == 0) cursor[l] = (u32)(cur - start);
-                }
-            }
-            __syncthreads();
-            // the tile's counts are final: clear the denied objects', write them out and
-            // histogram them
-            const u32 words = (end_id - base + PER - 1) / PER;
-            u32* out = qcounts + base / PER;
-            for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
-                u32 c4 = counts[i];
-                if (live != nullptr && c4 != 0) {
-                    c4 &= live_fields<BITS>(live, base + PER * i);
-                    counts[i] = c4;
-                }
-                out[i] = c4;
-                if (c4 != 0) {
-#pragma unroll
-                    for (u32 j = 0; j < PER; ++j) {
-                        const u32 c = (c4 >> (BITS * j)) & FMASK;
-                        if (c != 0) atomicAdd(&hist[min(c, HBINS - 1)], 1u);
-                    }
-                }
-            }
-            __syncthreads();
-            // suffix sums: hist[v] becomes the objects of count >= v
-            if (warp == 0) {
-                u32 carry = 0;
-                for (int v0 = (int)HBINS - 32; v0 >= 0; v0 -= 32) {
-                    u32 x = hist[v0 + (31 - lane)];
-                    for (u32 d = 1; d < 32; d <<= 1) {
-                        const u32 y = __shfl_up_sync(0xFFFFFFFFu, x, d);
-                        if (lane >= d) x += y;
-                    }
-                    hist[v0 + (31 - lane)] = x + carry;
-                    carry += __shfl_sync(0xFFFFFFFFu, x, 31);
-                }
-            }
-            __syncthreads();
-            // Gate: ZA[v] += objects of count >= v, for every v >= AT; then AT advances
-            const u32 at0 = ld_volatile(qat);
-            for (u32 v = max(at0, 1u) + threadIdx.x; v <= min(m.bound, HBINS - 1); v += blockDim.x) {
-                if (hist[v] != 0) atomicAdd(&qza[v], hist[v]);
-            }
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                while (true) {
-                    const u32 a = ld_volatile(qat);
-                    if (a >= m.bound + 1 || ld_volatile(&qza[a]) < k) break;
-                    atomicCAS(qat, a, a + 1);
-                }
-            }
-            __syncthreads();
-            // only objects at or above the AuditThreshold enter the hash table
-            const u32 at = max(ld_volatile(qat), 1u);
-            if (at <= HBINS - 1 && hist[at] != 0) {
-                for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
-                    const u32 c4 = counts[i];
-                    if (c4 == 0) continue;
-#pragma unroll
-                    for (u32 j = 0; j < PER; ++j) {
-                        const u32 c = (c4 >> (BITS * j)) & FMASK;
-                        if (c >= at && !table_insert(tab, m.slots, base + PER * i + j, c, qat))
-                            atomicOr(&flags[q], FLAG_TABLE_FULL);
-                    }
-                }
-            }
-            __syncthreads();
-        }
-        if (carried != nullptr)
-            for (u32 l = threadIdx.x; l < nl; l += blockDim.x) carried[(u64)q * TILE_MAX_LISTS + l] = cursor[l];
-    }
-}
-
-#define TILE_ARGS                                                                                         \
-    const u32 *__restrict__ postings, const u32 *__restrict__ live, const u64 *__restrict__ offsets,      \
-        const u32 *__restrict__ lists,                                                                 \
-        const u32 *__restrict__ list_start,                                                            \
-        u32 nq, u32 n, u32 tiles_per_block, const u32 *__restrict__ meta, u32 *bitmaps, u32 *za,          \
-        u32 *audit, u64 *tables, u32 *flags, u32 k, const u32 *__restrict__ dense_bits, u64 dense_words,   \
-        const u32 *__restrict__ dense_recs, const u32 *__restrict__ dense_start, u32 sweep, u32 *carried
-#define TILE_CALL                                                                                     \
-    postings, live, offsets, lists, list_start, nq, n, tiles_per_block, meta, bitmaps, za, audit, tables, flags, k, \
-        dense_bits, dense_words, dense_recs, dense_start, sweep, carried
-
-extern "C" __global__ void __launch_bounds__(512) tile_match(TILE_ARGS) { tile_body<8, TILE_WORDS_NARROW>(TILE_CALL); }
-extern "C" __global__ void __launch_bounds__(512) tile_match16(TILE_ARGS) { tile_body<16, TILE_WORDS_NARROW>(TILE_CALL); }
-extern "C" __global__ void __launch_bounds__(512) tile_match_wide(TILE_ARGS) { tile_body<8, TILE_WORDS_WIDE>(TILE_CALL); }
-extern "C" __global__ void __launch_bounds__(512) tile_match16_wide(TILE_ARGS) { tile_body<16, TILE_WORDS_WIDE>(TILE_CALL); }

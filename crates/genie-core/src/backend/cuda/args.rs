@@ -1,18 +1,26 @@
 //! The kernel arguments that several launches of kernels/cpq.cu share, pushed in one place.
 
+use super::postings::DevicePostings;
 use cudarc::driver::{CudaSlice, CudaView, LaunchArgs, PushKernelArg};
 
 /// The `live` argument of a search without a mask: a null pointer, every object may be returned.
 static ALL_LIVE: u64 = 0;
 
-/// Pushes `(postings, live)`, the arguments every match kernel starts with: the List Array and the
+/// A null pointer argument (the arrays of the form of the postings not in use).
+static NULL: u64 = 0;
+
+/// Pushes `(postings, packed_hdr, packed_data, live)`, the arguments every match kernel starts
+/// with: the List Array, plain (the headers and bits null) or packed (the ids null), and the
 /// search's object mask on the device (`None`: a null pointer, no mask).
 pub(super) fn push_postings<'a>(
     args: &mut LaunchArgs<'a>,
-    postings: &'a CudaSlice<u32>,
+    postings: &'a DevicePostings,
     live: Option<&'a CudaSlice<u32>>,
 ) {
-    args.arg(postings);
+    match postings {
+        DevicePostings::Plain(ids) => args.arg(ids).arg(&NULL).arg(&NULL),
+        DevicePostings::Packed { headers, data } => args.arg(&NULL).arg(headers).arg(data),
+    };
     match live {
         Some(words) => args.arg(words),
         None => args.arg(&ALL_LIVE),
@@ -22,7 +30,7 @@ pub(super) fn push_postings<'a>(
 /// The arguments `cpq_match` and `ct_match` start with: the postings and the mask, the batch's
 /// items and task prefix sums, their numbers and the sublist length.
 pub(super) struct MatchWork<'a> {
-    pub(super) postings: &'a CudaSlice<u32>,
+    pub(super) postings: &'a DevicePostings,
     pub(super) live: Option<&'a CudaSlice<u32>>,
     pub(super) items: &'a CudaView<'a, u32>,
     pub(super) task_start: &'a CudaView<'a, u32>,

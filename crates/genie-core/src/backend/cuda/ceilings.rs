@@ -1,5 +1,6 @@
 //! Hardware ceilings measured on the device in the same run as a benchmark (CONVENTIONS.md 9):
-//! device-to-device copy bandwidth, random 32-bit atomic adds into a table larger than L2, and
+//! device-to-device copy bandwidth, random 32-bit atomic adds into a table larger than L2, random
+//! byte increments into a tile of shared memory, and
 //! host-to-device copy bandwidth from pinned and from pageable memory; and the uploads through
 //! pinned staging of several layouts ([`measure_staged_uploads`]).
 
@@ -66,6 +67,31 @@ pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
         .map_err(cuda_err)
     })?;
     c.atomic_gops = ops / (ms * 1e6);
+
+    let shared = module.load_function("shared_tile_add").map_err(cuda_err)?;
+    let blocks = 4 * ctx
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(cuda_err)? as u32;
+    let per_thread = 4096u32;
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (512, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let ops = f64::from(blocks) * 512.0 * f64::from(per_thread);
+    let ms = time_ms(&s, 5, || {
+        // SAFETY: arguments match kernels/bench.cu; `dst` holds more words than blocks.
+        unsafe {
+            s.launch_builder(&shared)
+                .arg(&dst)
+                .arg(&per_thread)
+                .arg(&seed)
+                .launch(cfg)
+        }
+        .map(|_| ())
+        .map_err(cuda_err)
+    })?;
+    c.shared_gops = ops / (ms * 1e6);
 
     let bytes = 256usize << 20;
     let host = vec![1u32; bytes / 4];

@@ -12,13 +12,14 @@
 
 use super::args::{push_cpq_counting, push_postings, push_select_tail, MatchWork};
 use super::buffers::{Grow, Slot};
-use super::cuda_err;
 use super::dense::Dense;
 use super::live::LiveMask;
 use super::plan::{
     grown_slots, plan, sweep_tiles, Plan, TILE_MAX_LISTS, TILE_WORDS, TILE_WORDS_WIDE,
 };
+use super::postings::{device_postings, DevicePostings};
 use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
+use super::{cuda_err, PostingsForm};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
 use crate::cpq::table_slots;
 use crate::error::{GenieError, Result};
@@ -45,14 +46,15 @@ pub(crate) struct Gpu {
     name: String,
     arch: String,
     cpq_init: CudaFunction,
-    cpq_match: CudaFunction,
     cpq_select: CudaFunction,
-    ct_match: CudaFunction,
     ct_select: CudaFunction,
-    tile_match: CudaFunction,
-    tile_match16: CudaFunction,
-    tile_match_wide: CudaFunction,
-    tile_match16_wide: CudaFunction,
+    /// The match kernels, each for plain postings (`[0]`) and packed ones (`[1]`).
+    cpq_match: [CudaFunction; 2],
+    ct_match: [CudaFunction; 2],
+    tile_match: [CudaFunction; 2],
+    tile_match16: [CudaFunction; 2],
+    tile_match_wide: [CudaFunction; 2],
+    tile_match16_wide: [CudaFunction; 2],
     /// Pinned staging for index uploads.
     staging: Stager,
     /// Streams and counting buffers of a resident index that was dropped, for the next one (the
@@ -70,15 +72,21 @@ impl Gpu {
         let arch = format!("sm_{major}{minor}");
         let module = super::kernels::load(&ctx, &super::kernels::CPQ, &arch)?;
         let f = |name: &str| module.load_function(name).map_err(cuda_err);
-        // the tiled kernels keep their counters in dynamic shared memory
-        let tiled = |name: &str, words: u32| {
-            let func = f(name)?;
-            func.set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                (words * 4) as i32,
-            )
-            .map_err(cuda_err)?;
-            Ok::<_, GenieError>(func)
+        // each match kernel and its `_packed` twin; the tiled ones keep their counters in
+        // `words` of dynamic shared memory (0: the others)
+        let pair = |name: &str, words: u32| {
+            let load = |name: &str| {
+                let func = f(name)?;
+                if words > 0 {
+                    func.set_attribute(
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        (words * 4) as i32,
+                    )
+                    .map_err(cuda_err)?;
+                }
+                Ok::<_, GenieError>(func)
+            };
+            Ok::<_, GenieError>([load(name)?, load(&format!("{name}_packed"))?])
         };
         let kernels_ms = t.elapsed().as_secs_f64() * 1e3 - context_ms;
         // the staging is pinned now, while the index may still be loading elsewhere, rather than
@@ -97,14 +105,14 @@ impl Gpu {
         Ok(Self {
             name: ctx.name().map_err(cuda_err)?,
             cpq_init: f("cpq_init")?,
-            cpq_match: f("cpq_match")?,
             cpq_select: f("cpq_select")?,
-            ct_match: f("ct_match")?,
             ct_select: f("ct_select")?,
-            tile_match: tiled("tile_match", TILE_WORDS)?,
-            tile_match16: tiled("tile_match16", TILE_WORDS)?,
-            tile_match_wide: tiled("tile_match_wide", TILE_WORDS_WIDE)?,
-            tile_match16_wide: tiled("tile_match16_wide", TILE_WORDS_WIDE)?,
+            cpq_match: pair("cpq_match", 0)?,
+            ct_match: pair("ct_match", 0)?,
+            tile_match: pair("tile_match", TILE_WORDS)?,
+            tile_match16: pair("tile_match16", TILE_WORDS)?,
+            tile_match_wide: pair("tile_match_wide", TILE_WORDS_WIDE)?,
+            tile_match16_wide: pair("tile_match16_wide", TILE_WORDS_WIDE)?,
             staging,
             spare: Mutex::new(None),
             ctx,
@@ -210,7 +218,7 @@ impl std::ops::DerefMut for StateGuard<'_> {
 pub(crate) struct GpuResident {
     gpu: Arc<Gpu>,
     index: Arc<InvertedIndex>,
-    postings: CudaSlice<u32>,
+    postings: DevicePostings,
     /// The Position Map (list offsets), for the tiled kernel's keyword ranges.
     offsets: CudaSlice<u64>,
     /// The dense lists' bitmaps, rebuilt when a search asks for another `gpu_dense`.
@@ -249,7 +257,11 @@ fn timing_event(stream: &CudaStream) -> Result<CudaEvent> {
 }
 
 impl GpuResident {
-    pub(crate) fn new(gpu: Arc<Gpu>, index: Arc<InvertedIndex>) -> Result<Self> {
+    pub(crate) fn new(
+        gpu: Arc<Gpu>,
+        index: Arc<InvertedIndex>,
+        form: PostingsForm,
+    ) -> Result<Self> {
         let spare = gpu.spare.lock().ok().and_then(|mut s| s.take());
         let state = match spare {
             Some(st) => st,
@@ -273,7 +285,7 @@ impl GpuResident {
             }
         };
         let t = std::time::Instant::now();
-        let postings = gpu.upload(&state.up, index.postings())?;
+        let postings = device_postings(&gpu, &state.up, index.postings(), form)?;
         let offsets = state.up.clone_htod(index.offsets()).map_err(cuda_err)?;
         let dense = Dense::build(
             &index,
@@ -282,8 +294,13 @@ impl GpuResident {
             |host| gpu.upload(&state.up, host),
         )?;
         log::debug!(
-            "uploaded {} postings in {:.3} s",
+            "uploaded {} postings ({}, {:.1} bits a posting) in {:.3} s",
             index.num_postings(),
+            match postings {
+                DevicePostings::Plain(_) => "plain",
+                DevicePostings::Packed { .. } => "packed",
+            },
+            8.0 * postings.bytes() as f64 / index.num_postings().max(1) as f64,
             t.elapsed().as_secs_f64()
         );
         Ok(Self {
@@ -416,6 +433,8 @@ impl GpuResident {
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
+        // the match kernels' form: [0] plain postings, [1] packed
+        let form = usize::from(matches!(self.postings, DevicePostings::Packed { .. }));
         let grid_tasks = p.ntasks.clamp(1, 1 << 22);
         let sublist = params.sublist_len.max(1);
         let work = MatchWork {
@@ -478,12 +497,12 @@ impl GpuResident {
                         let dense_recs = d_in.slice(p.dense_offset()..p.dense_start_offset());
                         let dense_start =
                             d_in.slice(p.dense_start_offset()..p.dense_start_offset() + nq + 1);
-                        let kernel = match (p.tile_bits, p.tile_words == TILE_WORDS_WIDE) {
+                        let kernel = &match (p.tile_bits, p.tile_words == TILE_WORDS_WIDE) {
                             (8, false) => &gpu.tile_match,
                             (8, true) => &gpu.tile_match_wide,
                             (_, false) => &gpu.tile_match16,
                             (_, true) => &gpu.tile_match16_wide,
-                        };
+                        }[form];
                         let mut carried = match sweep {
                             Some(_) => Some(carried.get(compute, nq * TILE_MAX_LISTS)?),
                             None => None,
@@ -511,7 +530,7 @@ impl GpuResident {
                             args.launch(tcfg).map_err(cuda_err)?;
                         }
                     } else if p.ntasks > 0 {
-                        let mut args = compute.launch_builder(&gpu.cpq_match);
+                        let mut args = compute.launch_builder(&gpu.cpq_match[form]);
                         work.push(&mut args);
                         push_cpq_counting(&mut args, &meta, [bm, za, at], tab, d_flags, &k);
                         args.launch(cfg(grid_tasks)).map_err(cuda_err)?;
@@ -533,7 +552,7 @@ impl GpuResident {
                 batch_bytes += len as u64 * 4;
                 unsafe {
                     if p.ntasks > 0 {
-                        let mut args = compute.launch_builder(&gpu.ct_match);
+                        let mut args = compute.launch_builder(&gpu.ct_match[form]);
                         work.push(&mut args);
                         args.arg(&mut *c)
                             .arg(&n)

@@ -118,20 +118,32 @@ impl KernelModule {
 /// This crate's `kernels/shipped/MANIFEST`.
 const MANIFEST: &str = include_str!("../../../kernels/shipped/MANIFEST");
 
-/// `kernels/cpq.cu`: c-PQ and count-table match and select.
+/// `kernels/cpq.cu` and `kernels/tiles.cu` (one module; the second holds the tiled count): c-PQ
+/// and count-table match and select (each match kernel also reading packed postings: the
+/// `_packed` entry points).
 pub static CPQ: KernelModule = KernelModule {
     name: "cpq.cu",
-    parts: &[COMMON_HEADER, include_str!("../../../kernels/cpq.cu")],
+    parts: &[
+        COMMON_HEADER,
+        include_str!("../../../kernels/cpq.cu"),
+        include_str!("../../../kernels/tiles.cu"),
+    ],
     entry_points: &[
         "cpq_init",
         "cpq_match",
+        "cpq_match_packed",
         "cpq_select",
         "ct_match",
+        "ct_match_packed",
         "ct_select",
         "tile_match",
+        "tile_match_packed",
         "tile_match16",
+        "tile_match16_packed",
         "tile_match_wide",
+        "tile_match_wide_packed",
         "tile_match16_wide",
+        "tile_match16_wide_packed",
     ],
     builds: &[ShippedBuild::listed(
         MANIFEST,
@@ -145,7 +157,7 @@ pub static CPQ: KernelModule = KernelModule {
 pub static BENCH: KernelModule = KernelModule {
     name: "bench.cu",
     parts: &[COMMON_HEADER, include_str!("../../../kernels/bench.cu")],
-    entry_points: &["random_atomic_add"],
+    entry_points: &["random_atomic_add", "shared_tile_add"],
     builds: &[ShippedBuild::listed(
         MANIFEST,
         "bench.cu",
@@ -302,15 +314,17 @@ mod tests {
     fn the_sources_hash_as_their_shipped_builds_were_made_from() {
         // the hashes of the sources the shipped CUBINs were made from: a kernel's change re-ships
         // its CUBIN (`cargo test --test kernels -- --ignored ship`) and updates its hash here
-        // (cpq.cu: with sweeps, each list's cursor carried from one launch to the next)
-        assert_eq!(CPQ.source_hash(), 0xcb8a44d1);
-        assert_eq!(BENCH.source_hash(), 0x391143ca);
+        // (cpq.cu: each match kernel also for packed postings, the lists indexed in 32 bits and
+        // fetched ahead; bench.cu: the shared-tile ceiling)
+        assert_eq!(CPQ.source_hash(), 0x0b709a94);
+        assert_eq!(BENCH.source_hash(), 0x714b2c5d);
         for module in MODULES {
             let listed = manifest_hash(MANIFEST, module.name, SHIPPED_ARCH);
             assert_eq!(listed, Some(module.source_hash()), "{}", module.name);
             assert!(module.shipped(SHIPPED_ARCH).is_some(), "{}", module.name);
             assert!(module.shipped("sm_80").is_none(), "{}", module.name);
-            assert_eq!(module.source(), [COMMON_HEADER, module.parts[1]].concat());
+            assert_eq!(module.source(), module.parts.concat());
+            assert_eq!(module.parts[0], COMMON_HEADER);
         }
     }
 

@@ -36,6 +36,8 @@ mod live;
 #[cfg(feature = "cuda")]
 mod plan;
 #[cfg(feature = "cuda")]
+mod postings;
+#[cfg(feature = "cuda")]
 mod upload;
 
 use super::{Backend, ResidentIndex};
@@ -51,6 +53,9 @@ pub struct Ceilings {
     pub copy_gbs: f64,
     /// Random 32-bit atomic adds into a 1 GiB table, G operations/s.
     pub atomic_gops: f64,
+    /// Random increments of 8-bit counters in a 32 KB tile of shared memory (the tiled count's
+    /// per-posting work without its lists), G operations/s.
+    pub shared_gops: f64,
     /// Host-to-device copy from pinned memory, GB/s.
     pub h2d_pinned_gbs: f64,
     /// Host-to-device copy from pageable memory, GB/s.
@@ -286,6 +291,54 @@ pub struct CudaBackend {
     /// The device's ordinal.
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     ordinal: usize,
+    /// The form of the List Array uploaded.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    postings: PostingsForm,
+}
+
+/// The form an index's List Array takes on the device (`crate::packed`). The plain ids are the
+/// faster to count (the match kernels are bound by their instructions, and a packed posting costs
+/// a dozen more: docs/journal/engine.md, "Packed postings"); the packed form holds 44-67% of
+/// their bytes on the suite's workloads, so an index up to twice as large stays on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PostingsForm {
+    /// Plain while the ids take at most half the device's free memory, else packed where that
+    /// saves at least a quarter ([`crate::packed::PACKED_SHARE`]); the environment's
+    /// `GENIE_PACKED_POSTINGS` (`on`, `off`) decides instead when set.
+    #[default]
+    Auto,
+    /// The ids as they are.
+    Plain,
+    /// Packed in blocks, whatever it saves.
+    Packed,
+}
+
+impl PostingsForm {
+    /// Whether to pack a List Array of `plain_bytes` on a device with `free` bytes free (then
+    /// [`PostingsForm::keeps`] decides on the packed form).
+    pub fn tries_packing(self, plain_bytes: u64, free: u64) -> bool {
+        match self {
+            Self::Plain => false,
+            Self::Packed => true,
+            Self::Auto => match std::env::var("GENIE_PACKED_POSTINGS").as_deref() {
+                Ok("on") => true,
+                Ok("off") => false,
+                _ => plain_bytes > free / 2,
+            },
+        }
+    }
+
+    /// Whether to upload `packed` rather than the plain ids, once packed.
+    pub fn keeps(self, packed: &crate::packed::PackedPostings) -> bool {
+        match self {
+            Self::Plain => false,
+            Self::Packed => true,
+            Self::Auto => {
+                std::env::var("GENIE_PACKED_POSTINGS").as_deref() == Ok("on")
+                    || crate::packed::pays(packed)
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -317,6 +370,7 @@ impl CudaBackend {
                 inner,
                 budget,
                 ordinal,
+                postings: PostingsForm::Auto,
             })
         }
         #[cfg(not(feature = "cuda"))]
@@ -331,6 +385,12 @@ impl CudaBackend {
     /// Sets the batch memory budget in bytes.
     pub fn with_budget(mut self, bytes: u64) -> Self {
         self.budget = Some(bytes.max(1));
+        self
+    }
+
+    /// Sets the form of the List Array of the indexes uploaded from now on.
+    pub fn with_postings(mut self, form: PostingsForm) -> Self {
+        self.postings = form;
         self
     }
 }
@@ -358,7 +418,11 @@ impl Backend for CudaBackend {
 
     fn upload(&self, index: Arc<InvertedIndex>) -> Result<Box<dyn ResidentIndex>> {
         #[cfg(feature = "cuda")]
-        return Ok(Box::new(gpu::GpuResident::new(self.inner.clone(), index)?));
+        return Ok(Box::new(gpu::GpuResident::new(
+            self.inner.clone(),
+            index,
+            self.postings,
+        )?));
         #[cfg(not(feature = "cuda"))]
         {
             let _ = index;

@@ -1,0 +1,264 @@
+//! Packed postings: the List Array in blocks of [`BLOCK`] postings, each block kept as the
+//! offsets of its ids from its smallest id, in as many bits as its largest offset needs (a frame
+//! of reference). A posting is read at its position alone: its block's header gives the base and
+//! the first word, the next header the block's width, and the value is one or two words of the
+//! block's bits. So the count kernels read a packed list exactly as they read a plain one, posting
+//! by posting, with no prefix sums (docs/journal/engine.md, "Packed postings").
+//!
+//! A list's ids ascend, so a block within one list spans about `BLOCK` times the list's mean gap:
+//! on the SIFT-like shape (lists of one object in 67) 14 bits a posting and a half-bit of header,
+//! 45% of the plain 32 bits. Blocks are cut at every [`BLOCK`]-th position of the whole List
+//! Array, not at list boundaries: a block that holds the end of one list and the start of the next
+//! spans most of the objects and takes their width, one such block a list.
+//!
+//! The kernels' reader (`Postings::at` in `kernels/cpq.cu`) and [`PackedPostings::get`] do the
+//! same arithmetic; the tests hold the second against the plain ids. Which form a GPU holds is
+//! `backend::cuda::PostingsForm`'s choice: the count reads plain ids faster, so they are packed
+//! where the plain ones would crowd the device.
+
+use rayon::prelude::*;
+
+/// Postings a block.
+pub const BLOCK: usize = 128;
+
+/// Blocks a task of the parallel packing.
+const GROUP: usize = 1024;
+
+/// The List Array packed in blocks (see the module's doc).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackedPostings {
+    /// Per block `b`: `[2b]` its smallest id, `[2b + 1]` its first word in `data`; then one more
+    /// pair whose word is the end of `data`. Block `b`'s width is `([2b + 3] - [2b + 1]) / 4` bits
+    /// (a block of `BLOCK` postings of `w` bits is `4 w` words).
+    headers: Vec<u32>,
+    /// The blocks' bits, block after block; each value's low bit first, from bit `i w` of its
+    /// block (spanning two words where it crosses one).
+    data: Vec<u32>,
+    /// Postings packed.
+    len: u64,
+}
+
+/// Bits that hold `span` (0 for 0).
+fn width(span: u32) -> u32 {
+    32 - span.leading_zeros()
+}
+
+impl PackedPostings {
+    /// Packs `postings` (any order within a block is kept; ascending lists pack smallest). `None`
+    /// when the packed words would not be addressed by 32 bits (more than 16 GiB of them).
+    pub fn pack(postings: &[u32]) -> Option<Self> {
+        let blocks: Vec<(u32, u32)> = postings
+            .par_chunks(BLOCK)
+            .map(|b| {
+                let (lo, hi) = b
+                    .iter()
+                    .fold((u32::MAX, 0), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+                (lo, width(hi - lo))
+            })
+            .collect();
+        let mut headers = Vec::with_capacity(2 * blocks.len() + 2);
+        let mut word = 0u64;
+        for &(base, w) in &blocks {
+            headers.push(base);
+            headers.push(u32::try_from(word).ok()?);
+            word += 4 * u64::from(w);
+        }
+        headers.push(0);
+        headers.push(u32::try_from(word).ok()?);
+        let mut data = vec![0u32; usize::try_from(word).ok()?];
+        // cut `data` into the words of each group of blocks, then fill the groups in parallel
+        let mut slices = Vec::with_capacity(blocks.len().div_ceil(GROUP));
+        let mut rest = data.as_mut_slice();
+        for g in (0..blocks.len()).step_by(GROUP) {
+            let end = (g + GROUP).min(blocks.len());
+            let words = (headers[2 * end + 1] - headers[2 * g + 1]) as usize;
+            let (mine, tail) = rest.split_at_mut(words);
+            slices.push((g, mine));
+            rest = tail;
+        }
+        slices.into_par_iter().for_each(|(g, words)| {
+            let first = headers[2 * g + 1];
+            let end = (g + GROUP).min(blocks.len());
+            for b in g..end {
+                let (base, w) = blocks[b];
+                if w == 0 {
+                    continue;
+                }
+                let at = (headers[2 * b + 1] - first) as usize;
+                let ids = &postings[b * BLOCK..((b + 1) * BLOCK).min(postings.len())];
+                let out = &mut words[at..at + 4 * w as usize];
+                for (i, &id) in ids.iter().enumerate() {
+                    let v = id - base;
+                    let bit = i as u32 * w;
+                    let (wi, sh) = ((bit >> 5) as usize, bit & 31);
+                    out[wi] |= v << sh;
+                    if sh + w > 32 {
+                        out[wi + 1] |= v >> (32 - sh);
+                    }
+                }
+            }
+        });
+        Some(Self {
+            headers,
+            data,
+            len: postings.len() as u64,
+        })
+    }
+
+    /// Postings packed.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether no posting is packed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The posting at position `p` (`p < len`), as the kernels read it.
+    pub fn get(&self, p: u64) -> u32 {
+        let b = (p / BLOCK as u64) as usize;
+        let (base, first) = (self.headers[2 * b], self.headers[2 * b + 1]);
+        let w = (self.headers[2 * b + 3] - first) >> 2;
+        if w == 0 {
+            return base;
+        }
+        let bit = (p % BLOCK as u64) as u32 * w;
+        let (word, sh) = ((first + (bit >> 5)) as usize, bit & 31);
+        let mut v = self.data[word] >> sh;
+        if sh + w > 32 {
+            v |= self.data[word + 1] << (32 - sh);
+        }
+        if w < 32 {
+            v &= (1 << w) - 1;
+        }
+        base.wrapping_add(v)
+    }
+
+    /// The headers: per block its smallest id and first word, then the end word.
+    pub fn headers(&self) -> &[u32] {
+        &self.headers
+    }
+
+    /// The blocks' bits.
+    pub fn data(&self) -> &[u32] {
+        &self.data
+    }
+
+    /// Bytes of the packed form (headers and bits).
+    pub fn bytes(&self) -> u64 {
+        4 * (self.headers.len() + self.data.len()) as u64
+    }
+
+    /// Bits a posting, headers included (32 for the plain form).
+    pub fn bits_per_posting(&self) -> f64 {
+        if self.len == 0 {
+            return 0.0;
+        }
+        8.0 * self.bytes() as f64 / self.len as f64
+    }
+}
+
+/// Whether packing saves enough to be worth its slower count: at most [`PACKED_SHARE`] of the
+/// plain bytes.
+pub fn pays(packed: &PackedPostings) -> bool {
+    packed.bytes() as f64 <= PACKED_SHARE * 4.0 * packed.len() as f64
+}
+
+/// The largest share of the plain bytes at which the packed form is used.
+pub const PACKED_SHARE: f64 = 0.75;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn unpacked(p: &PackedPostings) -> Vec<u32> {
+        (0..p.len()).map(|i| p.get(i)).collect()
+    }
+
+    #[test]
+    fn every_width_reads_back() {
+        // one block per width 0..=32: from a base up to the base plus the largest offset of w
+        // bits, in even steps
+        let mut ids = Vec::new();
+        for w in 0..=32u32 {
+            let base = if w == 32 { 0 } else { 1000 * w };
+            let top = (1u64 << w) - 1;
+            let last = BLOCK as u64 - 1;
+            ids.extend((0..=last).map(|i| base + (i * top / last) as u32));
+        }
+        let p = PackedPostings::pack(&ids).unwrap();
+        assert_eq!(unpacked(&p), ids);
+        for w in 0..=32u32 {
+            let b = w as usize;
+            assert_eq!(
+                (p.headers[2 * b + 3] - p.headers[2 * b + 1]) / 4,
+                w,
+                "block {b}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_part_block_and_no_block() {
+        let p = PackedPostings::pack(&[]).unwrap();
+        assert!(p.is_empty());
+        assert_eq!(p.headers(), &[0, 0]);
+        let ids: Vec<u32> = (0..300).map(|i| 7 * i + 3).collect();
+        let p = PackedPostings::pack(&ids).unwrap();
+        assert_eq!(unpacked(&p), ids);
+        assert_eq!(p.headers().len(), 2 * 3 + 2);
+    }
+
+    #[test]
+    fn lists_of_one_object_in_67_take_under_half_the_bytes() {
+        // the SIFT-like shape: 237 x 67 lists over 200 K objects, each object in one list of
+        // each attribute
+        let n = 200_000u32;
+        let mut lists = vec![Vec::new(); 67];
+        let mut x = 12345u32;
+        for o in 0..n {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            lists[(x >> 16) as usize % 67].push(o);
+        }
+        let ids: Vec<u32> = lists.concat();
+        let p = PackedPostings::pack(&ids).unwrap();
+        assert_eq!(unpacked(&p), ids);
+        assert!(p.bits_per_posting() < 16.0, "{}", p.bits_per_posting());
+        assert!(pays(&p));
+        // random ids over all of u32 do not pay
+        let wild: Vec<u32> = (0..10_000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let q = PackedPostings::pack(&wild).unwrap();
+        assert_eq!(unpacked(&q), wild);
+        assert!(!pays(&q));
+    }
+
+    proptest! {
+        #[test]
+        fn sorted_lists_read_back(
+            lists in proptest::collection::vec(
+                proptest::collection::btree_set(any::<u32>().prop_map(|x| x % 1_000_000), 0..400),
+                0..12,
+            ),
+            shift in 0u32..32,
+        ) {
+            let ids: Vec<u32> = lists
+                .iter()
+                .flat_map(|l| l.iter().map(move |&x| x.wrapping_shl(shift) >> shift.min(31)))
+                .collect();
+            let p = PackedPostings::pack(&ids).unwrap();
+            prop_assert_eq!(p.len(), ids.len() as u64);
+            prop_assert_eq!(unpacked(&p), ids);
+        }
+
+        #[test]
+        fn any_ids_read_back(ids in proptest::collection::vec(any::<u32>(), 0..700)) {
+            let p = PackedPostings::pack(&ids).unwrap();
+            prop_assert_eq!(unpacked(&p), ids);
+        }
+    }
+}
