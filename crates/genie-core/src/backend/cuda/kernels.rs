@@ -118,7 +118,7 @@ impl KernelModule {
 /// This crate's `kernels/shipped/MANIFEST`.
 const MANIFEST: &str = include_str!("../../../kernels/shipped/MANIFEST");
 
-/// `kernels/cpq.cu` and `kernels/tiles.cu` (one module; the second holds the tiled count): c-PQ
+/// `kernels/cpq.cu` and its part `kernels/cpq_tiles.cuh` (the tiled count; one module): c-PQ
 /// and count-table match and select (each match kernel also reading packed postings: the
 /// `_packed` entry points).
 pub static CPQ: KernelModule = KernelModule {
@@ -126,7 +126,7 @@ pub static CPQ: KernelModule = KernelModule {
     parts: &[
         COMMON_HEADER,
         include_str!("../../../kernels/cpq.cu"),
-        include_str!("../../../kernels/tiles.cu"),
+        include_str!("../../../kernels/cpq_tiles.cuh"),
     ],
     entry_points: &[
         "cpq_init",
