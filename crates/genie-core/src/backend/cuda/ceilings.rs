@@ -8,7 +8,7 @@ use super::cuda_err;
 use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use super::{Ceilings, StagedUpload};
 use crate::error::{GenieError, Result};
-use cudarc::driver::{sys, CudaContext, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
 fn time_ms(s: &Arc<CudaStream>, reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
@@ -46,52 +46,37 @@ pub fn measure_ceilings(ordinal: usize) -> Result<Ceilings> {
     let ms = time_ms(&s, 5, || s.memcpy_dtod(&src, &mut dst).map_err(cuda_err))?;
     c.copy_gbs = 2.0 * (words * 4) as f64 / (ms * 1e6);
 
-    let (mask, per_thread, seed) = ((words - 1) as u32, 256u32, 12345u32);
-    let cfg = LaunchConfig {
-        grid_dim: (16384, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let ops = 16384.0 * 256.0 * f64::from(per_thread);
-    let ms = time_ms(&s, 5, || {
-        // SAFETY: arguments match kernels/bench.cu; indices are masked into the table.
-        unsafe {
-            s.launch_builder(&atomic)
-                .arg(&dst)
-                .arg(&mask)
-                .arg(&per_thread)
-                .arg(&seed)
-                .launch(cfg)
-        }
-        .map(|_| ())
-        .map_err(cuda_err)
-    })?;
-    c.atomic_gops = ops / (ms * 1e6);
-
+    // G operations/s of a microbenchmark: `per_thread` operations by each of `blocks` x `threads`,
+    // launched with (dst, [mask], per_thread, seed)
+    let seed = 12345u32;
+    let rate =
+        |func: &CudaFunction, blocks: u32, threads: u32, per_thread: u32, mask: Option<u32>| {
+            let cfg = LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (threads, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let ms = time_ms(&s, 5, || {
+                let mut launch = s.launch_builder(func);
+                launch.arg(&dst);
+                if let Some(m) = &mask {
+                    launch.arg(m);
+                }
+                launch.arg(&per_thread).arg(&seed);
+                // SAFETY: arguments match kernels/bench.cu: random_atomic_add's indices are masked
+                // into `dst`, and shared_tile_add writes at most one word a block (`dst` holds more).
+                unsafe { launch.launch(cfg) }.map(|_| ()).map_err(cuda_err)
+            })?;
+            Ok::<_, GenieError>(
+                f64::from(blocks) * f64::from(threads) * f64::from(per_thread) / (ms * 1e6),
+            )
+        };
+    c.atomic_gops = rate(&atomic, 16384, 256, 256, Some((words - 1) as u32))?;
     let shared = module.load_function("shared_tile_add").map_err(cuda_err)?;
-    let blocks = 4 * ctx
+    let sms = ctx
         .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         .map_err(cuda_err)? as u32;
-    let per_thread = 4096u32;
-    let cfg = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (512, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let ops = f64::from(blocks) * 512.0 * f64::from(per_thread);
-    let ms = time_ms(&s, 5, || {
-        // SAFETY: arguments match kernels/bench.cu; `dst` holds more words than blocks.
-        unsafe {
-            s.launch_builder(&shared)
-                .arg(&dst)
-                .arg(&per_thread)
-                .arg(&seed)
-                .launch(cfg)
-        }
-        .map(|_| ())
-        .map_err(cuda_err)
-    })?;
-    c.shared_gops = ops / (ms * 1e6);
+    c.shared_gops = rate(&shared, 4 * sms, 512, 4096, None)?;
 
     let bytes = 256usize << 20;
     let host = vec![1u32; bytes / 4];
