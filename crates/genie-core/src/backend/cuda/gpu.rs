@@ -285,7 +285,9 @@ impl GpuResident {
             }
         };
         let t = std::time::Instant::now();
-        let postings = device_postings(&gpu, &state.up, index.postings(), form)?;
+        let postings = device_postings(index.postings(), form, gpu.free_memory(), |host| {
+            gpu.upload(&state.up, host)
+        })?;
         let offsets = state.up.clone_htod(index.offsets()).map_err(cuda_err)?;
         let dense = Dense::build(
             &index,
@@ -296,10 +298,7 @@ impl GpuResident {
         log::debug!(
             "uploaded {} postings ({}, {:.1} bits a posting) in {:.3} s",
             index.num_postings(),
-            match postings {
-                DevicePostings::Plain(_) => "plain",
-                DevicePostings::Packed { .. } => "packed",
-            },
+            postings.name(),
             8.0 * postings.bytes() as f64 / index.num_postings().max(1) as f64,
             t.elapsed().as_secs_f64()
         );
@@ -433,8 +432,7 @@ impl GpuResident {
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        // the match kernels' form: [0] plain postings, [1] packed
-        let form = usize::from(matches!(self.postings, DevicePostings::Packed { .. }));
+        let form = self.postings.kernels();
         let grid_tasks = p.ntasks.clamp(1, 1 << 22);
         let sublist = params.sublist_len.max(1);
         let work = MatchWork {

@@ -1,11 +1,9 @@
 //! The List Array on a GPU: the plain ids, or packed in blocks (`crate::packed`), as
 //! [`PostingsForm`] chooses at upload.
 
-use super::gpu::Gpu;
 use super::PostingsForm;
 use crate::error::Result;
-use cudarc::driver::{CudaSlice, CudaStream};
-use std::sync::Arc;
+use cudarc::driver::CudaSlice;
 
 /// The List Array on the device: its ids, or packed in blocks (`crate::packed`).
 pub(super) enum DevicePostings {
@@ -19,6 +17,19 @@ pub(super) enum DevicePostings {
 }
 
 impl DevicePostings {
+    /// The form's name in logs: `plain` or `packed`.
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Self::Plain(_) => "plain",
+            Self::Packed { .. } => "packed",
+        }
+    }
+
+    /// Which of each match kernel's pair reads this form: 0 plain, 1 packed (`..._packed`).
+    pub(super) fn kernels(&self) -> usize {
+        usize::from(matches!(self, Self::Packed { .. }))
+    }
+
     /// Bytes on the device.
     pub(super) fn bytes(&self) -> usize {
         match self {
@@ -28,17 +39,18 @@ impl DevicePostings {
     }
 }
 
-/// Uploads the List Array in `form`: packed on the host on all cores where the form says so
-/// ([`PostingsForm::tries_packing`], [`PostingsForm::keeps`]), then copied.
+/// Uploads the List Array in `form` by `upload`, on a device with `free_memory` bytes free: packed
+/// on the host on all cores where the form says so ([`PostingsForm::tries_packing`],
+/// [`PostingsForm::keeps`]), then copied.
 pub(super) fn device_postings(
-    gpu: &Gpu,
-    stream: &Arc<CudaStream>,
     ids: &[u32],
     form: PostingsForm,
+    free_memory: u64,
+    upload: impl Fn(&[u32]) -> Result<CudaSlice<u32>>,
 ) -> Result<DevicePostings> {
     use crate::packed::PackedPostings;
     let plain_bytes = std::mem::size_of_val(ids) as u64;
-    if !ids.is_empty() && form.tries_packing(plain_bytes, gpu.free_memory()) {
+    if !ids.is_empty() && form.tries_packing(plain_bytes, free_memory) {
         let t = std::time::Instant::now();
         if let Some(packed) = PackedPostings::pack(ids) {
             log::debug!(
@@ -49,11 +61,11 @@ pub(super) fn device_postings(
             );
             if form.keeps(&packed) {
                 return Ok(DevicePostings::Packed {
-                    headers: gpu.upload(stream, packed.headers())?,
-                    data: gpu.upload(stream, packed.data())?,
+                    headers: upload(packed.headers())?,
+                    data: upload(packed.data())?,
                 });
             }
         }
     }
-    Ok(DevicePostings::Plain(gpu.upload(stream, ids)?))
+    Ok(DevicePostings::Plain(upload(ids)?))
 }
