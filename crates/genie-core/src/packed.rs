@@ -237,6 +237,29 @@ mod tests {
         assert!(!pays(&q));
     }
 
+    #[test]
+    fn the_forms_choose_as_documented() {
+        use crate::backend::cuda::PostingsForm;
+        if std::env::var_os("GENIE_PACKED_POSTINGS").is_some() {
+            eprintln!("skipped: GENIE_PACKED_POSTINGS is set, and Auto follows it");
+            return;
+        }
+        let small = PackedPostings::pack(&(0..1000).collect::<Vec<u32>>()).unwrap();
+        let wild: Vec<u32> = (0..1000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let wild = PackedPostings::pack(&wild).unwrap();
+        assert!(!PostingsForm::Plain.tries_packing(u64::MAX, 0));
+        assert!(!PostingsForm::Plain.keeps(&small));
+        assert!(PostingsForm::Packed.tries_packing(0, u64::MAX));
+        assert!(PostingsForm::Packed.keeps(&wild));
+        // Auto: plain while the ids take at most half the free memory, then packed if it pays
+        assert!(!PostingsForm::Auto.tries_packing(50, 100));
+        assert!(PostingsForm::Auto.tries_packing(51, 100));
+        assert!(PostingsForm::Auto.keeps(&small));
+        assert!(!PostingsForm::Auto.keeps(&wild));
+    }
+
     proptest! {
         #[test]
         fn sorted_lists_read_back(
