@@ -83,6 +83,8 @@ pub fn run(args: &BenchArgs, gpu: &CudaBackend) -> Result<()> {
     );
     let gen_nq = args.curve.iter().copied().fold(nq, usize::max);
     let jobs = crate::workloads::keyword_suite(scale, gen_nq, args.seed);
+    // a workload runs when --only names it or names none
+    let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
     if let Some(unknown) = args
         .only
         .iter()
@@ -95,7 +97,7 @@ pub fn run(args: &BenchArgs, gpu: &CudaBackend) -> Result<()> {
         );
     }
     for job in jobs {
-        if !args.only.is_empty() && !args.only.iter().any(|o| o == job.name) {
+        if !wanted(job.name) {
             continue;
         }
         let (name, paper, make) = (job.name, job.paper, job.make);
@@ -246,7 +248,7 @@ pub fn run(args: &BenchArgs, gpu: &CudaBackend) -> Result<()> {
             );
         }
     }
-    if args.only.is_empty() || args.only.iter().any(|o| o == SEQUENCES) {
+    if wanted(SEQUENCES) {
         let (row, line) = sequence_workload(5_000_000 / scale, nq, args.seed, gpu)?;
         out.push_str(&row);
         csv.push_str(&line);

@@ -240,10 +240,6 @@ mod tests {
     #[test]
     fn the_forms_choose_as_documented() {
         use crate::backend::cuda::PostingsForm;
-        if std::env::var_os("GENIE_PACKED_POSTINGS").is_some() {
-            eprintln!("skipped: GENIE_PACKED_POSTINGS is set, and Auto follows it");
-            return;
-        }
         let small = PackedPostings::pack(&(0..1000).collect::<Vec<u32>>()).unwrap();
         let wild: Vec<u32> = (0..1000u32)
             .map(|i| i.wrapping_mul(2_654_435_761))
@@ -258,6 +254,15 @@ mod tests {
         assert!(PostingsForm::Auto.tries_packing(51, 100));
         assert!(PostingsForm::Auto.keeps(&small));
         assert!(!PostingsForm::Auto.keeps(&wild));
+        // the environment turns Auto into either, and leaves the others
+        assert_eq!(PostingsForm::Plain.resolved(), PostingsForm::Plain);
+        assert_eq!(PostingsForm::Packed.resolved(), PostingsForm::Packed);
+        let auto = PostingsForm::Auto.resolved();
+        match std::env::var("GENIE_PACKED_POSTINGS").as_deref() {
+            Ok("on") => assert_eq!(auto, PostingsForm::Packed),
+            Ok("off") => assert_eq!(auto, PostingsForm::Plain),
+            _ => assert_eq!(auto, PostingsForm::Auto),
+        }
     }
 
     proptest! {

@@ -304,7 +304,7 @@ pub struct CudaBackend {
 pub enum PostingsForm {
     /// Plain while the ids take at most half the device's free memory, else packed where that
     /// saves at least a quarter ([`crate::packed::PACKED_SHARE`]); the environment's
-    /// `GENIE_PACKED_POSTINGS` (`on`, `off`) decides instead when set.
+    /// `GENIE_PACKED_POSTINGS` (`on`, `off`) decides instead when set ([`PostingsForm::resolved`]).
     #[default]
     Auto,
     /// The ids as they are.
@@ -314,17 +314,23 @@ pub enum PostingsForm {
 }
 
 impl PostingsForm {
+    /// The form an upload takes: `Auto` becomes `Packed` or `Plain` where the environment's
+    /// `GENIE_PACKED_POSTINGS` is `on` or `off`; the others stay as they are.
+    pub fn resolved(self) -> Self {
+        match (self, std::env::var("GENIE_PACKED_POSTINGS").as_deref()) {
+            (Self::Auto, Ok("on")) => Self::Packed,
+            (Self::Auto, Ok("off")) => Self::Plain,
+            (form, _) => form,
+        }
+    }
+
     /// Whether to pack a List Array of `plain_bytes` on a device with `free` bytes free (then
     /// [`PostingsForm::keeps`] decides on the packed form).
     pub fn tries_packing(self, plain_bytes: u64, free: u64) -> bool {
         match self {
             Self::Plain => false,
             Self::Packed => true,
-            Self::Auto => match std::env::var("GENIE_PACKED_POSTINGS").as_deref() {
-                Ok("on") => true,
-                Ok("off") => false,
-                _ => plain_bytes > free / 2,
-            },
+            Self::Auto => plain_bytes > free / 2,
         }
     }
 
@@ -333,10 +339,7 @@ impl PostingsForm {
         match self {
             Self::Plain => false,
             Self::Packed => true,
-            Self::Auto => {
-                std::env::var("GENIE_PACKED_POSTINGS").as_deref() == Ok("on")
-                    || crate::packed::pays(packed)
-            }
+            Self::Auto => crate::packed::pays(packed),
         }
     }
 }

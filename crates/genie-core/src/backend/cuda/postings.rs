@@ -40,8 +40,8 @@ impl DevicePostings {
 }
 
 /// Uploads the List Array in `form` by `upload`, on a device with `free_memory` bytes free: packed
-/// on the host on all cores where the form says so ([`PostingsForm::tries_packing`],
-/// [`PostingsForm::keeps`]), then copied.
+/// on the host on all cores where the form, resolved against the environment, says so
+/// ([`PostingsForm::tries_packing`], [`PostingsForm::keeps`]), then copied.
 pub(super) fn device_postings(
     ids: &[u32],
     form: PostingsForm,
@@ -49,6 +49,7 @@ pub(super) fn device_postings(
     upload: impl Fn(&[u32]) -> Result<CudaSlice<u32>>,
 ) -> Result<DevicePostings> {
     use crate::packed::PackedPostings;
+    let form = form.resolved();
     let plain_bytes = std::mem::size_of_val(ids) as u64;
     if !ids.is_empty() && form.tries_packing(plain_bytes, free_memory) {
         let t = std::time::Instant::now();
