@@ -25,6 +25,11 @@ pub struct IndexInfo {
     pub objects: u64,
     /// Postings of the List Array (`None` for a parted index).
     pub postings: Option<u64>,
+    /// How the List Array is held: `plain` (32 bits a posting) or `packed` (`None` for a parted
+    /// index).
+    pub list_array: Option<&'static str>,
+    /// Bytes a posting of the List Array as held, headers included (`None` for a parted index).
+    pub bytes_per_posting: Option<f64>,
     /// The keyword space.
     pub keyword_space: u64,
     /// The longest object, in keywords (`None` for a parted index).
@@ -66,6 +71,8 @@ pub fn index_info(path: &Path) -> Result<IndexInfo, GenieError> {
             format_version: None,
             objects: m.num_objects,
             postings: None,
+            list_array: None,
+            bytes_per_posting: None,
             keyword_space: u64::from(m.keyword_space),
             max_object_len: None,
             bytes,
@@ -87,6 +94,12 @@ pub fn index_info(path: &Path) -> Result<IndexInfo, GenieError> {
         format_version: Some(InvertedIndex::format_version(path)?),
         objects: u64::from(index.num_objects()),
         postings: Some(index.num_postings()),
+        list_array: Some(if index.list_array().packed().is_some() {
+            "packed"
+        } else {
+            "plain"
+        }),
+        bytes_per_posting: Some(index.bits_per_posting() / 8.0),
         keyword_space: u64::from(index.keyword_space()),
         max_object_len: Some(u64::from(index.max_object_len())),
         bytes,
@@ -121,6 +134,9 @@ impl IndexInfo {
         out.push(format!("objects: {}", self.objects));
         if let Some(p) = self.postings {
             out.push(format!("postings: {p}"));
+        }
+        if let (Some(form), Some(b)) = (self.list_array, self.bytes_per_posting) {
+            out.push(format!("list array: {form}, {b:.2} bytes a posting"));
         }
         out.push(format!("keyword space: {}", self.keyword_space));
         if let Some(m) = self.max_object_len {

@@ -70,6 +70,47 @@ fn build_and_search_round_trip() {
 }
 
 #[test]
+fn packed_postings_round_trip() {
+    let f = fixture();
+    let out = f.run(&[
+        "build",
+        "--input",
+        "objects.txt",
+        "--output",
+        "packed.genie",
+        "--postings",
+        "packed",
+    ]);
+    assert_eq!(success(&out), "");
+    assert!(
+        stderr(&out).contains("with its postings packed"),
+        "{}",
+        stderr(&out)
+    );
+    let info = success(&f.run(&["info", "--index", "packed.genie"]));
+    assert!(info.contains("list array: packed"), "{info}");
+    let plain = success(&f.run(&["info", "--index", "index.genie"]));
+    assert!(
+        plain.contains("list array: plain, 4.00 bytes a posting"),
+        "{plain}"
+    );
+    for device in ["cpu", "auto"] {
+        let hits = success(&f.search("packed.genie", "queries.txt", "3", &["--device", device]));
+        assert_eq!(hits, EXPECTED, "{device}");
+    }
+    let bad = f.run(&[
+        "build",
+        "--input",
+        "objects.txt",
+        "--output",
+        "x.genie",
+        "--postings",
+        "zip",
+    ]);
+    assert!(error(&bad).contains("--postings"), "{}", error(&bad));
+}
+
+#[test]
 fn output_file() {
     let f = fixture();
     let out = f.search(

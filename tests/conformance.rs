@@ -7,7 +7,9 @@
 mod conformance;
 
 use genie_core::backend::cuda::PostingsForm;
-use genie_core::{Backend, CpuBackend, CudaBackend};
+use genie_core::backend::ResidentIndex;
+use genie_core::{Backend, CpuBackend, CudaBackend, InvertedIndex};
+use std::sync::Arc;
 
 fn cpu() -> Option<Box<dyn Backend>> {
     Some(Box::new(CpuBackend::new()))
@@ -40,6 +42,41 @@ fn gpu_packed() -> Option<Box<dyn Backend>> {
 /// The GPU reading every List Array as plain ids.
 fn gpu_plain() -> Option<Box<dyn Backend>> {
     gpu_with(PostingsForm::Plain)
+}
+
+/// A backend given every index with its List Array packed, as a packed index file holds it.
+struct PackedFiles(Box<dyn Backend>);
+
+impl Backend for PackedFiles {
+    fn name(&self) -> String {
+        format!("{} (packed index files)", self.0.name())
+    }
+    fn memory_budget(&self) -> u64 {
+        self.0.memory_budget()
+    }
+    fn gpu_ordinal(&self) -> Option<usize> {
+        self.0.gpu_ordinal()
+    }
+    fn upload(&self, index: Arc<InvertedIndex>) -> genie_core::Result<Box<dyn ResidentIndex>> {
+        let packed = (*index).clone().into_packed();
+        assert!(packed.list_array().packed().is_some() || index.num_postings() == 0);
+        self.0.upload(Arc::new(packed))
+    }
+}
+
+/// The CPU given packed index files (unpacked on the host at the first search).
+fn cpu_packed_file() -> Option<Box<dyn Backend>> {
+    Some(Box::new(PackedFiles(cpu()?)))
+}
+
+/// The GPU given packed index files, choosing the form (plain: unpacked on the device).
+fn gpu_packed_file() -> Option<Box<dyn Backend>> {
+    Some(Box::new(PackedFiles(gpu()?)))
+}
+
+/// The GPU given packed index files and keeping them packed.
+fn gpu_packed_file_kept() -> Option<Box<dyn Backend>> {
+    Some(Box::new(PackedFiles(gpu_packed()?)))
 }
 
 macro_rules! conformance_suite {
@@ -87,3 +124,6 @@ all_cases!(cpu);
 all_cases!(gpu);
 all_cases!(gpu_packed);
 all_cases!(gpu_plain);
+all_cases!(cpu_packed_file);
+all_cases!(gpu_packed_file);
+all_cases!(gpu_packed_file_kept);

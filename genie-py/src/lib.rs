@@ -23,8 +23,9 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 /// Builds an index of kind `kind` from the file `input` into `output` (with its side files), as
-/// `genie build` does, under the kind's build options (JSON text of an object). Returns the
-/// build's summary line and its side files.
+/// `genie build` does, under the kind's build options (JSON text of an object; its `postings`,
+/// `plain` or `packed`, is `genie build --postings`). Returns the build's summary line and its
+/// side files.
 #[pyfunction]
 #[pyo3(signature = (kind, input, output, options=""))]
 fn build(
@@ -34,7 +35,8 @@ fn build(
     output: PathBuf,
     options: &str,
 ) -> PyResult<(String, Vec<PathBuf>)> {
-    let options = handle::options_of(options).map_err(to_py)?;
+    let (options, form) = split_postings(options).map_err(to_py)?;
+    let options = handle::options_of(&options).map_err(to_py)?;
     py.detach(|| {
         let kind = Registry::default().get(kind)?.clone();
         let job = BuildJob {
@@ -43,9 +45,33 @@ fn build(
             options: &options,
             progress: &|_| {},
         };
-        kind.build(&job).map(|r| (r.summary, r.side_files))
+        let report = kind.build(&job)?;
+        genie::kind::store_list_arrays(&output, form)?;
+        Ok::<_, DataError>((report.summary, report.side_files))
     })
     .map_err(to_py)
+}
+
+/// The build options without their `postings` (not a kind's option), and the form it names.
+fn split_postings(options: &str) -> Result<(String, genie::kind::ListForm), DataError> {
+    if options.trim().is_empty() {
+        return Ok((String::new(), Default::default()));
+    }
+    let mut value: Value = serde_json::from_str(options).map_err(|e| DataError::BadOption {
+        name: "options".into(),
+        message: e.to_string(),
+    })?;
+    let form = match value.as_object_mut().and_then(|o| o.remove("postings")) {
+        None | Some(Value::Null) => Default::default(),
+        Some(Value::String(s)) => s.parse()?,
+        Some(other) => {
+            return Err(DataError::BadOption {
+                name: "postings".into(),
+                message: format!("{other} is not a List Array form (expected plain or packed)"),
+            })
+        }
+    };
+    Ok((value.to_string(), form))
 }
 
 /// Reads a queries file of kind `kind` as `genie search` does: keyword queries as a CSR of items

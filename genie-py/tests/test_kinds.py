@@ -161,6 +161,27 @@ def test_documents_by_shared_words(cli, device, tmp_path):
     assert cli.search(tmp_path / "saved.genie", tmp_path / "q.txt", 6) == want
 
 
+def test_packed_postings_answer_as_plain(cli, device, tmp_path):
+    rng = np.random.default_rng(10)
+    vocab = words(rng, 60)
+    docs = [" ".join(rng.choice(vocab, size=rng.integers(2, 12))) for _ in range(2000)]
+    queries = [" ".join(rng.choice(vocab, size=4)) for _ in range(30)]
+    write_lines(tmp_path / "d.txt", docs)
+    write_lines(tmp_path / "q.txt", queries)
+    want = program_answers(cli, "documents", tmp_path / "d.txt", tmp_path / "plain.genie",
+                           tmp_path / "q.txt", 7)
+    packed = program_answers(cli, "documents", tmp_path / "d.txt", tmp_path / "packed.genie",
+                             tmp_path / "q.txt", 7, "--postings", "packed")
+    assert packed == want
+    assert (tmp_path / "packed.genie").stat().st_size < (tmp_path / "plain.genie").stat().st_size
+    info = json.loads(cli.run("info", "--json", "--index", tmp_path / "packed.genie"))
+    assert info["list_array"] == "packed" and info["bytes_per_posting"] < 4
+    index = genie.DocumentIndex(docs, postings="packed")
+    assert index.search_json(queries, 7, device=device) == want
+    with pytest.raises(ValueError, match="postings"):
+        genie.DocumentIndex(docs, postings="zipped")
+
+
 def people(n=300, seed=11):
     rng = np.random.default_rng(seed)
     return pd.DataFrame({

@@ -79,3 +79,26 @@ pub fn build(
     }
     Ok(())
 }
+
+/// Rewrites the index files just built at `output` with their List Arrays in `form`
+/// ([`crate::kind::store_list_arrays`]), saying what each became unless `quiet`.
+pub fn store(output: &Path, form: crate::kind::ListForm, quiet: bool) -> Result<()> {
+    let t = Instant::now();
+    let stored = crate::kind::store_list_arrays(output, form)
+        .with_context(|| format!("cannot store the postings of {}", display_path(output)))?;
+    if !quiet {
+        for s in &stored {
+            eprintln!(
+                "stored {} with its postings {}: {} bytes, {:.1}% of {} ({:.2} bytes a posting) in {:.2?}",
+                s.file.display(),
+                form.name(),
+                s.bytes_after,
+                100.0 * s.bytes_after as f64 / s.bytes_before.max(1) as f64,
+                s.bytes_before,
+                s.bytes_per_posting,
+                t.elapsed()
+            );
+        }
+    }
+    Ok(())
+}

@@ -23,6 +23,7 @@ pub mod documents;
 mod filter;
 pub mod keywords;
 pub mod letters;
+mod list_form;
 mod live_objects;
 pub mod live_vectors;
 mod options;
@@ -37,6 +38,7 @@ pub use count::{
     by_filter, core_queries, search_counts, CountIndex, CountParser, MIN_COUNT_FIRST_K,
 };
 pub use filter::{condition_mask, ids_field, no_conditions, Clause, Filter, IdSpace};
+pub use list_form::{store_list_arrays, ListForm, Stored};
 pub use live_objects::{
     undecodable, Candidate, Encoded, KeywordObjects, LiveObjects, LiveQuery, LiveSetup,
 };

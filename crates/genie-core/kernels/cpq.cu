@@ -93,6 +93,14 @@ struct Postings {
         return h.x + v;
     }
 };
+// Unpacks `n` packed postings into `out` (the List Array of a packed index file, put on the device
+// as it is stored and unpacked there): a thread a posting, grid-stride.
+extern "C" __global__ void unpack_postings(const u32* __restrict__ hdr, const u32* __restrict__ data,
+                                           u32* __restrict__ out, u64 n) {
+    const Postings P{nullptr, hdr, data};
+    for (u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += (u64)gridDim.x * blockDim.x)
+        out[p] = P.at<true>(p);
+}
 // One list's postings at 32-bit positions from its first (a list holds each object at most once):
 // the tiled kernels' inner loops index a list so, in 32-bit arithmetic.
 template <bool PACKED>

@@ -16,6 +16,7 @@
 //! `backend::cuda::PostingsForm`'s choice: the count reads plain ids faster, so they are packed
 //! where the plain ones would crowd the device.
 
+use crate::index::Section;
 use rayon::prelude::*;
 
 /// Postings a block.
@@ -27,15 +28,23 @@ const GROUP: usize = 1024;
 /// The List Array packed in blocks (see the module's doc).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackedPostings {
-    /// Per block `b`: `[2b]` its smallest id, `[2b + 1]` its first word in `data`; then one more
-    /// pair whose word is the end of `data`. Block `b`'s width is `([2b + 3] - [2b + 1]) / 4` bits
-    /// (a block of `BLOCK` postings of `w` bits is `4 w` words).
-    headers: Vec<u32>,
-    /// The blocks' bits, block after block; each value's low bit first, from bit `i w` of its
-    /// block (spanning two words where it crosses one).
-    data: Vec<u32>,
+    /// The headers, then the blocks' bits (one array, as the index file holds it):
+    ///
+    /// - headers, per block `b`: `[2b]` its smallest id, `[2b + 1]` its first word in the bits;
+    ///   then one more pair whose word is the end of the bits. Block `b`'s width is
+    ///   `([2b + 3] - [2b + 1]) / 4` bits (a block of `BLOCK` postings of `w` bits is `4 w` words);
+    /// - bits: the blocks' bits, block after block; each value's low bit first, from bit `i w` of
+    ///   its block (spanning two words where it crosses one).
+    words: Section<u32>,
+    /// Words of headers (`2 blocks + 2`).
+    head: usize,
     /// Postings packed.
     len: u64,
+}
+
+/// Words of headers for `len` postings: a pair a block and the end's pair.
+fn header_words(len: u64) -> Option<usize> {
+    usize::try_from(len.div_ceil(BLOCK as u64).checked_mul(2)?.checked_add(2)?).ok()
 }
 
 /// Bits that hold `span` (0 for 0).
@@ -65,10 +74,14 @@ impl PackedPostings {
         }
         headers.push(0);
         headers.push(u32::try_from(word).ok()?);
-        let mut data = vec![0u32; usize::try_from(word).ok()?];
+        let head = headers.len();
+        let mut words = headers;
+        words.resize(head + usize::try_from(word).ok()?, 0);
+        let (headers, data) = words.split_at_mut(head);
+        let headers = &*headers;
         // cut `data` into the words of each group of blocks, then fill the groups in parallel
         let mut slices = Vec::with_capacity(blocks.len().div_ceil(GROUP));
-        let mut rest = data.as_mut_slice();
+        let mut rest = data;
         for g in (0..blocks.len()).step_by(GROUP) {
             let end = (g + GROUP).min(blocks.len());
             let words = (headers[2 * end + 1] - headers[2 * g + 1]) as usize;
@@ -99,10 +112,124 @@ impl PackedPostings {
             }
         });
         Some(Self {
-            headers,
-            data,
+            words: words.into(),
+            head,
             len: postings.len() as u64,
         })
+    }
+
+    /// The packed form of `len` postings held in `words` (headers, then bits, as
+    /// [`PackedPostings::words`] gives them), checked so that every read stays inside: the
+    /// headers' count, their words ascending from 0 in steps of whole blocks of at most 32 bits,
+    /// and the last one at the end of the bits. The error says what is wrong.
+    pub fn from_words(words: Section<u32>, len: u64) -> std::result::Result<Self, String> {
+        let head = header_words(len)
+            .filter(|&h| h <= words.len())
+            .ok_or_else(|| {
+                format!(
+                    "{} words cannot hold the headers of {len} postings",
+                    words.len()
+                )
+            })?;
+        let headers = &words[..head];
+        if headers[1] != 0 {
+            return Err("the first block does not start at the first word".into());
+        }
+        let blocks = head / 2 - 1;
+        let bad_step = (0..blocks).into_par_iter().find_any(|&b| {
+            let (a, z) = (headers[2 * b + 1], headers[2 * b + 3]);
+            z < a || (z - a) % 4 != 0 || z - a > 128
+        });
+        if let Some(b) = bad_step {
+            return Err(format!(
+                "block {b}'s headers do not give it a width of 0 to 32 bits"
+            ));
+        }
+        if headers[head - 1] as usize != words.len() - head {
+            return Err(format!(
+                "the headers end at word {} of {} words of bits",
+                headers[head - 1],
+                words.len() - head
+            ));
+        }
+        Ok(Self { words, head, len })
+    }
+
+    /// The headers, then the bits: the array the index file holds.
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// Whether the words lie in a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.words.is_mapped()
+    }
+
+    /// Decodes block `b`'s postings into `out` (as many as `out` holds, at most [`BLOCK`]).
+    fn decode(&self, b: usize, out: &mut [u32]) {
+        let (headers, data) = (self.headers(), self.data());
+        let (base, first) = (headers[2 * b], headers[2 * b + 1]);
+        let w = (headers[2 * b + 3] - first) >> 2;
+        if w == 0 {
+            out.fill(base);
+            return;
+        }
+        let mask = if w == 32 { u32::MAX } else { (1 << w) - 1 };
+        for (i, o) in out.iter_mut().enumerate() {
+            let bit = i as u32 * w;
+            let (word, sh) = ((first + (bit >> 5)) as usize, bit & 31);
+            let mut v = data[word] >> sh;
+            if sh + w > 32 {
+                v |= data[word + 1] << (32 - sh);
+            }
+            *o = base.wrapping_add(v & mask);
+        }
+    }
+
+    /// The postings, unpacked on all cores.
+    pub fn unpack(&self) -> Vec<u32> {
+        let mut out = vec![0u32; self.len as usize];
+        out.par_chunks_mut(BLOCK)
+            .enumerate()
+            .for_each(|(b, o)| self.decode(b, o));
+        out
+    }
+
+    /// The postings at positions `[start, end)`, unpacked.
+    pub fn range(&self, start: u64, end: u64) -> Vec<u32> {
+        let end = end.min(self.len);
+        if start >= end {
+            return Vec::new();
+        }
+        let (b0, b1) = (
+            (start / BLOCK as u64) as usize,
+            end.div_ceil(BLOCK as u64) as usize,
+        );
+        let mut buf = [0u32; BLOCK];
+        let mut out = Vec::with_capacity((end - start) as usize);
+        for b in b0..b1 {
+            let lo = (b * BLOCK) as u64;
+            let n = ((self.len - lo) as usize).min(BLOCK);
+            self.decode(b, &mut buf[..n]);
+            let from = start.saturating_sub(lo) as usize;
+            let to = ((end - lo) as usize).min(n);
+            out.extend_from_slice(&buf[from..to]);
+        }
+        out
+    }
+
+    /// The largest posting (`None` when none is packed), decoded on all cores.
+    pub fn largest(&self) -> Option<u32> {
+        let blocks = (self.len as usize).div_ceil(BLOCK);
+        (0..blocks)
+            .into_par_iter()
+            .map(|b| {
+                let mut buf = [0u32; BLOCK];
+                let n = ((self.len as usize) - b * BLOCK).min(BLOCK);
+                self.decode(b, &mut buf[..n]);
+                buf[..n].iter().copied().max().unwrap_or(0)
+            })
+            .max()
     }
 
     /// Postings packed.
@@ -117,17 +244,18 @@ impl PackedPostings {
 
     /// The posting at position `p` (`p < len`), as the kernels read it.
     pub fn get(&self, p: u64) -> u32 {
+        let (headers, data) = (self.headers(), self.data());
         let b = (p / BLOCK as u64) as usize;
-        let (base, first) = (self.headers[2 * b], self.headers[2 * b + 1]);
-        let w = (self.headers[2 * b + 3] - first) >> 2;
+        let (base, first) = (headers[2 * b], headers[2 * b + 1]);
+        let w = (headers[2 * b + 3] - first) >> 2;
         if w == 0 {
             return base;
         }
         let bit = (p % BLOCK as u64) as u32 * w;
         let (word, sh) = ((first + (bit >> 5)) as usize, bit & 31);
-        let mut v = self.data[word] >> sh;
+        let mut v = data[word] >> sh;
         if sh + w > 32 {
-            v |= self.data[word + 1] << (32 - sh);
+            v |= data[word + 1] << (32 - sh);
         }
         if w < 32 {
             v &= (1 << w) - 1;
@@ -137,17 +265,17 @@ impl PackedPostings {
 
     /// The headers: per block its smallest id and first word, then the end word.
     pub fn headers(&self) -> &[u32] {
-        &self.headers
+        &self.words[..self.head]
     }
 
     /// The blocks' bits.
     pub fn data(&self) -> &[u32] {
-        &self.data
+        &self.words[self.head..]
     }
 
     /// Bytes of the packed form (headers and bits).
     pub fn bytes(&self) -> u64 {
-        4 * (self.headers.len() + self.data.len()) as u64
+        4 * self.words.len() as u64
     }
 
     /// Bits a posting, headers included (32 for the plain form).
@@ -194,7 +322,7 @@ mod tests {
         for w in 0..=32u32 {
             let b = w as usize;
             assert_eq!(
-                (p.headers[2 * b + 3] - p.headers[2 * b + 1]) / 4,
+                (p.headers()[2 * b + 3] - p.headers()[2 * b + 1]) / 4,
                 w,
                 "block {b}"
             );
@@ -263,6 +391,54 @@ mod tests {
             Ok("off") => assert_eq!(auto, PostingsForm::Plain),
             _ => assert_eq!(auto, PostingsForm::Auto),
         }
+    }
+
+    #[test]
+    fn unpack_range_and_largest_agree_with_get() {
+        let ids: Vec<u32> = (0..1000u32).map(|i| (i * 37) % 5003 + i / 9).collect();
+        let p = PackedPostings::pack(&ids).unwrap();
+        assert_eq!(p.unpack(), ids);
+        assert_eq!(p.largest(), ids.iter().copied().max());
+        for (a, b) in [
+            (0, 0),
+            (0, 1000),
+            (5, 130),
+            (127, 129),
+            (128, 256),
+            (900, 2000),
+        ] {
+            assert_eq!(
+                p.range(a, b),
+                ids[a as usize..(b as usize).min(1000)],
+                "{a}..{b}"
+            );
+        }
+        assert_eq!(PackedPostings::pack(&[]).unwrap().largest(), None);
+    }
+
+    #[test]
+    fn words_read_back_and_bad_words_are_refused() {
+        let ids: Vec<u32> = (0..600u32).map(|i| i * 3).collect();
+        let p = PackedPostings::pack(&ids).unwrap();
+        let again = PackedPostings::from_words(p.words().to_vec().into(), 600).unwrap();
+        assert_eq!(again, p);
+        let refused = |words: Vec<u32>, len: u64| {
+            PackedPostings::from_words(words.into(), len).expect_err("bad words")
+        };
+        // too few words for the headers of the postings announced
+        assert!(refused(p.words().to_vec(), 100_000).contains("headers"));
+        // a block of 33 bits
+        let mut w = p.words().to_vec();
+        w[3] = 33 * 4;
+        assert!(refused(w, 600).contains("block 0"));
+        // headers whose end is not the end of the bits
+        let mut w = p.words().to_vec();
+        w.push(0);
+        assert!(refused(w, 600).contains("end"));
+        // a first block that does not start at word 0
+        let mut w = p.words().to_vec();
+        w[1] = 4;
+        assert!(!refused(w, 600).is_empty());
     }
 
     proptest! {

@@ -37,11 +37,18 @@ fn case_strategy() -> impl Strategy<Value = (Vec<Vec<u32>>, Vec<Query>, u32, u32
 }
 
 fn engine(objects: &[Vec<u32>]) -> Engine {
+    engine_packed(objects, false)
+}
+
+/// The CPU engine of `objects`, its List Array packed when `packed` (as a packed index file).
+fn engine_packed(objects: &[Vec<u32>], packed: bool) -> Engine {
     let mut b = IndexBuilder::new();
     for o in objects {
         b.push_object(o).unwrap();
     }
-    Engine::with_backend(Arc::new(b.build().unwrap()), &CpuBackend::new()).unwrap()
+    let index = b.build().unwrap();
+    let index = if packed { index.into_packed() } else { index };
+    Engine::with_backend(Arc::new(index), &CpuBackend::new()).unwrap()
 }
 
 /// Verified hits with many ties: few distinct distances (signed zeros and a NaN among them), few
@@ -102,6 +109,9 @@ proptest! {
         p.table_factor = factor;
         prop_assert_eq!(&e.search(&queries, &p).unwrap(), &want);
         prop_assert_eq!(&e.search(&queries, &p.clone().with_method(Method::CountTable)).unwrap(), &want);
+        let packed = engine_packed(&objects, true);
+        prop_assert!(packed.index().list_array().packed().is_some());
+        prop_assert_eq!(&packed.search(&queries, &p).unwrap(), &want);
     }
 
     #[test]

@@ -168,6 +168,13 @@ pub struct BuildArgs {
     /// What the input holds: keywords, sequences, documents, table or vectors.
     #[arg(long, default_value = "keywords", value_name = "KIND")]
     pub kind: String,
+
+    /// How the index file stores its List Array: plain (4 bytes a posting, opened in place) or
+    /// packed (blocks of offsets in the bits they need: about half the bytes on typical indexes;
+    /// a GPU copies the packed form and unpacks it on the device, the CPU unpacks it at its first
+    /// search; the same answers either way). `genie info` shows the bytes a posting.
+    #[arg(long, value_enum, default_value = "plain", value_name = "FORM")]
+    pub postings: genie::kind::ListForm,
 }
 
 #[derive(Debug, Args)]

@@ -34,6 +34,7 @@ fn main() -> ExitCode {
     program::exit_code(match &cli.command {
         Command::Build(a) => {
             genie::cli::build::build(&registry, &a.input, &a.output, &a.kind, &sub, quiet)
+                .and_then(|()| genie::cli::build::store(&a.output, a.postings, quiet))
         }
         Command::Search(args) => search(&registry, args, &sub, quiet),
         Command::Info(a) => program::info(&a.index, a.json),

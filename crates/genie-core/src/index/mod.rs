@@ -8,6 +8,7 @@ mod build;
 mod checksum;
 mod file;
 mod legacy;
+mod list_array;
 mod persist;
 mod prepare;
 mod section;
@@ -15,6 +16,7 @@ mod sort;
 
 pub use build::{IndexBuilder, MAX_KEYWORD_SPACE};
 pub use checksum::{largest_word, sum_and_largest};
+pub use list_array::ListArray;
 pub use persist::{ALIGN, FORMAT_VERSION};
 pub use prepare::{PreparedQuery, Task, WorkList, MAX_COUNT_BOUND};
 pub use section::Section;
@@ -33,8 +35,9 @@ pub struct InvertedIndex {
     pub(crate) keyword_space: u32,
     /// Position Map: `offsets[kw]..offsets[kw + 1]` are the postings of `kw`; `len == keyword_space + 1`.
     pub(crate) offsets: Section<u64>,
-    /// List Array: object ids, grouped by keyword, ascending within each keyword.
-    pub(crate) postings: Section<ObjectId>,
+    /// List Array: object ids, grouped by keyword, ascending within each keyword; plain or
+    /// packed.
+    pub(crate) postings: ListArray,
     /// Start keyword of each block (first is 0); an object's keywords per block are bounded by `block_max`.
     pub(crate) block_starts: Vec<Keyword>,
     /// Per block, the largest number of keywords one object has inside it.
@@ -76,8 +79,14 @@ impl InvertedIndex {
         &self.offsets
     }
 
-    /// The List Array.
+    /// The List Array's ids (unpacked on first use where the index holds them packed:
+    /// [`ListArray`]).
     pub fn postings(&self) -> &[ObjectId] {
+        self.postings.ids()
+    }
+
+    /// The List Array in the form the index holds it.
+    pub fn list_array(&self) -> &ListArray {
         &self.postings
     }
 
@@ -90,9 +99,43 @@ impl InvertedIndex {
         &self.postings[a as usize..b as usize]
     }
 
+    /// The postings of one keyword, decoded alone where the List Array is packed and not
+    /// unpacked (empty beyond the keyword space).
+    pub fn list_of(&self, kw: Keyword) -> std::borrow::Cow<'_, [ObjectId]> {
+        if kw >= self.keyword_space {
+            return (&[][..]).into();
+        }
+        let (a, b) = (self.offsets[kw as usize], self.offsets[kw as usize + 1]);
+        self.postings.range(a, b)
+    }
+
+    /// This index with its List Array packed ([`crate::packed`]; searches give the same
+    /// answers); unchanged where the packed words could not be addressed by 32 bits.
+    pub fn into_packed(mut self) -> Self {
+        if self.postings.packed().is_none() {
+            if let Some(p) = ListArray::packing(&self.postings) {
+                self.postings = p;
+            }
+        }
+        self
+    }
+
+    /// This index with its List Array plain.
+    pub fn into_unpacked(mut self) -> Self {
+        if self.postings.packed().is_some() {
+            self.postings = self.postings.ids().to_vec().into();
+        }
+        self
+    }
+
+    /// Bits a posting of the List Array as held (32 plain; headers included packed).
+    pub fn bits_per_posting(&self) -> f64 {
+        8.0 * self.postings.bytes() as f64 / self.postings.len().max(1) as f64
+    }
+
     /// Bytes held by the index arrays.
     pub fn heap_bytes(&self) -> u64 {
-        (self.offsets.len() * 8 + self.postings.len() * 4 + self.block_starts.len() * 8) as u64
+        (self.offsets.len() * 8 + self.block_starts.len() * 8) as u64 + self.postings.bytes()
     }
 
     /// The contiguous List Array slice `[start, end)` of the range `[lo, hi]`, clipped to the

@@ -9,12 +9,12 @@
 //! | --- | --- |
 //! | 0..8 | magic `GENIEIDX` |
 //! | 8..12 | version u32 = 2 |
-//! | 12..16 | flags u32 = 0 |
+//! | 12..16 | flags u32: 0, or 1 for a packed List Array |
 //! | 16..20, 20..24 | num_objects u32, keyword_space u32 |
 //! | 24..32 | num_postings u64 |
 //! | 32..36, 36..40, 40..44 | max_object_len u32, num_blocks u32, metadata bytes u32 |
 //! | 44..48 | log2 of the checksum chunk u32 |
-//! | 48..168 | per array (offsets `[u64; keyword_space + 1]`, postings `[u32; num_postings]`, block_starts `[u32; num_blocks]`, block_max `[u32; num_blocks]`, metadata UTF-8): file offset u64, bytes u64, checksum u64 |
+//! | 48..168 | per array (offsets `[u64; keyword_space + 1]`, postings `[u32; num_postings]` (packed: the words of [`crate::packed::PackedPostings::words`]), block_starts `[u32; num_blocks]`, block_max `[u32; num_blocks]`, metadata UTF-8): file offset u64, bytes u64, checksum u64 |
 //! | 168..176 | XXH3-64 of bytes 0..168 |
 //! | 176..4096 | zeros |
 //!
@@ -45,6 +45,8 @@ use xxhash_rust::xxh3::xxh3_64;
 pub const FORMAT_VERSION: u32 = 2;
 /// Arrays start at multiples of this (a page: mapped arrays are aligned for any word).
 pub const ALIGN: u64 = 4096;
+/// The flag of a file whose List Array is packed ([`crate::packed`]).
+const FLAG_PACKED: u32 = 1;
 /// The header's bytes before its own checksum.
 const HEAD: usize = 168;
 /// The arrays, in file order.
@@ -67,6 +69,7 @@ struct Extent {
 /// A file's header: what it announces and where its arrays lie.
 #[derive(Clone, Debug)]
 struct Layout {
+    flags: u32,
     num_objects: u32,
     keyword_space: u32,
     num_postings: u64,
@@ -110,21 +113,31 @@ fn align(x: u64) -> u64 {
 impl Layout {
     /// The layout of `index`'s arrays (checksums filled in by the writer).
     fn of(index: &InvertedIndex, meta_len: u32) -> Self {
-        Self::new(Shape {
-            num_objects: index.num_objects,
-            keyword_space: index.keyword_space,
-            num_postings: index.postings.len() as u64,
-            max_object_len: index.max_object_len,
-            num_blocks: index.block_starts.len() as u32,
-            meta_len,
-        })
+        let packed = index.postings.packed().is_some();
+        Self::sized(
+            Shape {
+                num_objects: index.num_objects,
+                keyword_space: index.keyword_space,
+                num_postings: index.postings.len() as u64,
+                max_object_len: index.max_object_len,
+                num_blocks: index.block_starts.len() as u32,
+                meta_len,
+            },
+            if packed { FLAG_PACKED } else { 0 },
+            index.postings.bytes(),
+        )
     }
 
     /// The layout of an index of this shape (checksums filled in by the writer).
     fn new(shape: Shape) -> Self {
+        Self::sized(shape, 0, shape.num_postings * 4)
+    }
+
+    /// The layout of an index of this shape with these flags and List Array bytes.
+    fn sized(shape: Shape, flags: u32, list_bytes: u64) -> Self {
         let sizes = [
             (u64::from(shape.keyword_space) + 1) * 8,
-            shape.num_postings * 4,
+            list_bytes,
             u64::from(shape.num_blocks) * 4,
             u64::from(shape.num_blocks) * 4,
             u64::from(shape.meta_len),
@@ -136,6 +149,7 @@ impl Layout {
             e
         });
         Self {
+            flags,
             num_objects: shape.num_objects,
             keyword_space: shape.keyword_space,
             num_postings: shape.num_postings,
@@ -151,7 +165,12 @@ impl Layout {
     fn header(&self) -> Vec<u8> {
         let mut h = Vec::with_capacity(ALIGN as usize);
         h.extend_from_slice(MAGIC);
-        for v in [FORMAT_VERSION, 0, self.num_objects, self.keyword_space] {
+        for v in [
+            FORMAT_VERSION,
+            self.flags,
+            self.num_objects,
+            self.keyword_space,
+        ] {
             h.extend_from_slice(&v.to_le_bytes());
         }
         h.extend_from_slice(&self.num_postings.to_le_bytes());
@@ -205,9 +224,9 @@ impl Layout {
             return Err("bytes after the header are not zero: the file is corrupted".into());
         }
         let flags = le_u32(head, 12);
-        if flags != 0 {
+        if flags & !FLAG_PACKED != 0 {
             return Err(format!(
-                "flags {flags:#x}: this build knows no flags (expected 0)"
+                "flags {flags:#x}: this build knows only {FLAG_PACKED:#x} (a packed List Array)"
             ));
         }
         let mut arrays = [Extent {
@@ -224,6 +243,7 @@ impl Layout {
             };
         }
         let l = Self {
+            flags,
             num_objects: le_u32(head, 16),
             keyword_space: le_u32(head, 20),
             num_postings: le_u64(head, 24),
@@ -236,9 +256,15 @@ impl Layout {
         if !(12..=40).contains(&l.chunk_log2) {
             return Err(format!("a checksum chunk of 2^{} bytes", l.chunk_log2));
         }
+        let packed_bytes = l.arrays[1].bytes;
         let want = [
             (u64::from(l.keyword_space) + 1).checked_mul(8),
-            l.num_postings.checked_mul(4),
+            if l.packed() {
+                // whole words; `PackedPostings::from_words` checks the rest
+                Some(packed_bytes).filter(|b| b % 4 == 0)
+            } else {
+                l.num_postings.checked_mul(4)
+            },
             Some(u64::from(l.num_blocks) * 4),
             Some(u64::from(l.num_blocks) * 4),
             Some(u64::from(l.meta_len)),
@@ -263,10 +289,16 @@ impl Layout {
         Ok(l)
     }
 
+    /// Whether the List Array is packed.
+    fn packed(&self) -> bool {
+        self.flags & FLAG_PACKED != 0
+    }
+
     /// Checks every array of the whole file `bytes` (and the zeros between them); returns the
-    /// largest posting.
-    fn verify(&self, bytes: &[u8]) -> std::result::Result<u32, String> {
-        let mut largest = 0;
+    /// largest posting of a plain List Array (`None` for a packed one, whose words are not ids).
+    fn verify(&self, bytes: &[u8]) -> std::result::Result<Option<u32>, String> {
+        let mut largest = None;
+        let plain = !self.packed();
         let mut gap_from = ALIGN as usize;
         for (i, (e, name)) in self.arrays.iter().zip(ARRAYS).enumerate() {
             let (at, end) = (e.at as usize, (e.at + e.bytes) as usize);
@@ -275,12 +307,12 @@ impl Layout {
                     "bytes before the {name} are not zero: the file is corrupted"
                 ));
             }
-            let (sum, max) = checksum(&bytes[at..end], self.chunk_log2, i == 1);
+            let (sum, max) = checksum(&bytes[at..end], self.chunk_log2, i == 1 && plain);
             if sum != e.sum {
                 return Err(format!("{name} checksum mismatch: the file is corrupted"));
             }
-            if i == 1 {
-                largest = max;
+            if i == 1 && plain {
+                largest = Some(max);
             }
             gap_from = end;
         }
@@ -315,7 +347,16 @@ impl Layout {
             num_objects: self.num_objects,
             keyword_space: self.keyword_space,
             offsets: section(bytes, map, offsets)?,
-            postings: section(bytes, map, postings)?,
+            postings: if self.packed() {
+                crate::packed::PackedPostings::from_words(
+                    section(bytes, map, postings)?,
+                    self.num_postings,
+                )
+                .map_err(|e| format!("packed list array: {e}"))?
+                .into()
+            } else {
+                section::<u32>(bytes, map, postings)?.into()
+            },
             block_starts: words(&bytes[starts.at as usize..(starts.at + starts.bytes) as usize]),
             block_max: words(&bytes[maxima.at as usize..(maxima.at + maxima.bytes) as usize]),
             max_object_len: self.max_object_len,
@@ -482,9 +523,13 @@ impl InvertedIndex {
         let meta_len = u32::try_from(metadata.len())
             .map_err(|_| std::io::Error::other("metadata of 4 GiB or more"))?;
         let mut layout = Layout::of(self, meta_len);
+        let list: &[u32] = match self.postings.packed() {
+            Some(p) => p.words(),
+            None => &self.postings,
+        };
         let arrays: [&[u8]; 5] = [
             le_bytes(&self.offsets),
-            le_bytes(&self.postings),
+            le_bytes(list),
             le_bytes(&self.block_starts),
             le_bytes(&self.block_max),
             metadata.as_bytes(),
@@ -554,9 +599,7 @@ impl InvertedIndex {
         let layout = Layout::parse(&map[..ALIGN as usize], len).map_err(|r| bad(path, r))?;
         let largest = layout.verify(&map).map_err(|r| bad(path, r))?;
         let index = layout.index(&map, Some(&map)).map_err(|r| bad(path, r))?;
-        index
-            .check_structure(Some(largest))
-            .map_err(|r| bad(path, r))?;
+        index.check_structure(largest).map_err(|r| bad(path, r))?;
         log::debug!(
             "mapped and checked {} ({:.1} MB) in {:.1} ms",
             path.display(),
@@ -616,7 +659,7 @@ impl InvertedIndex {
         let layout = Layout::parse(head, bytes.len() as u64)?;
         let largest = layout.verify(bytes)?;
         let index = layout.index(bytes, None)?;
-        index.check_structure(Some(largest))?;
+        index.check_structure(largest)?;
         Ok(index)
     }
 }
@@ -661,6 +704,52 @@ mod tests {
             InvertedIndex::format_version(&path).expect("test setup"),
             FORMAT_VERSION
         );
+    }
+
+    #[test]
+    fn a_packed_list_array_round_trips_mapped_and_smaller() {
+        let idx = sample(3000);
+        let packed = idx.clone().into_packed();
+        assert!(packed.list_array().packed().is_some());
+        assert!(packed.bits_per_posting() < 32.0);
+        let bytes = packed.to_bytes();
+        assert!(bytes.len() < idx.to_bytes().len());
+        assert_eq!(le_u32(&bytes, 12), FLAG_PACKED);
+        let read = InvertedIndex::from_bytes(&bytes).expect("test setup");
+        assert!(read.list_array().packed().is_some());
+        assert_eq!(read, idx);
+        let dir = tempfile::tempdir().expect("test setup");
+        let path = dir.path().join("p.genie");
+        packed.save(&path).expect("test setup");
+        let mapped = InvertedIndex::load(&path).expect("test setup");
+        assert!(mapped.postings.is_mapped());
+        // read by lists without unpacking, then whole
+        assert_eq!(&*mapped.list_of(41), idx.postings_of(41));
+        assert_eq!(mapped.postings(), idx.postings());
+        assert_eq!(mapped.clone().into_unpacked().to_bytes(), idx.to_bytes());
+    }
+
+    #[test]
+    fn a_packed_list_array_with_a_posting_past_the_objects_is_refused() {
+        let idx = sample(300).into_packed();
+        let mut bytes = idx.to_bytes();
+        let l = Layout::parse(&bytes[..ALIGN as usize], bytes.len() as u64).expect("test setup");
+        // raise the first block's base past every object, and mend the checksums
+        let at = l.arrays[1].at as usize;
+        bytes[at..at + 4].copy_from_slice(&1_000_000u32.to_le_bytes());
+        let mut fixed = l.clone();
+        let list = &bytes[at..at + l.arrays[1].bytes as usize];
+        fixed.arrays[1].sum = checksum(list, CHUNK_LOG2, false).0;
+        bytes[..ALIGN as usize].copy_from_slice(&fixed.header());
+        let err = InvertedIndex::from_bytes(&bytes).expect_err("a posting past the objects");
+        assert!(err.contains("beyond"), "{err}");
+        // an unknown flag
+        let mut odd = idx.to_bytes();
+        let mut l2 = Layout::parse(&odd[..ALIGN as usize], odd.len() as u64).expect("test setup");
+        l2.flags = 2;
+        odd[..ALIGN as usize].copy_from_slice(&l2.header());
+        let err = InvertedIndex::from_bytes(&odd).expect_err("an unknown flag");
+        assert!(err.contains("flags"), "{err}");
     }
 
     #[test]

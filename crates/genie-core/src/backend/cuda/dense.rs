@@ -46,7 +46,7 @@ impl Dense {
                 .into_par_iter()
                 .filter_map(|kw| {
                     let len = offsets[kw + 1] - offsets[kw];
-                    let ids = index.postings_of(kw as u32);
+                    let ids = index.list_of(kw as u32);
                     // a bitmap holds each object once: the ids must strictly increase
                     (len > 0
                         && len.saturating_mul(u64::from(div)) >= n
@@ -64,7 +64,7 @@ impl Dense {
             host.par_chunks_mut(words as usize)
                 .zip(keywords.par_iter())
                 .for_each(|(bm, &kw)| {
-                    for &o in index.postings_of(kw) {
+                    for &o in index.list_of(kw).iter() {
                         bm[(o / 32) as usize] |= 1 << (o % 32);
                     }
                 });

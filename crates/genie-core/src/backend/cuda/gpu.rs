@@ -6,9 +6,9 @@
 //! memory. Two slots of input and output buffers alternate, so the host prepares batch i + 1 and
 //! `up` copies it while `compute` runs batch i and `down` returns batch i - 1. The counting
 //! buffers (bitmaps, tables, ZipperArrays) are used by `compute` alone and reused by every batch.
-//! Queries flagged by the kernels (full table, lost race) are rerun with a larger table.
-//! A search's object mask is uploaded once ([`LiveMask`], kept until a search brings another) and
-//! handed to every match kernel as `live`.
+//! Queries flagged by the kernels (full table, lost race) are rerun with a larger table. A search's
+//! object mask is uploaded once ([`LiveMask`], kept until a search brings another) and handed to
+//! every match kernel as `live`.
 
 use super::args::{push_cpq_counting, push_postings, push_select_tail, MatchWork};
 use super::buffers::{Grow, Slot};
@@ -17,7 +17,7 @@ use super::live::LiveMask;
 use super::plan::{
     grown_slots, plan, sweep_tiles, Plan, TILE_MAX_LISTS, TILE_WORDS, TILE_WORDS_WIDE,
 };
-use super::postings::{device_postings, DevicePostings};
+use super::postings::{device_postings, unpack, DevicePostings};
 use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use super::{cuda_err, PostingsForm};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
@@ -48,6 +48,7 @@ pub(crate) struct Gpu {
     cpq_init: CudaFunction,
     cpq_select: CudaFunction,
     ct_select: CudaFunction,
+    unpack_postings: CudaFunction,
     /// The match kernels, each for plain postings (`[0]`) and packed ones (`[1]`).
     cpq_match: [CudaFunction; 2],
     ct_match: [CudaFunction; 2],
@@ -107,6 +108,7 @@ impl Gpu {
             cpq_init: f("cpq_init")?,
             cpq_select: f("cpq_select")?,
             ct_select: f("ct_select")?,
+            unpack_postings: f("unpack_postings")?,
             cpq_match: pair("cpq_match", 0)?,
             ct_match: pair("ct_match", 0)?,
             tile_match: pair("tile_match", TILE_WORDS)?,
@@ -285,9 +287,10 @@ impl GpuResident {
             }
         };
         let t = std::time::Instant::now();
-        let postings = device_postings(index.postings(), form, gpu.free_memory(), |host| {
-            gpu.upload(&state.up, host)
-        })?;
+        let up = |host: &[u32]| gpu.upload(&state.up, host);
+        let unpacked = |hdr: &_, data: &_, n| unpack(&gpu.unpack_postings, &state.up, hdr, data, n);
+        let free = gpu.free_memory();
+        let postings = device_postings(index.list_array(), form, free, up, unpacked)?;
         let offsets = state.up.clone_htod(index.offsets()).map_err(cuda_err)?;
         let dense = Dense::build(
             &index,

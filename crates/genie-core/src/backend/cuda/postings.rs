@@ -1,9 +1,13 @@
 //! The List Array on a GPU: the plain ids, or packed in blocks (`crate::packed`), as
 //! [`PostingsForm`] chooses at upload.
 
+use super::cuda_err;
 use super::PostingsForm;
 use crate::error::Result;
-use cudarc::driver::CudaSlice;
+use crate::index::ListArray;
+use crate::packed::PackedPostings;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
 
 /// The List Array on the device: its ids, or packed in blocks (`crate::packed`).
 pub(super) enum DevicePostings {
@@ -39,18 +43,38 @@ impl DevicePostings {
     }
 }
 
-/// Uploads the List Array in `form` by `upload`, on a device with `free_memory` bytes free: packed
-/// on the host on all cores where the form, resolved against the environment, says so
-/// ([`PostingsForm::tries_packing`], [`PostingsForm::keeps`]), then copied.
+/// Puts the List Array `list` on the device in `form` (resolved against the environment), on a
+/// device with `free_memory` bytes free, by `upload`:
+/// - plain ids are packed on the host on all cores where the form says so
+///   ([`PostingsForm::tries_packing`], [`PostingsForm::keeps`]), then copied;
+/// - a packed List Array (of a packed index file) is copied as it is, and unpacked on the device
+///   by `unpack` where the form would not keep it packed: the copy over the bus shrinks by the
+///   packing's ratio and the count reads plain ids.
 pub(super) fn device_postings(
-    ids: &[u32],
+    list: &ListArray,
     form: PostingsForm,
     free_memory: u64,
     upload: impl Fn(&[u32]) -> Result<CudaSlice<u32>>,
+    unpack: impl FnOnce(&CudaSlice<u32>, &CudaSlice<u32>, u64) -> Result<CudaSlice<u32>>,
 ) -> Result<DevicePostings> {
-    use crate::packed::PackedPostings;
     let form = form.resolved();
-    let plain_bytes = std::mem::size_of_val(ids) as u64;
+    let plain_bytes = 4 * list.len() as u64;
+    if let Some(packed) = list.packed() {
+        let headers = upload(packed.headers())?;
+        let data = upload(packed.data())?;
+        if form.tries_packing(plain_bytes, free_memory) && form.keeps(packed) {
+            return Ok(DevicePostings::Packed { headers, data });
+        }
+        let t = std::time::Instant::now();
+        let ids = unpack(&headers, &data, packed.len())?;
+        log::debug!(
+            "unpacked {} postings on the device in {:.1} ms",
+            packed.len(),
+            t.elapsed().as_secs_f64() * 1e3
+        );
+        return Ok(DevicePostings::Plain(ids));
+    }
+    let ids: &[u32] = list;
     if !ids.is_empty() && form.tries_packing(plain_bytes, free_memory) {
         let t = std::time::Instant::now();
         if let Some(packed) = PackedPostings::pack(ids) {
@@ -69,4 +93,33 @@ pub(super) fn device_postings(
         }
     }
     Ok(DevicePostings::Plain(upload(ids)?))
+}
+
+/// Unpacks `n` packed postings (their `headers` and `data` on the device) into a new array of
+/// ids, on `stream`, and waits for it.
+pub(super) fn unpack(
+    func: &CudaFunction,
+    stream: &Arc<CudaStream>,
+    headers: &CudaSlice<u32>,
+    data: &CudaSlice<u32>,
+    n: u64,
+) -> Result<CudaSlice<u32>> {
+    let mut ids = stream
+        .alloc_zeros::<u32>(n.max(1) as usize)
+        .map_err(cuda_err)?;
+    if n > 0 {
+        let cfg = LaunchConfig {
+            grid_dim: (n.div_ceil(256).min(1 << 20) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut args = stream.launch_builder(func);
+        args.arg(headers).arg(data).arg(&mut ids).arg(&n);
+        // SAFETY: arguments match kernels/cpq.cu's unpack_postings; the headers and bits
+        // passed `PackedPostings::from_words`' checks (every read inside `data`), and `ids`
+        // holds `n` words.
+        unsafe { args.launch(cfg) }.map_err(cuda_err)?;
+    }
+    stream.synchronize().map_err(cuda_err)?;
+    Ok(ids)
 }
