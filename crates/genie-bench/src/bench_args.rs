@@ -109,4 +109,9 @@ pub struct BenchArgs {
     /// default all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
+    /// Mode suite: each workload's index with its List Array packed, as an index file of
+    /// `genie build --postings packed` holds it (the GPU copies the packed words and unpacks them
+    /// on the device; the index upload column includes that).
+    #[arg(long)]
+    pub packed_file: bool,
 }
