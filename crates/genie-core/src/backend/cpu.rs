@@ -94,6 +94,8 @@ impl Backend for CpuBackend {
     }
 
     fn upload(&self, index: Arc<InvertedIndex>) -> Result<Box<dyn ResidentIndex>> {
+        // the count reads ids: a packed List Array is unpacked here, once
+        index.list_array().unpack_now();
         let t = std::time::Instant::now();
         let dense = DenseBits::of_index(&index);
         if !dense.is_empty() {
