@@ -27,7 +27,7 @@ genie=$D/bin/genie
 if [ "${PART:-suite}" = suite ]; then
   $bench --mode ceilings 2>&1 | grep -E "^device|^ceilings" | tee -a "$sum"
   echo "kernels: $($D/tests/kernels-* 2>&1 | grep 'test result' | tail -1)" | tee -a "$sum"
-  $D/tests/conformance-* > "$res/conformance.log" 2>&1
+  timeout "${CONF_LIMIT:-200}" $D/tests/conformance-* > "$res/conformance.log" 2>&1
   grep "test result" "$res/conformance.log" | tee -a "$sum"
   grep -E "^test .* \.\.\. " "$res/conformance.log" | awk '{split($2, a, "::"); print a[1], $NF}' | sort | uniq -c | tee -a "$sum"
   grep -iE "skipped|FAILED|panicked" "$res/conformance.log" | head -5 | tee -a "$sum"
