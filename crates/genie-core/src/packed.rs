@@ -175,23 +175,31 @@ impl PackedPostings {
             return;
         }
         let mask = if w == 32 { u32::MAX } else { (1 << w) - 1 };
-        for (i, o) in out.iter_mut().enumerate() {
-            let bit = i as u32 * w;
-            let (word, sh) = ((first + (bit >> 5)) as usize, bit & 31);
-            let mut v = data[word] >> sh;
-            if sh + w > 32 {
-                v |= data[word + 1] << (32 - sh);
+        // the bits streamed through a 64-bit window, a word read whenever fewer than `w` are left
+        let words = &data[first as usize..];
+        let (mut window, mut have, mut next) = (0u64, 0u32, 0usize);
+        for o in out.iter_mut() {
+            if have < w {
+                window |= u64::from(words[next]) << have;
+                next += 1;
+                have += 32;
             }
-            *o = base.wrapping_add(v & mask);
+            *o = base.wrapping_add(window as u32 & mask);
+            window >>= w;
+            have -= w;
         }
     }
 
     /// The postings, unpacked on all cores.
     pub fn unpack(&self) -> Vec<u32> {
         let mut out = vec![0u32; self.len as usize];
-        out.par_chunks_mut(BLOCK)
+        out.par_chunks_mut(BLOCK * GROUP)
             .enumerate()
-            .for_each(|(b, o)| self.decode(b, o));
+            .for_each(|(g, o)| {
+                for (b, o) in o.chunks_mut(BLOCK).enumerate() {
+                    self.decode(g * GROUP + b, o);
+                }
+            });
         out
     }
 
@@ -223,6 +231,7 @@ impl PackedPostings {
         let blocks = (self.len as usize).div_ceil(BLOCK);
         (0..blocks)
             .into_par_iter()
+            .with_min_len(GROUP)
             .map(|b| {
                 let mut buf = [0u32; BLOCK];
                 let n = ((self.len as usize) - b * BLOCK).min(BLOCK);

@@ -46,11 +46,11 @@ impl Dense {
                 .into_par_iter()
                 .filter_map(|kw| {
                     let len = offsets[kw + 1] - offsets[kw];
-                    let ids = index.list_of(kw as u32);
-                    // a bitmap holds each object once: the ids must strictly increase
+                    // a bitmap holds each object once: the ids must strictly increase (decoded
+                    // only for the lists long enough, where the List Array is packed)
                     (len > 0
                         && len.saturating_mul(u64::from(div)) >= n
-                        && ids.windows(2).all(|w| w[0] < w[1]))
+                        && index.list_of(kw as u32).windows(2).all(|w| w[0] < w[1]))
                     .then_some((len, kw as u32))
                 })
                 .collect()
