@@ -203,7 +203,7 @@ impl PackedPostings {
         out
     }
 
-    /// The postings at positions `[start, end)`, unpacked.
+    /// The postings at positions `[start, end)`, unpacked (groups of blocks on all cores).
     pub fn range(&self, start: u64, end: u64) -> Vec<u32> {
         let end = end.min(self.len);
         if start >= end {
@@ -213,17 +213,36 @@ impl PackedPostings {
             (start / BLOCK as u64) as usize,
             end.div_ceil(BLOCK as u64) as usize,
         );
-        let mut buf = [0u32; BLOCK];
-        let mut out = Vec::with_capacity((end - start) as usize);
-        for b in b0..b1 {
-            let lo = (b * BLOCK) as u64;
-            let n = ((self.len - lo) as usize).min(BLOCK);
-            self.decode(b, &mut buf[..n]);
-            let from = start.saturating_sub(lo) as usize;
-            let to = ((end - lo) as usize).min(n);
-            out.extend_from_slice(&buf[from..to]);
-        }
+        let first = (b0 * BLOCK) as u64;
+        let mut out = vec![0u32; (end - first) as usize];
+        out.par_chunks_mut(BLOCK * GROUP)
+            .enumerate()
+            .for_each(|(g, o)| {
+                for (b, o) in o.chunks_mut(BLOCK).enumerate() {
+                    self.decode(b0 + g * GROUP + b, o);
+                }
+            });
+        debug_assert!(b1 - b0 == out.len().div_ceil(BLOCK));
+        out.drain(..(start - first) as usize);
         out
+    }
+
+    /// Whether any posting is `limit` or more: decoded only in the blocks whose smallest id and
+    /// width allow one (few, in an index of ascending lists), on all cores.
+    pub fn any_at_or_above(&self, limit: u32) -> bool {
+        let headers = self.headers();
+        let blocks = (self.len as usize).div_ceil(BLOCK);
+        (0..blocks).into_par_iter().with_min_len(GROUP).any(|b| {
+            let w = (headers[2 * b + 3] - headers[2 * b + 1]) >> 2;
+            let top = u64::from(headers[2 * b]) + (1u64 << w) - 1;
+            if top < u64::from(limit) {
+                return false;
+            }
+            let mut buf = [0u32; BLOCK];
+            let n = ((self.len as usize) - b * BLOCK).min(BLOCK);
+            self.decode(b, &mut buf[..n]);
+            buf[..n].iter().any(|&x| x >= limit)
+        })
     }
 
     /// The largest posting (`None` when none is packed), decoded on all cores.
@@ -423,6 +442,9 @@ mod tests {
             );
         }
         assert_eq!(PackedPostings::pack(&[]).unwrap().largest(), None);
+        let top = *ids.iter().max().unwrap();
+        assert!(p.any_at_or_above(top) && !p.any_at_or_above(top + 1));
+        assert!(p.any_at_or_above(0) && !PackedPostings::pack(&[]).unwrap().any_at_or_above(0));
     }
 
     #[test]

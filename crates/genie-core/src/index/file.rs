@@ -38,7 +38,7 @@ impl InvertedIndex {
         let n = self.num_objects;
         let beyond = match largest {
             Some(m) => !self.postings.is_empty() && m >= n,
-            None => self.postings.largest().is_some_and(|m| m >= n),
+            None => self.postings.any_at_or_above(n),
         };
         if beyond {
             return Err(format!("a posting names an object beyond {n}"));

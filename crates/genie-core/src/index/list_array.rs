@@ -79,12 +79,12 @@ impl ListArray {
         }
     }
 
-    /// The largest id (`None` when empty), without unpacking.
-    pub fn largest(&self) -> Option<ObjectId> {
+    /// Whether any id is `limit` or more, without unpacking.
+    pub fn any_at_or_above(&self, limit: ObjectId) -> bool {
         match (&self.packed, self.plain.get()) {
-            (Some(p), _) => p.largest(),
-            (None, Some(ids)) => ids.par_iter().copied().max(),
-            (None, None) => None,
+            (Some(p), _) => p.any_at_or_above(limit),
+            (None, Some(ids)) => ids.par_iter().any(|&id| id >= limit),
+            (None, None) => false,
         }
     }
 
