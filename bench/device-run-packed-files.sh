@@ -87,3 +87,13 @@ python3 -c "import torch; print('torch', torch.__version__)" 2>&1 | tee -a "$sum
 timeout 200 python3 bench/peers/torch_spmm.py --load /tmp/peer-dump/Adult-x20-like --csv "$res/peer-adult.csv" 2>&1 |
   grep -v -e "Warning" -e "^  A = " | tail -8 | tee -a "$sum"
 rm -rf /tmp/peer-dump
+if [ -n "${NCU_ADULT:-}" ]; then
+  # Nsight Compute on one launch of each match kernel of Adult-x20-like at 1,024 queries
+  echo "== Nsight Compute, Adult-x20-like 1,024 queries, the match kernels" | tee -a "$sum"
+  timeout 150 /usr/local/cuda/bin/ncu --clock-control none --set full --kernel-name regex:"match" \
+    --launch-skip 20 --launch-count 2 -f -o /tmp/ncu-adult $bench --mode suite --only Adult-x20-like \
+    --queries 1024 > "$res/ncu-adult.log" 2>&1
+  /usr/local/cuda/bin/ncu -i /tmp/ncu-adult.ncu-rep --page details > "$res/ncu-adult.txt" 2>&1
+  grep -E "^  [a-z_0-9]+.*\(|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Registers Per|Block Size|Grid Size|Warp Cycles Per Issued|Issued Ipc|L1/TEX Hit|L2 Hit" \
+    "$res/ncu-adult.txt" | head -40 | tee -a "$sum"
+fi
