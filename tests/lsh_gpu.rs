@@ -550,3 +550,65 @@ fn gpu_compact_reranking_equals_cpu() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A filter's exact search on the GPU (every query against the same allowed objects, ranked on
+/// the device: `Reranker::rank_allowed`) gives the CPU's hits bit for bit, for the float copy and
+/// the compact ones, every metric, each query's own `k` (0 and past the allowed included), and
+/// filters that allow none, a few or all objects.
+#[test]
+fn gpu_filtered_exact_search_equals_cpu() {
+    use genie::core::ObjectMask;
+    use genie::lsh::rerank::Reranker;
+    use genie::lsh::stages::StageClock;
+    use genie::lsh::{Form, Metric, Store};
+    use std::sync::Arc;
+    if no_gpu() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for (name, vectors, queries) in finite_sets(3000, 100) {
+        let n = vectors.len() as u32;
+        let ks: Vec<usize> = (0..queries.len())
+            .map(|q| [0, 1, 10, 37, 500][q % 5])
+            .collect();
+        let masks = [
+            ObjectMask::from_allowed(n, []).unwrap(),
+            ObjectMask::from_allowed(n, (0..n).filter(|i| i % 97 == 5)).unwrap(),
+            ObjectMask::from_allowed(n, (0..n).filter(|i| i % 7 == 3)).unwrap(),
+            ObjectMask::from_allowed(n, 0..n).unwrap(),
+        ];
+        let floats = Arc::new(vectors.clone());
+        for form in [None, Some(Form::F16), Some(Form::Sq8)] {
+            for metric in [Metric::L2, Metric::L1, Metric::Cosine] {
+                let make = |gpu| match form {
+                    None => Reranker::new(Arc::clone(&floats), metric, gpu),
+                    Some(f) => Reranker::from_store(
+                        Arc::new(Store::encode(&floats, f, None).unwrap()),
+                        metric,
+                        gpu,
+                    ),
+                };
+                let (gpu, cpu) = (make(Some(0)), make(None));
+                assert!(gpu.on_gpu(), "{name} {form:?}: not on the GPU");
+                for mask in &masks {
+                    let clock = StageClock::default();
+                    let (g, c) = (
+                        gpu.rank_allowed(&queries, &ks, mask, &clock).unwrap(),
+                        cpu.rank_allowed(&queries, &ks, mask, &clock).unwrap(),
+                    );
+                    let allowed = mask.count();
+                    if g != c {
+                        let differ = g.iter().zip(&c).filter(|(a, b)| a != b).count();
+                        failures.push(format!(
+                            "{name} {form:?} {metric:?}, {allowed} allowed: {differ} of 100 differ"
+                        ));
+                    }
+                    for (h, &k) in c.iter().zip(&ks) {
+                        assert_eq!(h.len(), k.min(allowed as usize));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

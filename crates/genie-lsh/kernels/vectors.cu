@@ -73,18 +73,19 @@ __device__ double lanes_self(const B& b, u32 dim, u32 l, u32 mask) {
 }
 
 // The re-rank distances of every (query, candidate) pair, eight threads a pair: out[t] = the
-// distance from query t / kc to the row `rows(cands[t])` for metric 0 = L2, 1 = L1, 2 = cosine
-// distance; NaN where cands[t] >= n (no candidate).
+// distance from query t / kc to the row `rows(c)` for metric 0 = L2, 1 = L1, 2 = cosine distance,
+// `c` = cands[t], or cands[t % kc] when `shared` (every query the same kc candidates: a filter's
+// allowed objects); NaN where c >= n (no candidate).
 template <class Rows>
 __device__ __forceinline__ void rerank_pairs(const Rows& rows, u32 n, u32 dim, const float* __restrict__ queries,
-                                             const u32* __restrict__ cands, u32 kc, u32 nq, u32 metric,
-                                             double* out) {
+                                             const u32* __restrict__ cands, u32 kc, u32 shared, u32 nq,
+                                             u32 metric, double* out) {
     const u64 total = (u64)nq * kc;
     const u32 l = threadIdx.x & 7u;
     const u32 mask = 0xffu << (threadIdx.x & 24u);
     const u64 step = ((u64)gridDim.x * blockDim.x) >> 3;
     for (u64 t = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 3; t < total; t += step) {
-        const u32 id = cands[t];
+        const u32 id = cands[shared ? t % kc : t];
         if (id >= n) {
             if (l == 0) out[t] = __longlong_as_double(0x7ff8000000000000ll);
             continue;
@@ -125,8 +126,8 @@ struct FloatRows {
 
 extern "C" __global__ void rerank_distance(const float* __restrict__ vecs, u32 n, u32 dim,
                                            const float* __restrict__ queries, const u32* __restrict__ cands,
-                                           u32 kc, u32 nq, u32 metric, double* out) {
-    rerank_pairs(FloatRows{vecs, dim}, n, dim, queries, cands, kc, nq, metric, out);
+                                           u32 kc, u32 shared, u32 nq, u32 metric, double* out) {
+    rerank_pairs(FloatRows{vecs, dim}, n, dim, queries, cands, kc, shared, nq, metric, out);
 }
 
 // ---- re-rank distances from a compact copy (crates/genie-lsh/src/store.rs) ----------------------
@@ -209,10 +210,10 @@ extern "C" __global__ void rerank_compact(u32 form, const unsigned short* __rest
                                           const u32* __restrict__ bounds,
                                           const u32* __restrict__ slice_of, u32 n, u32 dim,
                                           const float* __restrict__ queries,
-                                          const u32* __restrict__ cands, u32 kc, u32 nq, u32 metric,
-                                          double* out) {
+                                          const u32* __restrict__ cands, u32 kc, u32 shared, u32 nq,
+                                          u32 metric, double* out) {
     const CompactRows rows{form, dim, ncells, m, half, bytes, lo, step, pos, starts, codes, centres, books, bounds, slice_of};
-    rerank_pairs(rows, n, dim, queries, cands, kc, nq, metric, out);
+    rerank_pairs(rows, n, dim, queries, cands, kc, shared, nq, metric, out);
 }
 
 // ---- codebook probes on the device (crates/genie-lsh/src/codebook/mod.rs `plan_one`) -----------
@@ -603,7 +604,8 @@ extern "C" __global__ void codebook_scan(const u32* __restrict__ starts, const u
 
 // ---- top k of re-ranked candidates: (distance ascending by its total order, count descending,
 // id ascending), genie-core's `rank_verified`. One block per query, k rounds of a block minimum
-// over the keys after the last one taken.
+// over the keys after the last one taken. With `shared`, every query has the same candidates:
+// ids, counts and their number are read from the first query's (`cand_ids[j]`, `n_cand[0]`).
 
 struct RankKey {
     u64 d;
@@ -624,21 +626,21 @@ __device__ __forceinline__ bool key_less(const RankKey& a, const RankKey& b) {
 
 extern "C" __global__ void rank_top_k(const double* __restrict__ dist, const u32* __restrict__ cand_ids,
                                       const u32* __restrict__ cand_counts, const u32* __restrict__ n_cand,
-                                      u32 cand, u32 nq, u32 k, u32* top_ids, u32* top_counts, double* top_dist,
-                                      u32* top_n) {
+                                      u32 cand, u32 shared, u32 nq, u32 k, u32* top_ids, u32* top_counts,
+                                      double* top_dist, u32* top_n) {
     __shared__ RankKey warp_best[32];
     __shared__ RankKey s_last;
     const u32 tid = threadIdx.x, lane = tid & 31u, w = tid >> 5, nw = (blockDim.x + 31u) >> 5;
     const RankKey none = {0xffffffffffffffffull, 0u, 0xffffffffu};
     for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
-        const u32 n = min(n_cand[q], cand), rounds = min(n, k);
+        const u32 n = min(n_cand[shared ? 0u : q], cand), rounds = min(n, k);
         bool first = true;
         RankKey last = none;
         for (u32 r = 0; r < rounds; ++r) {
             RankKey best = none;
             for (u32 j = tid; j < n; j += blockDim.x) {
-                const u64 at = (u64)q * cand + j;
-                const RankKey key = {total_order(dist[at]), cand_counts[at], cand_ids[at]};
+                const u64 at = (u64)q * cand + j, ci = shared ? (u64)j : at;
+                const RankKey key = {total_order(dist[at]), cand_counts[ci], cand_ids[ci]};
                 if ((first || key_less(last, key)) && key_less(key, best)) best = key;
             }
 #pragma unroll

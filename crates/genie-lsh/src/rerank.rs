@@ -199,7 +199,9 @@ impl Reranker {
     }
 
     /// Every object `allowed` admits re-ranked for each query, cut to its `k`: the exact answer
-    /// among them (a filter that admits few objects needs no count).
+    /// among them (a filter that admits few objects needs no count). On a GPU the allowed ids go
+    /// up once and each query's top `k` is taken there ([`GpuVectors::top_k_among`]); the answers
+    /// equal the per-query re-rank's.
     pub fn rank_allowed(
         &self,
         queries: &VectorSet,
@@ -207,6 +209,26 @@ impl Reranker {
         allowed: &genie_core::ObjectMask,
         clock: &StageClock,
     ) -> Result<Vec<Vec<VerifiedHit>>> {
+        if let Some(gpu) = self.gpu.as_ref().filter(|g| g.can_rerank()) {
+            // every query against the same candidates: uploaded once, ranked on the device
+            if ks.len() != queries.len() {
+                return Err(LshError::InvalidParameter("one k per query".into()));
+            }
+            let t = Instant::now();
+            let ids: Vec<u32> = allowed.iter().collect();
+            let k_max = ks.iter().copied().max().unwrap_or(0);
+            let metric = self.device_metric();
+            let mut out = gpu.top_k_among(queries.as_slice(), &ids, k_max, metric)?;
+            for (o, &k) in out.iter_mut().zip(ks) {
+                o.truncate(k);
+            }
+            clock.record(&SearchStages {
+                queries: queries.len() as u64,
+                rerank_ms: ms_since(t),
+                ..SearchStages::default()
+            });
+            return Ok(out);
+        }
         let all: Vec<Hit> = allowed.iter().map(|id| Hit { id, count: 0 }).collect();
         let every = vec![all.len(); queries.len()];
         self.search_each(queries, ks, &every, clock, |_, _| {

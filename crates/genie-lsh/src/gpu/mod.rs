@@ -291,6 +291,20 @@ impl GpuVectors {
     }
 
     /// Never reached: no value exists without the `cuda` feature.
+    pub fn top_k_among(
+        &self,
+        queries: &[f32],
+        ids: &[u32],
+        k: usize,
+        metric: VectorDistance,
+    ) -> Result<Vec<Vec<genie_core::VerifiedHit>>> {
+        let _ = (queries, ids, k, metric);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
     pub fn attach_cells(&mut self, cells: CellCodesRef<'_>) -> Result<()> {
         let _ = cells;
         Err(GenieError::GpuUnavailable(

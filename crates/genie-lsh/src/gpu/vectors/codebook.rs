@@ -569,7 +569,14 @@ impl GpuVectors {
         let (nq32, c32, k32) = (nq as u32, c as u32, k as u32);
         let mut dist = s.alloc_zeros::<f64>((nq * c).max(1)).map_err(cuda_err)?;
         if nq * c > 0 {
-            self.launch_distances(&got.queries, &got.ids, c32, nq32, metric, &mut dist)?;
+            self.launch_distances(
+                &got.queries,
+                &got.ids,
+                (c32, false),
+                nq32,
+                metric,
+                &mut dist,
+            )?;
         }
         let out_len = (nq * k).max(1);
         let mut top_ids = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
@@ -590,6 +597,7 @@ impl GpuVectors {
                 .arg(&got.counts)
                 .arg(&got.n)
                 .arg(&c32)
+                .arg(&0u32)
                 .arg(&nq32)
                 .arg(&k32)
                 .arg(&mut top_ids)

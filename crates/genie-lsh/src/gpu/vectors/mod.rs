@@ -3,6 +3,7 @@
 //! closeness scan and its planning in [`codebook`]; the nearest centres of rows (k-means, cell
 //! assignment) in [`nearest`].
 
+mod among;
 mod codebook;
 mod compact;
 mod nearest;
@@ -61,6 +62,8 @@ pub(super) struct Pairs<'a> {
     queries: &'a CudaSlice<f32>,
     candidates: &'a CudaSlice<u32>,
     per_query: u32,
+    /// 1: every query has the same `per_query` candidates (`candidates` holds them once).
+    shared: u32,
     nq: u32,
     metric: u32,
 }
@@ -221,7 +224,7 @@ impl GpuVectors {
         &self,
         queries: &CudaSlice<f32>,
         candidates: &CudaSlice<u32>,
-        per_query: u32,
+        (per_query, shared): (u32, bool),
         nq: u32,
         metric: VectorDistance,
         out: &mut CudaSlice<f64>,
@@ -230,6 +233,7 @@ impl GpuVectors {
             queries,
             candidates,
             per_query,
+            shared: u32::from(shared),
             nq,
             metric: metric as u32,
         };
@@ -268,6 +272,7 @@ impl GpuVectors {
                 .arg(pairs.queries)
                 .arg(pairs.candidates)
                 .arg(&pairs.per_query)
+                .arg(&pairs.shared)
                 .arg(&pairs.nq)
                 .arg(&pairs.metric)
                 .arg(out)
@@ -308,7 +313,7 @@ impl GpuVectors {
         let q = s.clone_htod(queries).map_err(cuda_err)?;
         let c = s.clone_htod(candidates).map_err(cuda_err)?;
         let mut out = s.alloc_zeros::<f64>(candidates.len()).map_err(cuda_err)?;
-        self.launch_distances(&q, &c, kc32, nq32, metric, &mut out)?;
+        self.launch_distances(&q, &c, (kc32, false), nq32, metric, &mut out)?;
         let d = s.clone_dtoh(&out).map_err(cuda_err)?;
         s.synchronize().map_err(cuda_err)?;
         self.ctx.check_err().map_err(cuda_err)?;

@@ -1,0 +1,106 @@
+//! A filter's exact search on the GPU: every query against the same candidates, the objects a
+//! filter allows, with the distances and the top `k` of each query taken on the device
+//! (kernels/vectors.cu `rerank_distance` or `rerank_compact`, then `rank_top_k`, both with
+//! `shared` set). The candidates go up once and only `k` hits a query come back, where the
+//! per-query path would upload every query's copy of them and bring back every distance.
+
+use super::GpuVectors;
+use crate::gpu::VectorDistance;
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+use genie_core::backend::cuda::cuda_err;
+use genie_core::{GenieError, Result, VerifiedHit};
+use rayon::prelude::*;
+
+/// The most (query, candidate) distances held on the device at once (8 bytes each): queries
+/// are taken in chunks of this many pairs.
+const PAIRS_AT_ONCE: usize = 1 << 26;
+
+impl GpuVectors {
+    /// The `k` nearest of `ids` (the same candidates for every query; each below the number of
+    /// vectors) to each query of `queries` (rows of the vectors' dimension), ranked as
+    /// `genie_core::rank_verified` ranks them, with counts 0: each query's list equals the
+    /// per-query re-rank of the same candidates.
+    pub fn top_k_among(
+        &self,
+        queries: &[f32],
+        ids: &[u32],
+        k: usize,
+        metric: VectorDistance,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        let dim = self.dim as usize;
+        if dim == 0 || queries.len() % dim != 0 {
+            return Err(GenieError::InvalidParameter(format!(
+                "{} query floats for vectors of dimension {dim}",
+                queries.len()
+            )));
+        }
+        let nq = queries.len() / dim;
+        let (m, k) = (ids.len(), k.min(ids.len()));
+        if m == 0 || k == 0 {
+            return Ok(vec![Vec::new(); nq]);
+        }
+        let too_many = |what: &str| GenieError::InvalidParameter(format!("too many {what}"));
+        let m32 = u32::try_from(m).map_err(|_| too_many("candidates"))?;
+        let k32 = k as u32;
+        let s = &self.stream;
+        let cands = s.clone_htod(ids).map_err(cuda_err)?;
+        let counts = s.alloc_zeros::<u32>(m).map_err(cuda_err)?;
+        let n_cand = s.clone_htod(&[m32]).map_err(cuda_err)?;
+        let chunk = (PAIRS_AT_ONCE / m).clamp(1, nq.max(1));
+        let mut out = Vec::with_capacity(nq);
+        for rows in queries.chunks(chunk * dim) {
+            let nc = rows.len() / dim;
+            let nc32 = u32::try_from(nc).map_err(|_| too_many("queries"))?;
+            let q = self.upload(rows)?;
+            // SAFETY: `rerank_*` writes each of the `nc x m` distances before `rank_top_k` reads
+            let mut dist = unsafe { s.alloc::<f64>(nc * m) }.map_err(cuda_err)?;
+            self.launch_distances(&q, &cands, (m32, true), nc32, metric, &mut dist)?;
+            let mut top_ids = s.alloc_zeros::<u32>(nc * k).map_err(cuda_err)?;
+            let mut top_counts = s.alloc_zeros::<u32>(nc * k).map_err(cuda_err)?;
+            let mut top_dist = s.alloc_zeros::<f64>(nc * k).map_err(cuda_err)?;
+            let mut top_n = s.alloc_zeros::<u32>(nc).map_err(cuda_err)?;
+            let cfg = LaunchConfig {
+                grid_dim: (nc.min(1 << 16) as u32, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: argument types and order match kernels/vectors.cu `rank_top_k`; with
+            // `shared` it reads `m` ids and counts and one number of candidates, `nc x m`
+            // distances, and writes `nc x k` hits and `nc` lengths
+            unsafe {
+                s.launch_builder(&self.top_k)
+                    .arg(&dist)
+                    .arg(&cands)
+                    .arg(&counts)
+                    .arg(&n_cand)
+                    .arg(&m32)
+                    .arg(&1u32)
+                    .arg(&nc32)
+                    .arg(&k32)
+                    .arg(&mut top_ids)
+                    .arg(&mut top_counts)
+                    .arg(&mut top_dist)
+                    .arg(&mut top_n)
+                    .launch(cfg)
+                    .map_err(cuda_err)?;
+            }
+            let (ids, dists, n) = (
+                s.clone_dtoh(&top_ids).map_err(cuda_err)?,
+                s.clone_dtoh(&top_dist).map_err(cuda_err)?,
+                s.clone_dtoh(&top_n).map_err(cuda_err)?,
+            );
+            s.synchronize().map_err(cuda_err)?;
+            self.ctx.check_err().map_err(cuda_err)?;
+            out.par_extend((0..nc).into_par_iter().map(|q| {
+                (0..n[q] as usize)
+                    .map(|j| VerifiedHit {
+                        id: ids[q * k + j],
+                        count: 0,
+                        distance: dists[q * k + j],
+                    })
+                    .collect::<Vec<_>>()
+            }));
+        }
+        Ok(out)
+    }
+}
