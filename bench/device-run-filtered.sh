@@ -19,6 +19,8 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/nv
 for f in "$D"/bin/*.xz "$D"/tests/*.xz "$D"/fm/*.xz ${OLD:+"$OLD"/bin/*.xz}; do
   [ -e "$f" ] && xz -df "$f" && { chmod +x "${f%.xz}" 2>/dev/null || true; }
 done
+# bench/peers/vector_sets.py reads Fashion-MNIST's files gzipped
+for f in "$D"/fm/*-ubyte; do [ -e "$f" ] && gzip -1 -f "$f"; done
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 source "$(dirname "$0")/timing.sh"
 device_header "$sum" "$D"
