@@ -390,7 +390,11 @@ impl OpenCodebook {
                     &probe,
                     counting,
                     mask,
-                    genie_lsh::codebook::index::EXACT_FLOATS,
+                    if self.index.reranks_on_gpu() {
+                        genie_lsh::codebook::index::EXACT_FLOATS_GPU
+                    } else {
+                        genie_lsh::codebook::index::EXACT_FLOATS
+                    },
                 )?,
             };
             log::trace!("at {:.1} ms: searched", crate::clock_ms());

@@ -96,6 +96,12 @@ pub enum Counting {
 /// hold at most this many floats (16 MB; [`CodebookIndex::search_each_filtered`]).
 pub const EXACT_FLOATS: usize = 1 << 22;
 
+/// [`EXACT_FLOATS`] where the index re-ranks on a GPU (64 MB): there every query is measured
+/// against the allowed objects, uploaded once, and ranked on the device
+/// (`GpuVectors::top_k_among`). On one H200, 10,000 queries against 1% of 1 M x 96 took 22 ms
+/// this way, against 9 ms unfiltered and 780 ms counted with grown probes at 10% allowed.
+pub const EXACT_FLOATS_GPU: usize = 1 << 24;
+
 /// The most a filtered search's candidates grow ([`CodebookIndex::search_each_filtered`]): each
 /// is a counted object brought back to the host and checked against the filter.
 pub const MAX_GROWTH: f64 = 8.0;
