@@ -35,22 +35,7 @@ for set in $sets; do
   $D/bin/genie build --kind vectors -i "$d/$set-base.fvecs" -o "$d/$set.genie" > "$res/build-$set.log" 2>&1 || tail -3 "$res/build-$set.log"
   echo "== $set: built in $(since "$t0") ms" | tee -a "$sum"
   for pct in 1 10; do
-    python3 - "$d/$set-base.fvecs" "$d/$set-query.fvecs" "$pct" "$d/$set-allow$pct" <<'PY'
-import sys, numpy as np
-def fvecs(p):
-    raw = np.fromfile(p, dtype=np.int32); d = raw[0]
-    return raw.reshape(-1, d + 1)[:, 1:].view(np.float32)
-base, q = fvecs(sys.argv[1]).astype(np.float64), fvecs(sys.argv[2]).astype(np.float64)
-n = base.shape[0]
-allowed = np.sort(np.random.default_rng(7).choice(n, n * int(sys.argv[3]) // 100, replace=False))
-np.savetxt(sys.argv[4] + ".txt", allowed, fmt="%d")
-b = base[allowed]; bn = (b * b).sum(1)
-truth = np.empty((q.shape[0], 10), dtype=np.int64)
-for s in range(0, q.shape[0], 500):
-    d2 = bn[None, :] - 2 * q[s:s + 500] @ b.T
-    truth[s:s + 500] = allowed[np.argsort(d2, axis=1)[:, :10]]
-np.save(sys.argv[4] + "-truth.npy", truth)
-PY
+    python3 bench/peers/allowed_truth.py truth "$d/$set-base.fvecs" "$d/$set-query.fvecs" "$pct" "$d/$set-allow$pct"
   done
   for r in $(seq 1 "${RUNS:-2}"); do
     for b in $builds; do
@@ -63,17 +48,7 @@ PY
         stage=$(grep -oE "search [0-9.]+ ms" "$log" | head -1)
         rec=""
         if [ "$pct" != 0 ]; then
-          rec=$(python3 - "$d/$set-$tag-f$pct.jsonl" "$d/$set-allow$pct-truth.npy" "$d/$set-allow$pct.txt" <<'PY'
-import json, sys, numpy as np
-truth = np.load(sys.argv[2]); allowed = set(np.loadtxt(sys.argv[3], dtype=np.int64).tolist())
-found = bad = 0
-for line, want in zip(open(sys.argv[1]), truth):
-    ids = [h["id"] for h in json.loads(line)["hits"]]
-    bad += sum(i not in allowed for i in ids)
-    found += len(set(ids) & set(want.tolist()))
-print(f"recall@10 {found / truth.size:.4f}, {bad} hits not allowed")
-PY
-)
+          rec=$(python3 bench/peers/allowed_truth.py recall "$d/$set-$tag-f$pct.jsonl" "$d/$set-allow$pct-truth.npy" "$d/$set-allow$pct.txt")
         fi
         echo "  $set $tag filter ${pct}% round $r: $stage; $rec" | tee -a "$sum"
       done

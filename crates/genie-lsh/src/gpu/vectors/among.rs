@@ -6,7 +6,7 @@
 
 use super::GpuVectors;
 use crate::gpu::VectorDistance;
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use genie_core::backend::cuda::cuda_err;
 use genie_core::{GenieError, Result, VerifiedHit};
 use rayon::prelude::*;
@@ -41,7 +41,6 @@ impl GpuVectors {
         }
         let too_many = |what: &str| GenieError::InvalidParameter(format!("too many {what}"));
         let m32 = u32::try_from(m).map_err(|_| too_many("candidates"))?;
-        let k32 = k as u32;
         let s = &self.stream;
         let cands = s.clone_htod(ids).map_err(cuda_err)?;
         let counts = s.alloc_zeros::<u32>(m).map_err(cuda_err)?;
@@ -55,52 +54,82 @@ impl GpuVectors {
             // SAFETY: `rerank_*` writes each of the `nc x m` distances before `rank_top_k` reads
             let mut dist = unsafe { s.alloc::<f64>(nc * m) }.map_err(cuda_err)?;
             self.launch_distances(&q, &cands, (m32, true), nc32, metric, &mut dist)?;
-            let mut top_ids = s.alloc_zeros::<u32>(nc * k).map_err(cuda_err)?;
-            let mut top_counts = s.alloc_zeros::<u32>(nc * k).map_err(cuda_err)?;
-            let mut top_dist = s.alloc_zeros::<f64>(nc * k).map_err(cuda_err)?;
-            let mut top_n = s.alloc_zeros::<u32>(nc).map_err(cuda_err)?;
-            let cfg = LaunchConfig {
-                grid_dim: (nc.min(1 << 16) as u32, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: argument types and order match kernels/vectors.cu `rank_top_k`; with
-            // `shared` it reads `m` ids and counts and one number of candidates, `nc x m`
-            // distances, and writes `nc x k` hits and `nc` lengths
-            unsafe {
-                s.launch_builder(&self.top_k)
-                    .arg(&dist)
-                    .arg(&cands)
-                    .arg(&counts)
-                    .arg(&n_cand)
-                    .arg(&m32)
-                    .arg(&1u32)
-                    .arg(&nc32)
-                    .arg(&k32)
-                    .arg(&mut top_ids)
-                    .arg(&mut top_counts)
-                    .arg(&mut top_dist)
-                    .arg(&mut top_n)
-                    .launch(cfg)
-                    .map_err(cuda_err)?;
-            }
-            let (ids, dists, n) = (
-                s.clone_dtoh(&top_ids).map_err(cuda_err)?,
-                s.clone_dtoh(&top_dist).map_err(cuda_err)?,
-                s.clone_dtoh(&top_n).map_err(cuda_err)?,
-            );
-            s.synchronize().map_err(cuda_err)?;
-            self.ctx.check_err().map_err(cuda_err)?;
-            out.par_extend((0..nc).into_par_iter().map(|q| {
+            out.extend(self.rank_on_device(
+                &dist,
+                (&cands, &counts, &n_cand),
+                (m32, true),
+                nc,
+                k,
+                256,
+            )?);
+        }
+        Ok(out)
+    }
+
+    /// Each query's top `k` of its candidates' distances `dist` (`nq x per_query`), ranked on
+    /// the device (kernels/vectors.cu `rank_top_k`, blocks of `threads`): `cands` their ids,
+    /// counts and numbers a query (with `shared`, one query's worth serving every query).
+    pub(super) fn rank_on_device(
+        &self,
+        dist: &CudaSlice<f64>,
+        cands: (&CudaSlice<u32>, &CudaSlice<u32>, &CudaSlice<u32>),
+        (per_query, shared): (u32, bool),
+        nq: usize,
+        k: usize,
+        threads: u32,
+    ) -> Result<Vec<Vec<VerifiedHit>>> {
+        let s = &self.stream;
+        let out_len = (nq * k).max(1);
+        let mut top_ids = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
+        let mut top_counts = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
+        let mut top_dist = s.alloc_zeros::<f64>(out_len).map_err(cuda_err)?;
+        let mut top_n = s.alloc_zeros::<u32>(nq.max(1)).map_err(cuda_err)?;
+        let (nq32, k32, shared32) = (nq as u32, k as u32, u32::from(shared));
+        let cfg = LaunchConfig {
+            grid_dim: (nq.min(1 << 16) as u32, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: argument types and order match kernels/vectors.cu `rank_top_k`; `dist` holds
+        // `nq x per_query` distances, `cands` as many ids and counts (`per_query` with `shared`)
+        // and `nq` numbers (one with `shared`); the outputs hold `nq x k` hits and `nq` lengths
+        unsafe {
+            s.launch_builder(&self.top_k)
+                .arg(dist)
+                .arg(cands.0)
+                .arg(cands.1)
+                .arg(cands.2)
+                .arg(&per_query)
+                .arg(&shared32)
+                .arg(&nq32)
+                .arg(&k32)
+                .arg(&mut top_ids)
+                .arg(&mut top_counts)
+                .arg(&mut top_dist)
+                .arg(&mut top_n)
+                .launch(cfg)
+                .map_err(cuda_err)?;
+        }
+        let (ids, counts, dists, n) = (
+            s.clone_dtoh(&top_ids).map_err(cuda_err)?,
+            s.clone_dtoh(&top_counts).map_err(cuda_err)?,
+            s.clone_dtoh(&top_dist).map_err(cuda_err)?,
+            s.clone_dtoh(&top_n).map_err(cuda_err)?,
+        );
+        s.synchronize().map_err(cuda_err)?;
+        self.ctx.check_err().map_err(cuda_err)?;
+        Ok((0..nq)
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|q| {
                 (0..n[q] as usize)
                     .map(|j| VerifiedHit {
                         id: ids[q * k + j],
-                        count: 0,
+                        count: counts[q * k + j],
                         distance: dists[q * k + j],
                     })
-                    .collect::<Vec<_>>()
-            }));
-        }
-        Ok(out)
+                    .collect()
+            })
+            .collect())
     }
 }

@@ -4,7 +4,6 @@
 
 use super::super::{CellCodesRef, CodebookRef, Queries, ScanJob, ScanTimes};
 use super::*;
-use rayon::prelude::*;
 
 /// A codebook index's objects by cell, resident beside the vectors.
 pub(super) struct Cells {
@@ -566,7 +565,7 @@ impl GpuVectors {
         let s = &self.stream;
         let nq = got.nq;
         let (c, k) = (job.candidates, k.min(job.candidates));
-        let (nq32, c32, k32) = (nq as u32, c as u32, k as u32);
+        let (nq32, c32) = (nq as u32, c as u32);
         let mut dist = s.alloc_zeros::<f64>((nq * c).max(1)).map_err(cuda_err)?;
         if nq * c > 0 {
             self.launch_distances(
@@ -578,56 +577,14 @@ impl GpuVectors {
                 &mut dist,
             )?;
         }
-        let out_len = (nq * k).max(1);
-        let mut top_ids = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
-        let mut top_counts = s.alloc_zeros::<u32>(out_len).map_err(cuda_err)?;
-        let mut top_dist = s.alloc_zeros::<f64>(out_len).map_err(cuda_err)?;
-        let mut top_n = s.alloc_zeros::<u32>(nq.max(1)).map_err(cuda_err)?;
-        let cfg = LaunchConfig {
-            grid_dim: (nq.min(1 << 16) as u32, 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: argument types and order match kernels/vectors.cu `rank_top_k`; every buffer holds
-        // `nq x c` or `nq x k` entries.
-        unsafe {
-            s.launch_builder(&self.top_k)
-                .arg(&dist)
-                .arg(&got.ids)
-                .arg(&got.counts)
-                .arg(&got.n)
-                .arg(&c32)
-                .arg(&0u32)
-                .arg(&nq32)
-                .arg(&k32)
-                .arg(&mut top_ids)
-                .arg(&mut top_counts)
-                .arg(&mut top_dist)
-                .arg(&mut top_n)
-                .launch(cfg)
-                .map_err(cuda_err)?;
-        }
-        let (ids, counts, dists, n) = (
-            s.clone_dtoh(&top_ids).map_err(cuda_err)?,
-            s.clone_dtoh(&top_counts).map_err(cuda_err)?,
-            s.clone_dtoh(&top_dist).map_err(cuda_err)?,
-            s.clone_dtoh(&top_n).map_err(cuda_err)?,
-        );
-        s.synchronize().map_err(cuda_err)?;
-        self.ctx.check_err().map_err(cuda_err)?;
-        let hits = (0..nq)
-            .into_par_iter()
-            .with_min_len(256)
-            .map(|q| {
-                (0..n[q] as usize)
-                    .map(|j| VerifiedHit {
-                        id: ids[q * k + j],
-                        count: counts[q * k + j],
-                        distance: dists[q * k + j],
-                    })
-                    .collect()
-            })
-            .collect();
+        let hits = self.rank_on_device(
+            &dist,
+            (&got.ids, &got.counts, &got.n),
+            (c32, false),
+            nq,
+            k,
+            128,
+        )?;
         times.rerank_ms += t.elapsed().as_secs_f64() * 1e3;
         Ok((hits, times))
     }
