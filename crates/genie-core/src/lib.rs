@@ -27,7 +27,7 @@ pub mod mask;
 pub mod model;
 pub mod npy;
 pub mod oracle;
-pub mod packed;
+pub use index::packed;
 pub mod parts;
 pub mod plugin;
 

@@ -4,9 +4,9 @@
 //! cores, done at the first such use and kept; a GPU takes the packed words as they are
 //! (`backend::cuda`), so an index opened to be searched on a GPU is never unpacked on the host.
 
-use super::Section;
+use super::packed::PackedPostings;
+use super::section::Section;
 use crate::model::ObjectId;
-use crate::packed::PackedPostings;
 use rayon::prelude::*;
 use std::ops::Deref;
 use std::sync::OnceLock;

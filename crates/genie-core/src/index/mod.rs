@@ -9,6 +9,7 @@ mod checksum;
 mod file;
 mod legacy;
 mod list_array;
+pub mod packed;
 mod persist;
 mod prepare;
 mod section;

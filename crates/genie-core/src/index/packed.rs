@@ -16,7 +16,7 @@
 //! `backend::cuda::PostingsForm`'s choice: the count reads plain ids faster, so they are packed
 //! where the plain ones would crowd the device.
 
-use crate::index::Section;
+use super::section::Section;
 use rayon::prelude::*;
 
 /// Postings a block.
