@@ -14,7 +14,10 @@
 //! The kernels' reader (`Postings::at` in `kernels/cpq.cu`) and [`PackedPostings::get`] do the
 //! same arithmetic; the tests hold the second against the plain ids. Which form a GPU holds is
 //! `backend::cuda::PostingsForm`'s choice: the count reads plain ids faster, so they are packed
-//! where the plain ones would crowd the device.
+//! where the plain ones would crowd the device. An index file may store the packed form
+//! ([`PackedPostings::words`], `genie build --postings packed`): a GPU then copies it as it is and
+//! unpacks it on the device (kernel `unpack_postings`), the CPU unpacks it on all cores
+//! ([`PackedPostings::unpack`], `index::ListArray`).
 
 use super::section::Section;
 use rayon::prelude::*;
