@@ -94,11 +94,7 @@ pub fn index_info(path: &Path) -> Result<IndexInfo, GenieError> {
         format_version: Some(InvertedIndex::format_version(path)?),
         objects: u64::from(index.num_objects()),
         postings: Some(index.num_postings()),
-        list_array: Some(if index.list_array().packed().is_some() {
-            "packed"
-        } else {
-            "plain"
-        }),
+        list_array: Some(crate::kind::ListForm::of(&index).name()),
         bytes_per_posting: Some(index.bits_per_posting() / 8.0),
         keyword_space: u64::from(index.keyword_space()),
         max_object_len: Some(u64::from(index.max_object_len())),

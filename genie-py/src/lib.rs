@@ -61,15 +61,11 @@ fn split_postings(options: &str) -> Result<(String, genie::kind::ListForm), Data
         name: "options".into(),
         message: e.to_string(),
     })?;
+    // a value that is no string is refused by the form's own parse, as its JSON text
     let form = match value.as_object_mut().and_then(|o| o.remove("postings")) {
         None | Some(Value::Null) => Default::default(),
         Some(Value::String(s)) => s.parse()?,
-        Some(other) => {
-            return Err(DataError::BadOption {
-                name: "postings".into(),
-                message: format!("{other} is not a List Array form (expected plain or packed)"),
-            })
-        }
+        Some(other) => other.to_string().parse()?,
     };
     Ok((value.to_string(), form))
 }

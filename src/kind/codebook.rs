@@ -390,11 +390,7 @@ impl OpenCodebook {
                     &probe,
                     counting,
                     mask,
-                    if self.index.reranks_on_gpu() {
-                        genie_lsh::codebook::index::EXACT_FLOATS_GPU
-                    } else {
-                        genie_lsh::codebook::index::EXACT_FLOATS
-                    },
+                    self.index.exact_floats(),
                 )?,
             };
             log::trace!("at {:.1} ms: searched", crate::clock_ms());

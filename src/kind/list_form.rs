@@ -25,6 +25,15 @@ pub enum ListForm {
 }
 
 impl ListForm {
+    /// The form `index` holds its List Array in.
+    pub fn of(index: &InvertedIndex) -> Self {
+        if index.list_array().packed().is_some() {
+            Self::Packed
+        } else {
+            Self::Plain
+        }
+    }
+
     /// Its name: `plain` or `packed`.
     pub fn name(self) -> &'static str {
         match self {
@@ -53,7 +62,7 @@ impl std::str::FromStr for ListForm {
 pub struct Stored {
     /// The file.
     pub file: PathBuf,
-    /// Its size before and after, in bytes.
+    /// Its size before, in bytes.
     pub bytes_before: u64,
     /// Its size after.
     pub bytes_after: u64,
@@ -76,8 +85,7 @@ pub fn store_list_arrays(output: &Path, form: ListForm) -> Result<Vec<Stored>, D
     let mut stored = Vec::new();
     for file in files {
         let index = InvertedIndex::load(&file)?;
-        let packed = index.list_array().packed().is_some();
-        if packed == (form == ListForm::Packed) {
+        if ListForm::of(&index) == form {
             continue;
         }
         let index = match form {

@@ -123,8 +123,8 @@ impl InvertedIndex {
 
     /// This index with its List Array plain.
     pub fn into_unpacked(mut self) -> Self {
-        if self.postings.packed().is_some() {
-            self.postings = self.postings.ids().to_vec().into();
+        if let Some(p) = self.postings.packed() {
+            self.postings = p.unpack().into();
         }
         self
     }

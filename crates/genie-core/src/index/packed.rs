@@ -195,15 +195,7 @@ impl PackedPostings {
 
     /// The postings, unpacked on all cores.
     pub fn unpack(&self) -> Vec<u32> {
-        let mut out = vec![0u32; self.len as usize];
-        out.par_chunks_mut(BLOCK * GROUP)
-            .enumerate()
-            .for_each(|(g, o)| {
-                for (b, o) in o.chunks_mut(BLOCK).enumerate() {
-                    self.decode(g * GROUP + b, o);
-                }
-            });
-        out
+        self.range(0, self.len)
     }
 
     /// The postings at positions `[start, end)`, unpacked (groups of blocks on all cores).
@@ -246,21 +238,6 @@ impl PackedPostings {
             self.decode(b, &mut buf[..n]);
             buf[..n].iter().any(|&x| x >= limit)
         })
-    }
-
-    /// The largest posting (`None` when none is packed), decoded on all cores.
-    pub fn largest(&self) -> Option<u32> {
-        let blocks = (self.len as usize).div_ceil(BLOCK);
-        (0..blocks)
-            .into_par_iter()
-            .with_min_len(GROUP)
-            .map(|b| {
-                let mut buf = [0u32; BLOCK];
-                let n = ((self.len as usize) - b * BLOCK).min(BLOCK);
-                self.decode(b, &mut buf[..n]);
-                buf[..n].iter().copied().max().unwrap_or(0)
-            })
-            .max()
     }
 
     /// Postings packed.
@@ -425,11 +402,10 @@ mod tests {
     }
 
     #[test]
-    fn unpack_range_and_largest_agree_with_get() {
+    fn unpack_range_and_bounds_agree_with_get() {
         let ids: Vec<u32> = (0..1000u32).map(|i| (i * 37) % 5003 + i / 9).collect();
         let p = PackedPostings::pack(&ids).unwrap();
         assert_eq!(p.unpack(), ids);
-        assert_eq!(p.largest(), ids.iter().copied().max());
         for (a, b) in [
             (0, 0),
             (0, 1000),
@@ -444,7 +420,6 @@ mod tests {
                 "{a}..{b}"
             );
         }
-        assert_eq!(PackedPostings::pack(&[]).unwrap().largest(), None);
         let top = *ids.iter().max().unwrap();
         assert!(p.any_at_or_above(top) && !p.any_at_or_above(top + 1));
         assert!(p.any_at_or_above(0) && !PackedPostings::pack(&[]).unwrap().any_at_or_above(0));

@@ -7,6 +7,7 @@ use super::plan::TILE_WORDS_WIDE;
 use crate::error::Result;
 use crate::index::InvertedIndex;
 use cudarc::driver::CudaSlice;
+use std::borrow::Cow;
 
 /// Objects a dense bitmap's whole tiles cover: the widest tile (8-bit counters, wide tiles); every
 /// other tile size divides it.
@@ -39,32 +40,35 @@ impl Dense {
         let n = index.num_objects() as u64;
         let words = n.div_ceil(DENSE_TILE_OBJECTS) * (DENSE_TILE_OBJECTS / 32);
         let offsets = index.offsets();
-        let mut chosen: Vec<(u64, u32)> = if div == 0 || n == 0 {
+        // each list long enough, with its ids (decoded once, where the List Array is packed)
+        let mut chosen: Vec<(u64, u32, Cow<'_, [u32]>)> = if div == 0 || n == 0 {
             Vec::new()
         } else {
             (0..offsets.len().saturating_sub(1))
                 .into_par_iter()
                 .filter_map(|kw| {
                     let len = offsets[kw + 1] - offsets[kw];
-                    // a bitmap holds each object once: the ids must strictly increase (decoded
-                    // only for the lists long enough, where the List Array is packed)
-                    (len > 0
-                        && len.saturating_mul(u64::from(div)) >= n
-                        && index.list_of(kw as u32).windows(2).all(|w| w[0] < w[1]))
-                    .then_some((len, kw as u32))
+                    if len == 0 || len.saturating_mul(u64::from(div)) < n {
+                        return None;
+                    }
+                    let ids = index.list_of(kw as u32);
+                    // a bitmap holds each object once: the ids must strictly increase
+                    ids.windows(2)
+                        .all(|w| w[0] < w[1])
+                        .then_some((len, kw as u32, ids))
                 })
                 .collect()
         };
         chosen.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         chosen.truncate((cap_bytes / (words * 4).max(1)) as usize);
-        let mut keywords: Vec<u32> = chosen.iter().map(|&(_, kw)| kw).collect();
-        keywords.sort_unstable();
+        chosen.sort_unstable_by_key(|c| c.1);
+        let keywords: Vec<u32> = chosen.iter().map(|c| c.1).collect();
         let mut host = vec![0u32; (keywords.len() as u64 * words).max(1) as usize];
         if !keywords.is_empty() {
             host.par_chunks_mut(words as usize)
-                .zip(keywords.par_iter())
-                .for_each(|(bm, &kw)| {
-                    for &o in index.list_of(kw).iter() {
+                .zip(chosen.par_iter())
+                .for_each(|(bm, (_, _, ids))| {
+                    for &o in ids.iter() {
                         bm[(o / 32) as usize] |= 1 << (o % 32);
                     }
                 });

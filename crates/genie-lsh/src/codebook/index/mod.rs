@@ -701,6 +701,16 @@ impl CodebookIndex {
             .filter(|g| g.has_cells() && (levels == 0 || g.has_codebook()))
     }
 
+    /// The `exact_floats` of [`CodebookIndex::search_each_filtered`] for where this index
+    /// re-ranks: [`EXACT_FLOATS_GPU`] on a GPU, else [`EXACT_FLOATS`].
+    pub fn exact_floats(&self) -> usize {
+        if self.reranks_on_gpu() {
+            EXACT_FLOATS_GPU
+        } else {
+            EXACT_FLOATS
+        }
+    }
+
     /// Whether the probes are chosen on the GPU.
     pub fn plans_on_gpu(&self) -> bool {
         self.reranker.gpu().is_some_and(|g| g.has_codebook())
