@@ -101,6 +101,30 @@ extern "C" __global__ void unpack_postings(const u32* __restrict__ hdr, const u3
     for (u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += (u64)gridDim.x * blockDim.x)
         out[p] = P.at<true>(p);
 }
+// Sets the bits of dense lists' bitmaps (backend/cuda/dense.rs) from the postings on the device:
+// list `l` (grid-stride over blockIdx.y) is postings first[l] .. first[l] + len[l] and its bitmap the
+// `words` words from bits + l * words (zeroed before). `*unordered` is set where a list's ids do not
+// strictly increase: a bitmap holds each object once, so such lists are left to the host.
+template <bool PACKED>
+__device__ __forceinline__ void dense_bitmaps_body(const Postings P, const u64* __restrict__ first,
+                                                   const u32* __restrict__ len, u32 lists, u32* bits, u64 words,
+                                                   u32* unordered) {
+    for (u32 l = blockIdx.y; l < lists; l += gridDim.y) {
+        const u64 f = first[l];
+        const u32 m = len[l];
+        u32* bm = bits + (u64)l * words;
+        for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
+            const u32 id = P.at<PACKED>(f + i);
+            if ((i + 1 < m && P.at<PACKED>(f + i + 1) <= id) || (u64)(id >> 5) >= words) {
+                atomicOr(unordered, 1u);
+                continue;
+            }
+            atomicOr(&bm[id >> 5], 1u << (id & 31u));
+        }
+    }
+}
+#define DENSE_BITMAPS_ARGS POSTINGS_ARGS, const u64 *__restrict__ first, const u32 *__restrict__ len, u32 lists, u32 *bits, u64 words, u32 *unordered
+#define DENSE_BITMAPS_CALL Postings{postings, packed_hdr, packed_data}, first, len, lists, bits, words, unordered
 // One list's postings at 32-bit positions from its first (a list holds each object at most once):
 // the tiled kernels' inner loops index a list so, in 32-bit arithmetic.
 template <bool PACKED>
@@ -115,6 +139,8 @@ struct ListReader {
     }
 };
 #define POSTINGS_ARGS const u32 *__restrict__ postings, const u32 *__restrict__ packed_hdr, const u32 *__restrict__ packed_data
+extern "C" __global__ void dense_bitmaps(DENSE_BITMAPS_ARGS) { dense_bitmaps_body<false>(DENSE_BITMAPS_CALL); }
+extern "C" __global__ void dense_bitmaps_packed(DENSE_BITMAPS_ARGS) { dense_bitmaps_body<true>(DENSE_BITMAPS_CALL); }
 
 // ---- bitmap counter ---------------------------------------------------------------------------
 

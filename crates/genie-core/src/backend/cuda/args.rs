@@ -17,13 +17,19 @@ pub(super) fn push_postings<'a>(
     postings: &'a DevicePostings,
     live: Option<&'a CudaSlice<u32>>,
 ) {
-    match postings {
-        DevicePostings::Plain(ids) => args.arg(ids).arg(&NULL).arg(&NULL),
-        DevicePostings::Packed { headers, data } => args.arg(&NULL).arg(headers).arg(data),
-    };
+    push_list_array(args, postings);
     match live {
         Some(words) => args.arg(words),
         None => args.arg(&ALL_LIVE),
+    };
+}
+
+/// Pushes `(postings, packed_hdr, packed_data)`: the List Array, plain (the headers and bits null)
+/// or packed (the ids null).
+pub(super) fn push_list_array<'a>(args: &mut LaunchArgs<'a>, postings: &'a DevicePostings) {
+    match postings {
+        DevicePostings::Plain(ids) => args.arg(ids).arg(&NULL).arg(&NULL),
+        DevicePostings::Packed { headers, data } => args.arg(&NULL).arg(headers).arg(data),
     };
 }
 

@@ -3,11 +3,15 @@
 //!
 //! [`SearchParams::gpu_dense`]: crate::backend::SearchParams::gpu_dense
 
+use super::args::push_list_array;
+use super::cuda_err;
 use super::plan::TILE_WORDS_WIDE;
+use super::postings::DevicePostings;
 use crate::error::Result;
 use crate::index::InvertedIndex;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Objects a dense bitmap's whole tiles cover: the widest tile (8-bit counters, wide tiles); every
 /// other tile size divides it.
@@ -28,8 +32,56 @@ pub(super) struct Dense {
 impl Dense {
     /// Bitmaps of the lists holding at least `1 / div` of the objects (none for `div == 0`),
     /// longest first while they fit in no more bytes than the postings, nor a quarter of the
-    /// device's `free_memory`; the bitmaps put on the device by `upload`.
+    /// device's `free_memory`. `fill(first, len, words)` sets them on the device from the
+    /// postings already there (each list's first posting and length, `words` words a bitmap),
+    /// or answers `None` where a list's ids do not strictly increase; the bitmaps are then made on
+    /// the host, of the lists that do, and put on the device by `upload`.
     pub(super) fn build(
+        index: &InvertedIndex,
+        div: u32,
+        free_memory: u64,
+        upload: impl FnOnce(&[u32]) -> Result<CudaSlice<u32>>,
+        fill: impl FnOnce(&[u64], &[u32], u64) -> Result<Option<CudaSlice<u32>>>,
+    ) -> Result<Self> {
+        let n = index.num_objects() as u64;
+        let words = n.div_ceil(DENSE_TILE_OBJECTS) * (DENSE_TILE_OBJECTS / 32);
+        let offsets = index.offsets();
+        let cap = (index.num_postings() * 4).min(free_memory / 4) / (words * 4).max(1);
+        let long = |kw: usize| {
+            let len = offsets[kw + 1] - offsets[kw];
+            (div > 0 && len > 0 && len.saturating_mul(u64::from(div)) >= n).then_some(len)
+        };
+        let mut chosen: Vec<(u64, u32)> = (0..offsets.len().saturating_sub(1))
+            .filter_map(|kw| long(kw).map(|len| (len, kw as u32)))
+            .collect();
+        chosen.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        chosen.truncate(cap as usize);
+        chosen.sort_unstable_by_key(|c| c.1);
+        let first: Vec<u64> = chosen.iter().map(|c| offsets[c.1 as usize]).collect();
+        let len = chosen
+            .iter()
+            .map(|c| u32::try_from(c.0))
+            .collect::<std::result::Result<Vec<u32>, _>>();
+        if let (false, Ok(len)) = (chosen.is_empty(), len) {
+            if let Some(bits) = fill(&first, &len, words)? {
+                log::debug!(
+                    "{} dense keyword lists (1/{div} of the objects or more), {:.1} MB of bitmaps, set on the device",
+                    chosen.len(),
+                    (chosen.len() as u64 * words * 4) as f64 / 1e6
+                );
+                return Ok(Self {
+                    div,
+                    keywords: chosen.iter().map(|c| c.1).collect(),
+                    bits,
+                    words,
+                });
+            }
+        }
+        Self::build_on_host(index, div, free_memory, upload)
+    }
+
+    /// [`Dense::build`]'s bitmaps made on the host, of the long lists whose ids strictly increase.
+    fn build_on_host(
         index: &InvertedIndex,
         div: u32,
         free_memory: u64,
@@ -85,4 +137,48 @@ impl Dense {
             words,
         })
     }
+}
+
+/// [`Dense::build`]'s `fill` on the device: `first.len()` bitmaps of `words` words set from the
+/// List Array there (`postings`) by `funcs` (kernel `dense_bitmaps`, plain and packed) on
+/// `stream`, waited for; `None` where a list's ids do not strictly increase.
+pub(super) fn fill_on_device(
+    funcs: &[CudaFunction; 2],
+    stream: &Arc<CudaStream>,
+    postings: &DevicePostings,
+    first: &[u64],
+    len: &[u32],
+    words: u64,
+) -> Result<Option<CudaSlice<u32>>> {
+    let lists = u32::try_from(first.len()).unwrap_or(u32::MAX);
+    let total = usize::try_from(first.len() as u64 * words).unwrap_or(usize::MAX);
+    let mut bits = stream.alloc_zeros::<u32>(total.max(1)).map_err(cuda_err)?;
+    let mut unordered = stream.alloc_zeros::<u32>(1).map_err(cuda_err)?;
+    let first_dev = stream.clone_htod(first).map_err(cuda_err)?;
+    let len_dev = stream.clone_htod(len).map_err(cuda_err)?;
+    let longest = len.iter().copied().max().unwrap_or(0);
+    let cfg = LaunchConfig {
+        grid_dim: (
+            longest.div_ceil(256).clamp(1, 1024),
+            lists.clamp(1, 65_535),
+            1,
+        ),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut args = stream.launch_builder(&funcs[postings.kernels()]);
+    push_list_array(&mut args, postings);
+    args.arg(&first_dev)
+        .arg(&len_dev)
+        .arg(&lists)
+        .arg(&mut bits)
+        .arg(&words)
+        .arg(&mut unordered);
+    // SAFETY: arguments match kernels/cpq.cu's dense_bitmaps(_packed), the kernel of the form
+    // `postings` is in; each list's postings lie inside the List Array (its offsets), `bits`
+    // holds `lists x words` words and the kernel writes a bit only below `words` a list.
+    unsafe { args.launch(cfg) }.map_err(cuda_err)?;
+    let flag = stream.clone_dtoh(&unordered).map_err(cuda_err)?;
+    stream.synchronize().map_err(cuda_err)?;
+    Ok((flag.first() == Some(&0)).then_some(bits))
 }

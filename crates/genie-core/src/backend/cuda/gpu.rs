@@ -12,12 +12,12 @@
 
 use super::args::{push_cpq_counting, push_postings, push_select_tail, MatchWork};
 use super::buffers::{Grow, Slot};
-use super::dense::Dense;
+use super::dense::{fill_on_device, Dense};
 use super::live::LiveMask;
 use super::plan::{
     grown_slots, plan, sweep_tiles, Plan, TILE_MAX_LISTS, TILE_WORDS, TILE_WORDS_WIDE,
 };
-use super::postings::{device_postings, unpack, DevicePostings};
+use super::postings::{device_postings, upload_unpacked, DevicePostings};
 use super::upload::{Stager, LANES, SLOT_BYTES, WRITE_COMBINED};
 use super::{cuda_err, PostingsForm};
 use crate::backend::{Method, ResidentIndex, SearchParams, StageTimes};
@@ -49,7 +49,8 @@ pub(crate) struct Gpu {
     cpq_select: CudaFunction,
     ct_select: CudaFunction,
     unpack_postings: CudaFunction,
-    /// The match kernels, each for plain postings (`[0]`) and packed ones (`[1]`).
+    /// `dense_bitmaps` and the match kernels, each for plain postings (`[0]`) and packed (`[1]`).
+    dense_bitmaps: [CudaFunction; 2],
     cpq_match: [CudaFunction; 2],
     ct_match: [CudaFunction; 2],
     tile_match: [CudaFunction; 2],
@@ -109,6 +110,7 @@ impl Gpu {
             cpq_select: f("cpq_select")?,
             ct_select: f("ct_select")?,
             unpack_postings: f("unpack_postings")?,
+            dense_bitmaps: [f("dense_bitmaps")?, f("dense_bitmaps_packed")?],
             cpq_match: pair("cpq_match", 0)?,
             ct_match: pair("ct_match", 0)?,
             tile_match: pair("tile_match", TILE_WORDS)?,
@@ -134,10 +136,6 @@ impl Gpu {
     }
 
     /// Copies postings to the device through the pinned staging lanes ([`Stager`]).
-    ///
-    /// Measured against DMA straight from the mapped file's pages, registered read-only for
-    /// the copy: registering 948 MB alone took 39.5 ms on an H200's host, as long as a whole
-    /// staged upload (docs/BENCHMARKS.md, issue 15).
     pub(super) fn upload(&self, stream: &Arc<CudaStream>, host: &[u32]) -> Result<CudaSlice<u32>> {
         let (dev, times) = self.staging.upload(stream, host)?;
         let bytes = std::mem::size_of_val(host) as f64;
@@ -288,7 +286,7 @@ impl GpuResident {
         };
         let t = std::time::Instant::now();
         let up = |host: &[u32]| gpu.upload(&state.up, host);
-        let unpacked = |hdr: &_, data: &_, n| unpack(&gpu.unpack_postings, &state.up, hdr, data, n);
+        let unpacked = |p: &_| upload_unpacked(&gpu.staging, &gpu.unpack_postings, &state.up, p);
         let free = gpu.free_memory();
         let postings = device_postings(index.list_array(), form, free, up, unpacked)?;
         let offsets = state.up.clone_htod(index.offsets()).map_err(cuda_err)?;
@@ -297,6 +295,7 @@ impl GpuResident {
             crate::backend::DEFAULT_GPU_DENSE,
             gpu.free_memory(),
             |host| gpu.upload(&state.up, host),
+            |f, l, w| fill_on_device(&gpu.dense_bitmaps, &state.up, &postings, f, l, w),
         )?;
         log::debug!(
             "uploaded {} postings ({}, {:.1} bits a posting) in {:.3} s",
@@ -328,6 +327,7 @@ impl GpuResident {
                 params.gpu_dense,
                 self.gpu.free_memory(),
                 |host| self.gpu.upload(&st.up, host),
+                |f, l, w| fill_on_device(&self.gpu.dense_bitmaps, &st.up, &self.postings, f, l, w),
             )?);
         }
         Ok(d.clone())

@@ -1,12 +1,14 @@
 //! The List Array on a GPU: the plain ids, or packed in blocks (`crate::packed`), as
 //! [`PostingsForm`] chooses at upload.
 
-use super::cuda_err;
-use super::PostingsForm;
-use crate::error::Result;
+use super::upload::Stager;
+use super::{cuda_err, PostingsForm};
+use crate::error::{GenieError, Result};
 use crate::index::ListArray;
-use crate::packed::PackedPostings;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use crate::packed::{PackedPostings, BLOCK};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 use std::sync::Arc;
 
 /// The List Array on the device: its ids, or packed in blocks (`crate::packed`).
@@ -48,31 +50,25 @@ impl DevicePostings {
 /// - plain ids are packed on the host on all cores where the form says so
 ///   ([`PostingsForm::tries_packing`], [`PostingsForm::keeps`]), then copied;
 /// - a packed List Array (of a packed index file) is copied as it is, and unpacked on the device
-///   by `unpack` where the form would not keep it packed: the copy over the bus shrinks by the
-///   packing's ratio and the count reads plain ids.
+///   by `unpack` ([`upload_unpacked`]) where the form would not keep it packed: the copy over the
+///   bus shrinks by the packing's ratio and the count reads plain ids.
 pub(super) fn device_postings(
     list: &ListArray,
     form: PostingsForm,
     free_memory: u64,
     upload: impl Fn(&[u32]) -> Result<CudaSlice<u32>>,
-    unpack: impl FnOnce(&CudaSlice<u32>, &CudaSlice<u32>, u64) -> Result<CudaSlice<u32>>,
+    unpack: impl FnOnce(&PackedPostings) -> Result<CudaSlice<u32>>,
 ) -> Result<DevicePostings> {
     let form = form.resolved();
     let plain_bytes = 4 * list.len() as u64;
     if let Some(packed) = list.packed() {
-        let headers = upload(packed.headers())?;
-        let data = upload(packed.data())?;
         if form.tries_packing(plain_bytes, free_memory) && form.keeps(packed) {
-            return Ok(DevicePostings::Packed { headers, data });
+            return Ok(DevicePostings::Packed {
+                headers: upload(packed.headers())?,
+                data: upload(packed.data())?,
+            });
         }
-        let t = std::time::Instant::now();
-        let ids = unpack(&headers, &data, packed.len())?;
-        log::debug!(
-            "unpacked {} postings on the device in {:.1} ms",
-            packed.len(),
-            t.elapsed().as_secs_f64() * 1e3
-        );
-        return Ok(DevicePostings::Plain(ids));
+        return Ok(DevicePostings::Plain(unpack(packed)?));
     }
     let ids: &[u32] = list;
     if !ids.is_empty() && form.tries_packing(plain_bytes, free_memory) {
@@ -95,31 +91,98 @@ pub(super) fn device_postings(
     Ok(DevicePostings::Plain(upload(ids)?))
 }
 
-/// Unpacks `n` packed postings (their `headers` and `data` on the device) into a new array of
-/// ids, on `stream`, and waits for it.
-pub(super) fn unpack(
+/// Words of packed bits copied before the blocks they complete are unpacked: 64 MiB, about 30
+/// launches for the SIFT-like 4.5 M index's 1.9 GB, so that the unpacking of the last segment,
+/// the part the copies do not hide, is short.
+const SEGMENT_WORDS: usize = 16 << 20;
+
+/// `packed` copied to the device through `stager` on `stream` and unpacked there by `func`
+/// (kernel `unpack_postings`) into a new array of its ids, waited for.
+///
+/// The bits go up in segments; once a segment's copies are queued, the blocks it completes are
+/// unpacked on a second stream that waits for them, while the next segment is copied: the
+/// unpacking hides under the copies over the bus, but for the last segment's.
+pub(super) fn upload_unpacked(
+    stager: &Stager,
     func: &CudaFunction,
     stream: &Arc<CudaStream>,
-    headers: &CudaSlice<u32>,
-    data: &CudaSlice<u32>,
-    n: u64,
+    packed: &PackedPostings,
 ) -> Result<CudaSlice<u32>> {
-    // SAFETY: the kernel writes each of the `n` words before anything reads them (the one word
-    // of an empty array is never read)
+    let t = std::time::Instant::now();
+    let (hdr, bits) = (packed.headers(), packed.data());
+    let n = packed.len();
+    let (headers, _) = stager.upload(stream, hdr)?;
+    // SAFETY: every word is written by the copies below before the kernels read it.
+    let mut data = unsafe { stream.alloc::<u32>(bits.len().max(1)) }.map_err(cuda_err)?;
+    // SAFETY: the kernels write each of the `n` words before anything reads them (the one word of
+    // an empty array is never read).
     let mut ids = unsafe { stream.alloc::<u32>(n.max(1) as usize) }.map_err(cuda_err)?;
-    if n > 0 {
-        let cfg = LaunchConfig {
-            grid_dim: (n.div_ceil(256).min(1 << 20) as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut args = stream.launch_builder(func);
-        args.arg(headers).arg(data).arg(&mut ids).arg(&n);
-        // SAFETY: arguments match kernels/cpq.cu's unpack_postings; the headers and bits
-        // passed `PackedPostings::from_words`' checks (every read inside `data`), and `ids`
-        // holds `n` words.
-        unsafe { args.launch(cfg) }.map_err(cuda_err)?;
-    }
-    stream.synchronize().map_err(cuda_err)?;
+    let unpacking = stream.context().new_stream().map_err(cuda_err)?;
+    // The kernels take raw addresses: a tracked argument would make each next copy on `stream`
+    // wait for the unpacking of the segment before it. `unpacking` is waited for below before
+    // any of the three arrays is dropped or handed on.
+    let hdr_at = headers.device_ptr(&unpacking).0;
+    let data_at = data.device_ptr(&unpacking).0;
+    let ids_at = ids.device_ptr_mut(&unpacking).0;
+    let blocks = n.div_ceil(BLOCK as u64) as usize;
+    let mut queued_ms = 0.0;
+    let run = (|| -> Result<()> {
+        let mut done = 0usize;
+        for start in (0..bits.len().max(1)).step_by(SEGMENT_WORDS) {
+            let end = (start + SEGMENT_WORDS).min(bits.len());
+            stager.queue(stream, &bits[start..end], &mut data, start)?;
+            // the blocks whose bits end within the words copied so far (block b's end is the
+            // first word of block b + 1, header word 2 b + 3)
+            let (mut lo, mut hi) = (done, blocks);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if hdr[2 * mid + 3] as usize <= end {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            if lo > done {
+                let copied = stream.record_event(None).map_err(cuda_err)?;
+                unpacking.wait(&copied).map_err(cuda_err)?;
+                let first = (done * BLOCK) as u64;
+                let count = (lo as u64 * BLOCK as u64).min(n) - first;
+                let cfg = LaunchConfig {
+                    grid_dim: (count.div_ceil(256).min(1 << 20) as u32, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let (h, o) = (hdr_at + 8 * done as u64, ids_at + 4 * first);
+                let mut args = unpacking.launch_builder(func);
+                args.arg(&h).arg(&data_at).arg(&o).arg(&count);
+                // SAFETY: arguments match kernels/cpq.cu's unpack_postings: the headers from
+                // block `done` on (the data words they name are absolute), the whole bits, and
+                // the ids from posting `first` on, `count` of them inside the array. The headers
+                // and bits passed `PackedPostings::from_words`' checks (every read inside the
+                // bits), and blocks `done..lo` read only words before `end`, copied before the
+                // event the stream waits for.
+                unsafe { args.launch(cfg) }.map_err(cuda_err)?;
+                done = lo;
+            }
+        }
+        if done < blocks {
+            return Err(GenieError::Internal(format!(
+                "packed postings: {} of {blocks} blocks end past the bits",
+                blocks - done
+            )));
+        }
+        queued_ms = t.elapsed().as_secs_f64() * 1e3;
+        stream.synchronize().map_err(cuda_err)
+    })();
+    // the kernels read `headers` and `data` and write `ids` by raw address: wait for them
+    // whatever happened
+    let waited = unpacking.synchronize().map_err(cuda_err);
+    run.and(waited)?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    log::debug!(
+        "unpacked {n} postings on the device in {ms:.1} ms, {:.1} MB copied: copies queued in {queued_ms:.1} ms, the last unpacking {:.1} ms after",
+        4.0 * (hdr.len() + bits.len()) as f64 / 1e6,
+        ms - queued_ms
+    );
     Ok(ids)
 }

@@ -8,6 +8,9 @@
 //! 2 MiB slots upload at 91% of the pinned ceiling; cached or write-combined slots make no
 //! difference; slots of 256 KiB (too many transfers) or 16 MiB (too few in flight) fall to 36% and
 //! 63-74%. The earlier scheme, two 16 MiB chunks that all cores filled in turn, reached about 70%.
+//! Measured against DMA straight from a mapped file's pages, registered read-only for the copy:
+//! registering 948 MB alone took 39.5 ms on an H200's host, as long as a whole staged upload
+//! (docs/BENCHMARKS.md, issue 15).
 
 use super::cuda_err;
 use crate::error::{GenieError, Result};
@@ -141,8 +144,24 @@ impl Stager {
         host: &[T],
         dev: &mut CudaSlice<T>,
     ) -> Result<()> {
-        self.copy_with(stream, host.len(), dev, |at, dst| {
+        self.copy_with(stream, host.len(), dev, 0, |at, dst| {
             dst.copy_from_slice(&host[at..at + dst.len()]);
+        })?;
+        stream.synchronize().map_err(cuda_err)
+    }
+
+    /// Queues the copies of `host` into `dev` from word `at` on `stream`, and returns once the
+    /// last is queued, not done: the staging slots still in flight are waited for by the next
+    /// copy that takes them. Work ordered after an event recorded on `stream` now sees the words.
+    pub fn queue<T: Word>(
+        &self,
+        stream: &Arc<CudaStream>,
+        host: &[T],
+        dev: &mut CudaSlice<T>,
+        at: usize,
+    ) -> Result<()> {
+        self.copy_with(stream, host.len(), dev, at, |from, dst| {
+            dst.copy_from_slice(&host[from..from + dst.len()]);
         })
     }
 
@@ -161,7 +180,7 @@ impl Stager {
                 "an upload of rows that are not all {dim} long"
             )));
         }
-        self.copy_with(stream, rows.len() * dim, dev, |at, dst| {
+        self.copy_with(stream, rows.len() * dim, dev, 0, |at, dst| {
             let mut done = 0;
             while done < dst.len() {
                 let (r, from) = ((at + done) / dim, (at + done) % dim);
@@ -169,23 +188,26 @@ impl Stager {
                 dst[done..done + take].copy_from_slice(&rows[r][from..from + take]);
                 done += take;
             }
-        })
+        })?;
+        stream.synchronize().map_err(cuda_err)
     }
 
-    /// Copies `len` words into the start of `dev` on `stream`, and waits for the copies: `fill(at,
-    /// slot)` writes words `at..at + slot.len()` of the source into a staging slot.
+    /// Queues copies of `len` words into `dev` from word `to` on `stream` (not waiting for them):
+    /// `fill(at, slot)` writes words `at..at + slot.len()` of the source into a staging slot.
     fn copy_with<T: Word>(
         &self,
         stream: &Arc<CudaStream>,
         len: usize,
         dev: &mut CudaSlice<T>,
+        to: usize,
         fill: impl Fn(usize, &mut [T]) + Sync,
     ) -> Result<()> {
         const { assert!(std::mem::size_of::<T>() == 4) };
-        if len > dev.len() {
+        if to.checked_add(len).is_none_or(|end| end > dev.len()) {
             return Err(GenieError::Internal(format!(
-                "an upload of {} words into a device array of {}",
+                "an upload of {} words at {} into a device array of {}",
                 len,
+                to,
                 dev.len()
             )));
         }
@@ -217,12 +239,12 @@ impl Stager {
                 let dst =
                     unsafe { std::slice::from_raw_parts_mut(lane.slots[b].0.cast::<T>(), words) };
                 fill(j * slot, dst);
-                // SAFETY: the destination range [j * slot, j * slot + words) lies inside
-                // `dev` (checked above) and no other chunk writes it; the slot is not written
-                // again before `done[b]`, recorded after this transfer, has completed.
+                // SAFETY: the destination range [to + j * slot, to + j * slot + words) lies
+                // inside `dev` (checked above) and no other chunk writes it; the slot is not
+                // written again before `done[b]`, recorded after this transfer, has completed.
                 unsafe {
                     result::memcpy_htod_async(
-                        base + (j * slot * 4) as u64,
+                        base + ((to + j * slot) * 4) as u64,
                         &*dst,
                         stream.cu_stream(),
                     )
@@ -231,7 +253,6 @@ impl Stager {
                 lane.done[b].record(stream).map_err(cuda_err)?;
                 lane.used[b] = true;
             }
-        })?;
-        stream.synchronize().map_err(cuda_err)
+        })
     }
 }
