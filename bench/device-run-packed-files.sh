@@ -12,13 +12,19 @@
 #   plain and --postings packed; genie info; genie search on the GPU of its 1,024 queries, k 100,
 #   3 times each in turn: wall time, the upload's lines and stages; answers compared;
 # - the torch peer on Adult-x20-like (the suite's --dump, bench/peers/torch_spmm.py --load).
+# VARIANTS="new:DIR old:DIR" (default "new:$D") runs the suite's and the CLI's searches of every
+# variant's bin/ in turn within each round (the tests and the builds are the first variant's);
+# SKIP_PEER=1 leaves out the torch peer.
 # Writes $OUT/files-summary.txt and the raw logs.
 set -uo pipefail
 D=${D:-.gpu-new}
+VARIANTS=${VARIANTS:-new:$D}
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
 sum="$res/files-summary-${PART:-suite}.txt"
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/nvidia/lib64"
-for f in "$D"/bin/*.xz "$D"/tests/*.xz; do [ -e "$f" ] && xz -df "$f" && chmod +x "${f%.xz}"; done
+for v in $VARIANTS; do
+  for f in "${v#*:}"/bin/*.xz "${v#*:}"/tests/*.xz; do [ -e "$f" ] && xz -df "$f" && chmod +x "${f%.xz}"; done
+done
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 source "$(dirname "$0")/timing.sh"
 device_header "$sum" "$D"
@@ -26,22 +32,26 @@ bench=$D/bin/genie-bench
 genie=$D/bin/genie
 if [ "${PART:-suite}" = suite ]; then
   $bench --mode ceilings 2>&1 | grep -E "^device|^ceilings" | tee -a "$sum"
+  if [ -z "${SKIP_TESTS:-}" ]; then
   echo "kernels: $($D/tests/kernels-* 2>&1 | grep 'test result' | tail -1)" | tee -a "$sum"
   timeout "${CONF_LIMIT:-200}" $D/tests/conformance-* > "$res/conformance.log" 2>&1
   grep "test result" "$res/conformance.log" | tee -a "$sum"
   grep -E "^test .* \.\.\. " "$res/conformance.log" | awk '{split($2, a, "::"); print a[1], $NF}' | sort | uniq -c | tee -a "$sum"
   grep -iE "skipped|FAILED|panicked" "$res/conformance.log" | head -5 | tee -a "$sum"
+  fi
   workloads=${WORKLOADS:-OCR-like,SIFT-like,Tweets-like,Adult-x20-like}
   for r in $(seq 1 "${ROUNDS:-2}"); do
+    for v in $VARIANTS; do
     for form in plain packed; do
       flag=""; [ $form = packed ] && flag=--packed-file
-      log="$res/suite-$form-$r.log"
-      RUST_LOG=genie_core=debug $bench --mode suite --only "$workloads" --queries 1024 $flag \
-        --csv "$res/suite-$form-$r.csv" > "$log" 2>&1
-      echo "== suite, $form index, round $r" | tee -a "$sum"
-      grep -E "as a packed index file|uploaded [0-9]+ postings|unpacked [0-9]+ postings on the device" "$log" |
+      log="$res/suite-${v%%:*}-$form-$r.log"
+      RUST_LOG=genie_core=debug "${v#*:}"/bin/genie-bench --mode suite --only "$workloads" --queries 1024 $flag \
+        --csv "$res/suite-${v%%:*}-$form-$r.csv" > "$log" 2>&1
+      echo "== suite, ${v%%:*}, $form index, round $r" | tee -a "$sum"
+      grep -E "as a packed index file|uploaded [0-9]+ postings|unpacked [0-9]+ postings on the device|dense keyword lists" "$log" |
         sed 's/^\[[^]]*\] //' | tee -a "$sum"
       grep -E "^(OCR|SIFT|Tweets|Adult)-[a-z0-9-]+ +[0-9]+ " "$log" | tee -a "$sum"
+    done
     done
   done
   echo "== summary: index upload s, match s, q/s of the main rows" | tee -a "$sum"
@@ -66,18 +76,23 @@ for form in plain packed; do
 done
 queries=$(ls $w/queries.txt)
 for r in 1 2 3; do
+  for v in $VARIANTS; do
   for form in plain packed; do
-    log="$res/search-$form-$r.log"
+    log="$res/search-${v%%:*}-$form-$r.log"
     t0=$(now)
-    RUST_LOG=genie_core=debug,genie=info $genie -v search --index /tmp/$form.genie --queries "$queries" \
-      -k 100 --device gpu -o /tmp/$form-$r.out > "$log" 2>&1 || tail -3 "$log"
-    echo "== search $form, round $r: wall $(since "$t0") ms" | tee -a "$sum"
-    grep -E "mapped and checked|uploaded [0-9.]+ MB|uploaded [0-9]+ postings|unpacked [0-9]+ postings|ready in|stages:|searched" "$log" |
+    RUST_LOG=genie_core=debug,genie=info "${v#*:}"/bin/genie -v search --index /tmp/$form.genie --queries "$queries" \
+      -k 100 --device gpu -o /tmp/${v%%:*}-$form-$r.out > "$log" 2>&1 || tail -3 "$log"
+    echo "== search ${v%%:*} $form, round $r: wall $(since "$t0") ms" | tee -a "$sum"
+    grep -E "mapped and checked|uploaded [0-9.]+ MB|uploaded [0-9]+ postings|unpacked [0-9]+ postings|dense keyword lists|ready in|stages:|searched" "$log" |
       sed 's/^\[[^]]*\] //' | tee -a "$sum"
   done
+  done
 done
-cmp /tmp/plain-1.out /tmp/packed-1.out && echo "answers: plain and packed files identical" | tee -a "$sum"
-rm -rf $w /tmp/*.genie*
+for f in /tmp/*-*-1.out; do
+  cmp /tmp/new-plain-1.out "$f" && echo "answers: $(basename "$f") identical to new-plain-1.out" | tee -a "$sum"
+done
+rm -rf $w /tmp/*.genie* /tmp/*-*-[0-9].out
+[ -n "${SKIP_PEER:-}" ] && exit 0
 echo "== torch peer, Adult-x20-like (same index and queries)" | tee -a "$sum"
 rm -rf /tmp/peer-dump
 RUST_LOG=warn $bench --mode suite --only Adult-x20-like --queries 1024 --dump /tmp/peer-dump \

@@ -91,17 +91,18 @@ pub(super) fn device_postings(
     Ok(DevicePostings::Plain(upload(ids)?))
 }
 
-/// Words of packed bits copied before the blocks they complete are unpacked: 64 MiB, about 30
-/// launches for the SIFT-like 4.5 M index's 1.9 GB, so that the unpacking of the last segment,
-/// the part the copies do not hide, is short.
+/// Words of packed bits copied between launches of the unpacking: 64 MiB, about 30 launches for
+/// the SIFT-like 4.5 M index's 1.9 GB, so that the unpacking of the last part, which the copies
+/// do not hide, is short.
 const SEGMENT_WORDS: usize = 16 << 20;
 
 /// `packed` copied to the device through `stager` on `stream` and unpacked there by `func`
 /// (kernel `unpack_postings`) into a new array of its ids, waited for.
 ///
-/// The bits go up in segments; once a segment's copies are queued, the blocks it completes are
-/// unpacked on a second stream that waits for them, while the next segment is copied: the
-/// unpacking hides under the copies over the bus, but for the last segment's.
+/// The bits go up through the stager's lanes without a pause; each time another segment's copies
+/// are queued ([`Stager::queue_reporting`]), the blocks whose bits are then all queued are
+/// unpacked on a second stream that waits for them: the unpacking hides under the copies over the
+/// bus, but for the last segment's.
 pub(super) fn upload_unpacked(
     stager: &Stager,
     func: &CudaFunction,
@@ -117,70 +118,72 @@ pub(super) fn upload_unpacked(
     // SAFETY: the kernels write each of the `n` words before anything reads them (the one word of
     // an empty array is never read).
     let mut ids = unsafe { stream.alloc::<u32>(n.max(1) as usize) }.map_err(cuda_err)?;
+    let setup_ms = t.elapsed().as_secs_f64() * 1e3;
     let unpacking = stream.context().new_stream().map_err(cuda_err)?;
     // The kernels take raw addresses: a tracked argument would make each next copy on `stream`
-    // wait for the unpacking of the segment before it. `unpacking` is waited for below before
-    // any of the three arrays is dropped or handed on.
+    // wait for the unpacking before it. `unpacking` is waited for below before any of the three
+    // arrays is dropped or handed on.
     let hdr_at = headers.device_ptr(&unpacking).0;
     let data_at = data.device_ptr(&unpacking).0;
     let ids_at = ids.device_ptr_mut(&unpacking).0;
     let blocks = n.div_ceil(BLOCK as u64) as usize;
-    let mut queued_ms = 0.0;
-    let run = (|| -> Result<()> {
-        let mut done = 0usize;
-        for start in (0..bits.len().max(1)).step_by(SEGMENT_WORDS) {
-            let end = (start + SEGMENT_WORDS).min(bits.len());
-            stager.queue(stream, &bits[start..end], &mut data, start)?;
-            // the blocks whose bits end within the words copied so far (block b's end is the
-            // first word of block b + 1, header word 2 b + 3)
-            let (mut lo, mut hi) = (done, blocks);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if hdr[2 * mid + 3] as usize <= end {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            if lo > done {
-                let copied = stream.record_event(None).map_err(cuda_err)?;
-                unpacking.wait(&copied).map_err(cuda_err)?;
-                let first = (done * BLOCK) as u64;
-                let count = (lo as u64 * BLOCK as u64).min(n) - first;
-                let cfg = LaunchConfig {
-                    grid_dim: (count.div_ceil(256).min(1 << 20) as u32, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                let (h, o) = (hdr_at + 8 * done as u64, ids_at + 4 * first);
-                let mut args = unpacking.launch_builder(func);
-                args.arg(&h).arg(&data_at).arg(&o).arg(&count);
-                // SAFETY: arguments match kernels/cpq.cu's unpack_postings: the headers from
-                // block `done` on (the data words they name are absolute), the whole bits, and
-                // the ids from posting `first` on, `count` of them inside the array. The headers
-                // and bits passed `PackedPostings::from_words`' checks (every read inside the
-                // bits), and blocks `done..lo` read only words before `end`, copied before the
-                // event the stream waits for.
-                unsafe { args.launch(cfg) }.map_err(cuda_err)?;
-                done = lo;
+    let mut done = 0usize;
+    // unpacks the blocks whose bits end before word `end` (block b's end is the first word of
+    // block b + 1, header word 2 b + 3), all copies before them queued on `stream`
+    let mut unpack_to = |end: usize| -> Result<()> {
+        let (mut lo, mut hi) = (done, blocks);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if hdr[2 * mid + 3] as usize <= end {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
         }
+        if lo == done {
+            return Ok(());
+        }
+        let copied = stream.record_event(None).map_err(cuda_err)?;
+        unpacking.wait(&copied).map_err(cuda_err)?;
+        let first = (done * BLOCK) as u64;
+        let count = (lo as u64 * BLOCK as u64).min(n) - first;
+        let cfg = LaunchConfig {
+            grid_dim: (count.div_ceil(256).min(1 << 20) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (h, o) = (hdr_at + 8 * done as u64, ids_at + 4 * first);
+        let mut args = unpacking.launch_builder(func);
+        args.arg(&h).arg(&data_at).arg(&o).arg(&count);
+        // SAFETY: arguments match kernels/cpq.cu's unpack_postings: the headers from block
+        // `done` on (the data words they name are absolute), the whole bits, and the ids from
+        // posting `first` on, `count` of them inside the array. The headers and bits passed
+        // `PackedPostings::from_words`' checks (every read inside the bits), and blocks
+        // `done..lo` read only words before `end`, whose copies come before the event waited for.
+        unsafe { args.launch(cfg) }.map_err(cuda_err)?;
+        done = lo;
+        Ok(())
+    };
+    let run = stager
+        .queue_reporting(stream, bits, &mut data, SEGMENT_WORDS, &mut unpack_to)
+        .and_then(|()| unpack_to(bits.len()));
+    let queued_ms = t.elapsed().as_secs_f64() * 1e3;
+    let run = run.and_then(|()| {
         if done < blocks {
             return Err(GenieError::Internal(format!(
                 "packed postings: {} of {blocks} blocks end past the bits",
                 blocks - done
             )));
         }
-        queued_ms = t.elapsed().as_secs_f64() * 1e3;
         stream.synchronize().map_err(cuda_err)
-    })();
+    });
     // the kernels read `headers` and `data` and write `ids` by raw address: wait for them
     // whatever happened
     let waited = unpacking.synchronize().map_err(cuda_err);
     run.and(waited)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
     log::debug!(
-        "unpacked {n} postings on the device in {ms:.1} ms, {:.1} MB copied: copies queued in {queued_ms:.1} ms, the last unpacking {:.1} ms after",
+        "unpacked {n} postings on the device in {ms:.1} ms, {:.1} MB copied: headers and allocations {setup_ms:.1} ms, copies queued {queued_ms:.1} ms after the start, the last unpacking done {:.1} ms after",
         4.0 * (hdr.len() + bits.len()) as f64 / 1e6,
         ms - queued_ms
     );

@@ -144,24 +144,45 @@ impl Stager {
         host: &[T],
         dev: &mut CudaSlice<T>,
     ) -> Result<()> {
-        self.copy_with(stream, host.len(), dev, 0, |at, dst| {
-            dst.copy_from_slice(&host[at..at + dst.len()]);
-        })?;
+        let fill = |at: usize, dst: &mut [T]| dst.copy_from_slice(&host[at..at + dst.len()]);
+        self.copy_with(stream, host.len(), dev, fill, |_| Ok(()))?;
         stream.synchronize().map_err(cuda_err)
     }
 
-    /// Queues the copies of `host` into `dev` from word `at` on `stream`, and returns once the
-    /// last is queued, not done: the staging slots still in flight are waited for by the next
-    /// copy that takes them. Work ordered after an event recorded on `stream` now sees the words.
-    pub fn queue<T: Word>(
+    /// Copies `host` into the start of `dev` on `stream` as [`Stager::copy`] does, but returns
+    /// once the last copy is queued, not done, and calls `ready(words)` as the copies go: once the
+    /// copies of all words before `words` are queued on `stream`, every `every` words and at the
+    /// end, one call at a time and in increasing `words`, from a copying thread. Work ordered
+    /// after an event recorded on `stream` in `ready` sees those words on the device; the lanes
+    /// go on copying meanwhile.
+    pub fn queue_reporting<T: Word>(
         &self,
         stream: &Arc<CudaStream>,
         host: &[T],
         dev: &mut CudaSlice<T>,
-        at: usize,
+        every: usize,
+        ready: impl FnMut(usize) -> Result<()> + Send,
     ) -> Result<()> {
-        self.copy_with(stream, host.len(), dev, at, |from, dst| {
-            dst.copy_from_slice(&host[from..from + dst.len()]);
+        let (len, slot) = (host.len(), self.slot_words);
+        let chunks = len.div_ceil(slot);
+        // the chunks queued, the first not queued, the words last reported, `ready`
+        let progress = Mutex::new((vec![false; chunks], 0usize, 0usize, ready));
+        let fill = |at: usize, dst: &mut [T]| dst.copy_from_slice(&host[at..at + dst.len()]);
+        self.copy_with(stream, len, dev, fill, |j| {
+            let mut p = progress.lock().map_err(|_| {
+                GenieError::Internal("an upload's progress lock is poisoned".into())
+            })?;
+            let (queued, first, reported, ready) = &mut *p;
+            queued[j] = true;
+            while *first < chunks && queued[*first] {
+                *first += 1;
+            }
+            let words = (*first * slot).min(len);
+            if words > *reported && (words == len || words >= *reported + every) {
+                *reported = words;
+                ready(words)?;
+            }
+            Ok(())
         })
     }
 
@@ -180,7 +201,7 @@ impl Stager {
                 "an upload of rows that are not all {dim} long"
             )));
         }
-        self.copy_with(stream, rows.len() * dim, dev, 0, |at, dst| {
+        let fill = |at: usize, dst: &mut [T]| {
             let mut done = 0;
             while done < dst.len() {
                 let (r, from) = ((at + done) / dim, (at + done) % dim);
@@ -188,26 +209,27 @@ impl Stager {
                 dst[done..done + take].copy_from_slice(&rows[r][from..from + take]);
                 done += take;
             }
-        })?;
+        };
+        self.copy_with(stream, rows.len() * dim, dev, fill, |_| Ok(()))?;
         stream.synchronize().map_err(cuda_err)
     }
 
-    /// Queues copies of `len` words into `dev` from word `to` on `stream` (not waiting for them):
-    /// `fill(at, slot)` writes words `at..at + slot.len()` of the source into a staging slot.
+    /// Queues copies of `len` words into the start of `dev` on `stream` (not waiting for them):
+    /// `fill(at, slot)` writes words `at..at + slot.len()` of the source into a staging slot, and
+    /// `queued(j)` is called once chunk `j`'s copy is queued.
     fn copy_with<T: Word>(
         &self,
         stream: &Arc<CudaStream>,
         len: usize,
         dev: &mut CudaSlice<T>,
-        to: usize,
         fill: impl Fn(usize, &mut [T]) + Sync,
+        queued: impl Fn(usize) -> Result<()> + Sync,
     ) -> Result<()> {
         const { assert!(std::mem::size_of::<T>() == 4) };
-        if to.checked_add(len).is_none_or(|end| end > dev.len()) {
+        if len > dev.len() {
             return Err(GenieError::Internal(format!(
-                "an upload of {} words at {} into a device array of {}",
+                "an upload of {} words into a device array of {}",
                 len,
-                to,
                 dev.len()
             )));
         }
@@ -239,12 +261,12 @@ impl Stager {
                 let dst =
                     unsafe { std::slice::from_raw_parts_mut(lane.slots[b].0.cast::<T>(), words) };
                 fill(j * slot, dst);
-                // SAFETY: the destination range [to + j * slot, to + j * slot + words) lies
-                // inside `dev` (checked above) and no other chunk writes it; the slot is not
-                // written again before `done[b]`, recorded after this transfer, has completed.
+                // SAFETY: the destination range [j * slot, j * slot + words) lies inside
+                // `dev` (checked above) and no other chunk writes it; the slot is not written
+                // again before `done[b]`, recorded after this transfer, has completed.
                 unsafe {
                     result::memcpy_htod_async(
-                        base + ((to + j * slot) * 4) as u64,
+                        base + (j * slot * 4) as u64,
                         &*dst,
                         stream.cu_stream(),
                     )
@@ -252,6 +274,7 @@ impl Stager {
                 .map_err(cuda_err)?;
                 lane.done[b].record(stream).map_err(cuda_err)?;
                 lane.used[b] = true;
+                queued(j)?;
             }
         })
     }
