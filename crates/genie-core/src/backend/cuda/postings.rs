@@ -99,10 +99,11 @@ const SEGMENT_WORDS: usize = 16 << 20;
 /// `packed` copied to the device through `stager` on `stream` and unpacked there by `func`
 /// (kernel `unpack_postings`) into a new array of its ids, waited for.
 ///
-/// The bits go up through the stager's lanes without a pause; each time another segment's copies
-/// are queued ([`Stager::queue_reporting`]), the blocks whose bits are then all queued are
-/// unpacked on a second stream that waits for them: the unpacking hides under the copies over the
-/// bus, but for the last segment's. The ids' array (4 bytes a posting, against 1.8 packed on the
+/// The headers and bits go up as one array (as the file holds them) through the stager's lanes
+/// without a pause; each time another segment's copies are queued
+/// ([`Stager::queue_reporting`]), the blocks whose bits are then all queued are unpacked on a
+/// second stream that waits for them: the unpacking hides under the copies over the bus, but for
+/// the last segment's. The ids' array (4 bytes a posting, against 1.8 packed on the
 /// SIFT-like shape) is allocated on another thread meanwhile, off the copies' way.
 pub(super) fn upload_unpacked(
     stager: &Stager,
@@ -112,26 +113,27 @@ pub(super) fn upload_unpacked(
 ) -> Result<CudaSlice<u32>> {
     let t = std::time::Instant::now();
     let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
-    let (hdr, bits) = (packed.headers(), packed.data());
+    // the headers and the bits, one after the other as the file holds them, go up as one array
+    let (words, hdr) = (packed.words(), packed.headers());
+    let head = hdr.len();
     let n = packed.len();
     let ctx = stream.context();
     let unpacking = ctx.new_stream().map_err(cuda_err)?;
-    let (headers, _) = stager.upload(stream, hdr)?;
-    let headers_ms = ms(t);
     // SAFETY: every word is written by the copies below before the kernels read it.
-    let mut data = unsafe { stream.alloc::<u32>(bits.len().max(1)) }.map_err(cuda_err)?;
-    let data_ms = ms(t) - headers_ms;
+    let mut dev = unsafe { stream.alloc::<u32>(words.len().max(1)) }.map_err(cuda_err)?;
+    let setup_ms = ms(t);
     // The kernels take raw addresses: a tracked argument would make each next copy on `stream`
-    // wait for the unpacking before it. `unpacking` is waited for below before any of the three
-    // arrays is dropped or handed on.
-    let hdr_at = headers.device_ptr(&unpacking).0;
-    let data_at = data.device_ptr(&unpacking).0;
+    // wait for the unpacking before it. `unpacking` is waited for below before either array is
+    // dropped or handed on.
+    let hdr_at = dev.device_ptr(&unpacking).0;
+    let data_at = hdr_at + 4 * head as u64;
     // the ids' array, allocated on another thread while the bits are copied
     let ids_at = std::sync::OnceLock::<u64>::new();
     let blocks = n.div_ceil(BLOCK as u64) as usize;
     let mut done = 0usize;
-    // unpacks the blocks whose bits end before word `end` (block b's end is the first word of
-    // block b + 1, header word 2 b + 3), all copies before them queued on `stream`
+    // unpacks the blocks whose bits end before word `end` of `words` (block b's bits end at the
+    // first of block b + 1, header word 2 b + 3, after the headers), all copies before them queued
+    // on `stream`
     let mut unpack_to = |end: usize| -> Result<()> {
         // (before the ids' array is there, the next call unpacks these blocks too)
         let Some(&ids_at) = ids_at.get() else {
@@ -140,7 +142,7 @@ pub(super) fn upload_unpacked(
         let (mut lo, mut hi) = (done, blocks);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if hdr[2 * mid + 3] as usize <= end {
+            if head + hdr[2 * mid + 3] as usize <= end {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -180,7 +182,7 @@ pub(super) fn upload_unpacked(
             let _ = ids_at.set(ids.device_ptr_mut(&unpacking).0);
             Ok((ids, ms(a)))
         });
-        let run = stager.queue_reporting(stream, bits, &mut data, SEGMENT_WORDS, &mut unpack_to);
+        let run = stager.queue_reporting(stream, words, &mut dev, SEGMENT_WORDS, &mut unpack_to);
         let allocated = alloc.join().unwrap_or_else(|_| {
             Err(GenieError::Internal(
                 "the thread allocating the ids panicked".into(),
@@ -188,7 +190,7 @@ pub(super) fn upload_unpacked(
         });
         (run, allocated)
     });
-    let run = run.and_then(|()| unpack_to(bits.len()));
+    let run = run.and_then(|()| unpack_to(words.len()));
     let queued_ms = ms(t);
     let run = run.and_then(|()| {
         if done < blocks {
@@ -199,15 +201,14 @@ pub(super) fn upload_unpacked(
         }
         stream.synchronize().map_err(cuda_err)
     });
-    // the kernels read `headers` and `data` and write `ids` by raw address: wait for them
-    // whatever happened
+    // the kernels read `dev` and write `ids` by raw address: wait for them whatever happened
     let waited = unpacking.synchronize().map_err(cuda_err);
     let (ids, alloc_ms) = allocated?;
     run.and(waited)?;
     let all_ms = ms(t);
     log::debug!(
-        "unpacked {n} postings on the device in {all_ms:.1} ms, {:.1} MB copied: headers {headers_ms:.1} ms, the bits' allocation {data_ms:.1} ms, the ids' allocation {alloc_ms:.1} ms beside the copies, copies queued {queued_ms:.1} ms after the start, the last unpacking done {:.1} ms after",
-        4.0 * (hdr.len() + bits.len()) as f64 / 1e6,
+        "unpacked {n} postings on the device in {all_ms:.1} ms, {:.1} MB copied: their allocation {setup_ms:.1} ms, the ids' {alloc_ms:.1} ms beside the copies, copies queued {queued_ms:.1} ms after the start, the last unpacking done {:.1} ms after",
+        4.0 * words.len() as f64 / 1e6,
         all_ms - queued_ms
     );
     Ok(ids)
