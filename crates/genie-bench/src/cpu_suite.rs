@@ -40,7 +40,7 @@ pub struct CpuArgs {
     #[arg(long, value_delimiter = ',')]
     pub threads: Vec<usize>,
     /// Also run the default path with tiles of these KiB of counters (comma-separated; the
-    /// default path's own size is genie_core's `TILE_BYTES`).
+    /// default path's own size is the host's, genie_core's `cpu_tiles::host_tile_bytes`).
     #[arg(long, value_delimiter = ',')]
     pub tile_kib: Vec<usize>,
     /// Timed runs of each measurement after an untimed one; the best is reported.

@@ -67,9 +67,9 @@ pub struct SearchParams {
     /// postings are many for the objects (see `backend::cpu`; default `true`); `false` forces the
     /// c-PQ. Results are identical either way.
     pub cpu_tiles: bool,
-    /// On the CPU's tiled count, bytes of counters per tile (default
-    /// [`cpu_tiles::TILE_BYTES`]): the tile's objects are those whose counters fit. Results are
-    /// identical whatever the size.
+    /// On the CPU's tiled count, bytes of counters per tile (default 0: the host's,
+    /// [`cpu_tiles::host_tile_bytes`]): the tile's objects are those whose counters fit. Results
+    /// are identical whatever the size.
     pub cpu_tile_bytes: usize,
     /// The objects the search may return (`None`, the default: every object). The others are
     /// never counted: the top-k is that of the allowed objects, k of them whenever k allowed
@@ -94,7 +94,7 @@ impl SearchParams {
             gpu_dense: DEFAULT_GPU_DENSE,
             gpu_wide_tiles: true,
             cpu_tiles: true,
-            cpu_tile_bytes: cpu_tiles::TILE_BYTES,
+            cpu_tile_bytes: 0,
             mask: None,
         }
     }
