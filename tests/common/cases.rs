@@ -59,23 +59,28 @@ fn check_masked(
     // on a GPU the c-PQ has two counting kernels (tiled byte counters, with dense lists as
     // bitmaps or not, and the global bitmap counter); on the CPU the tiled count or the c-PQ
     let default_dense = genie_core::backend::DEFAULT_GPU_DENSE;
-    for (method, tiles, dense, wide) in [
-        (Method::Cpq, true, default_dense, true),
-        (Method::Cpq, true, 0, true),
-        (Method::Cpq, true, 1_000_000, true),
-        (Method::Cpq, true, default_dense, false),
-        (Method::Cpq, true, 1_000_000, false),
-        (Method::Cpq, false, 0, true),
-        (Method::CountTable, false, 0, true),
+    // (and on a GPU the tiled count in sweeps of 1 and 3 tiles a launch, whatever the batch)
+    for (method, tiles, dense, wide, sweep) in [
+        (Method::Cpq, true, default_dense, true, None),
+        (Method::Cpq, true, 0, true, None),
+        (Method::Cpq, true, 1_000_000, true, None),
+        (Method::Cpq, true, default_dense, false, None),
+        (Method::Cpq, true, 1_000_000, false, None),
+        (Method::Cpq, true, default_dense, true, Some(1)),
+        (Method::Cpq, true, 0, false, Some(3)),
+        (Method::Cpq, false, 0, true, None),
+        (Method::CountTable, false, 0, true, None),
     ] {
         let mut p = params(k, method, sublist_len, table_factor);
         p.gpu_tiles = tiles;
         p.cpu_tiles = tiles;
         p.gpu_dense = dense;
         p.gpu_wide_tiles = wide;
+        p.gpu_sweep_tiles = sweep;
         p.mask = mask.cloned();
         let got = e.search(queries, &p).expect("search");
-        let how = format!("{what} {method:?} tiles {tiles} dense 1/{dense} wide {wide}");
+        let how =
+            format!("{what} {method:?} tiles {tiles} dense 1/{dense} wide {wide} sweep {sweep:?}");
         assert_eq!(got.len(), want.len(), "{how}");
         for (q, (g, w)) in got.iter().zip(want).enumerate() {
             assert_eq!(g, w, "{how} query {q}");

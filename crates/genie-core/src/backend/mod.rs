@@ -63,6 +63,10 @@ pub struct SearchParams {
     /// than half that: half the work per (list, tile), which queries of many short lists feel
     /// most. Results are identical either way.
     pub gpu_wide_tiles: bool,
+    /// On a GPU's tiled path, the tiles each launch of a sweep counts for every query of the batch
+    /// (`Some(0)`: never sweep; default `None`: the rule of `backend::cuda`, or
+    /// `GENIE_SWEEP_TILES`). Results are identical either way.
+    pub gpu_sweep_tiles: Option<u32>,
     /// On the CPU, count a query over tiles of objects in cache-resident counters when its
     /// postings are many for the objects (see `backend::cpu`; default `true`); `false` forces the
     /// c-PQ. Results are identical either way.
@@ -93,6 +97,7 @@ impl SearchParams {
             gpu_tiles: true,
             gpu_dense: DEFAULT_GPU_DENSE,
             gpu_wide_tiles: true,
+            gpu_sweep_tiles: None,
             cpu_tiles: true,
             cpu_tile_bytes: 0,
             mask: None,

@@ -480,7 +480,7 @@ impl GpuResident {
                         .map_err(cuda_err)?;
                     if p.tiled {
                         let ntiles = n.div_ceil(p.tile_words * (32 / p.tile_bits));
-                        let sweep = sweep_tiles(nq, ntiles, p.postings);
+                        let sweep = sweep_tiles(nq, ntiles, p.postings, params.gpu_sweep_tiles);
                         // enough (query, tile range) jobs to fill the GPU several times over
                         let chunks = (4096u32.div_ceil(nq32.max(1))).clamp(1, ntiles.max(1));
                         let tiles_per_block = sweep.unwrap_or(ntiles.div_ceil(chunks).max(1));

@@ -392,8 +392,14 @@ const SWEEP_MIN_QUERIES: usize = 512;
 /// `None`: one launch, each block sweeping a range of its own. Measured on the SIFT-like shape
 /// (H200, 4.5 M objects, 138 tiles): 1,024 queries took 35.0 ms one way, 29.6 ms in sweeps of 4
 /// tiles (1.18x); 8,192 queries 234 and 235-238 ms. Only batches whose queries read at least
-/// [`SWEEP_POSTINGS`] a tile sweep. `GENIE_SWEEP_TILES=T` sets T (0: no sweep).
-pub(super) fn sweep_tiles(nq: usize, ntiles: u32, postings: u64) -> Option<u32> {
+/// [`SWEEP_POSTINGS`] a tile sweep. `forced` (the search's `gpu_sweep_tiles`), else
+/// `GENIE_SWEEP_TILES=T`, sets T (0: no sweep).
+pub(super) fn sweep_tiles(
+    nq: usize,
+    ntiles: u32,
+    postings: u64,
+    forced: Option<u32>,
+) -> Option<u32> {
     // read once: the variable is a setting of the process, and this runs for every batch
     static SET: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
     let set = SET.get_or_init(|| {
@@ -401,7 +407,7 @@ pub(super) fn sweep_tiles(nq: usize, ntiles: u32, postings: u64) -> Option<u32> 
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
     });
-    if let Some(t) = *set {
+    if let Some(t) = forced.or(*set) {
         return (t > 0 && ntiles > 1).then_some(t.min(ntiles));
     }
     let per_tile = postings / (nq.max(1) as u64 * u64::from(ntiles.max(1)));
@@ -435,18 +441,23 @@ mod tests {
         }
         // the SIFT-like shape: 1,024 queries of 237 lists of 67 K postings over 69 tiles
         let sift = 1024 * 237 * 67_000;
-        assert_eq!(sweep_tiles(1024, 69, sift), Some(4));
+        assert_eq!(sweep_tiles(1024, 69, sift, None), Some(4));
         // too many queries, too few tiles, or too little a tile (OCR-like lists of 427 postings)
-        assert_eq!(sweep_tiles(8192, 69, 8 * sift), None);
-        assert_eq!(sweep_tiles(1024, 4, sift), None);
-        assert_eq!(sweep_tiles(1024, 54, 1024 * 237 * 427), None);
+        assert_eq!(sweep_tiles(8192, 69, 8 * sift, None), None);
+        assert_eq!(sweep_tiles(1024, 4, sift, None), None);
+        assert_eq!(sweep_tiles(1024, 54, 1024 * 237 * 427, None), None);
         // too few queries to fill the GPU with a block each (a lone query of a server)
-        assert_eq!(sweep_tiles(1, 69, sift / 1024), None);
-        assert_eq!(sweep_tiles(511, 69, sift / 2), None);
-        assert_eq!(sweep_tiles(512, 69, sift / 2), Some(4));
+        assert_eq!(sweep_tiles(1, 69, sift / 1024, None), None);
+        assert_eq!(sweep_tiles(511, 69, sift / 2, None), None);
+        assert_eq!(sweep_tiles(512, 69, sift / 2, None), Some(4));
         // the threshold itself
         let at = SWEEP_POSTINGS * 600 * 10;
-        assert_eq!(sweep_tiles(600, 10, at), Some(4));
-        assert_eq!(sweep_tiles(600, 10, at - 1), None);
+        assert_eq!(sweep_tiles(600, 10, at, None), Some(4));
+        assert_eq!(sweep_tiles(600, 10, at - 1, None), None);
+        // a search's own setting overrides the rule, whatever the batch
+        assert_eq!(sweep_tiles(1, 69, 0, Some(3)), Some(3));
+        assert_eq!(sweep_tiles(1024, 69, sift, Some(0)), None);
+        assert_eq!(sweep_tiles(2, 5, 0, Some(8)), Some(5));
+        assert_eq!(sweep_tiles(2, 1, 0, Some(8)), None);
     }
 }
