@@ -10,7 +10,6 @@ use super::postings::DevicePostings;
 use crate::error::Result;
 use crate::index::InvertedIndex;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Objects a dense bitmap's whole tiles cover: the widest tile (8-bit counters, wide tiles); every
@@ -43,100 +42,86 @@ impl Dense {
         upload: impl FnOnce(&[u32]) -> Result<CudaSlice<u32>>,
         fill: impl FnOnce(&[u64], &[u32], u64) -> Result<Option<CudaSlice<u32>>>,
     ) -> Result<Self> {
-        let n = index.num_objects() as u64;
-        let words = n.div_ceil(DENSE_TILE_OBJECTS) * (DENSE_TILE_OBJECTS / 32);
+        let words =
+            (index.num_objects() as u64).div_ceil(DENSE_TILE_OBJECTS) * (DENSE_TILE_OBJECTS / 32);
         let offsets = index.offsets();
-        let cap = (index.num_postings() * 4).min(free_memory / 4) / (words * 4).max(1);
-        let long = |kw: usize| {
-            let len = offsets[kw + 1] - offsets[kw];
-            (div > 0 && len > 0 && len.saturating_mul(u64::from(div)) >= n).then_some(len)
-        };
-        let mut chosen: Vec<(u64, u32)> = (0..offsets.len().saturating_sub(1))
-            .filter_map(|kw| long(kw).map(|len| (len, kw as u32)))
-            .collect();
-        chosen.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        chosen.truncate(cap as usize);
-        chosen.sort_unstable_by_key(|c| c.1);
-        let first: Vec<u64> = chosen.iter().map(|c| offsets[c.1 as usize]).collect();
+        let chosen = longest(index, div, free_memory, words, |_| true);
+        let first: Vec<u64> = chosen.iter().map(|&kw| offsets[kw as usize]).collect();
         let len = chosen
             .iter()
-            .map(|c| u32::try_from(c.0))
+            .map(|&kw| u32::try_from(offsets[kw as usize + 1] - offsets[kw as usize]))
             .collect::<std::result::Result<Vec<u32>, _>>();
-        if let (false, Ok(len)) = (chosen.is_empty(), len) {
-            if let Some(bits) = fill(&first, &len, words)? {
-                log::debug!(
-                    "{} dense keyword lists (1/{div} of the objects or more), {:.1} MB of bitmaps, set on the device",
-                    chosen.len(),
-                    (chosen.len() as u64 * words * 4) as f64 / 1e6
-                );
-                return Ok(Self {
-                    div,
-                    keywords: chosen.iter().map(|c| c.1).collect(),
-                    bits,
-                    words,
-                });
-            }
-        }
-        Self::build_on_host(index, div, free_memory, upload)
-    }
-
-    /// [`Dense::build`]'s bitmaps made on the host, of the long lists whose ids strictly increase.
-    fn build_on_host(
-        index: &InvertedIndex,
-        div: u32,
-        free_memory: u64,
-        upload: impl FnOnce(&[u32]) -> Result<CudaSlice<u32>>,
-    ) -> Result<Self> {
-        use rayon::prelude::*;
-        let cap_bytes = (index.num_postings() * 4).min(free_memory / 4);
-        let n = index.num_objects() as u64;
-        let words = n.div_ceil(DENSE_TILE_OBJECTS) * (DENSE_TILE_OBJECTS / 32);
-        let offsets = index.offsets();
-        // each list long enough, with its ids (decoded once, where the List Array is packed)
-        let mut chosen: Vec<(u64, u32, Cow<'_, [u32]>)> = if div == 0 || n == 0 {
-            Vec::new()
-        } else {
-            (0..offsets.len().saturating_sub(1))
-                .into_par_iter()
-                .filter_map(|kw| {
-                    let len = offsets[kw + 1] - offsets[kw];
-                    if len == 0 || len.saturating_mul(u64::from(div)) < n {
-                        return None;
-                    }
-                    let ids = index.list_of(kw as u32);
-                    // a bitmap holds each object once: the ids must strictly increase
-                    ids.windows(2)
-                        .all(|w| w[0] < w[1])
-                        .then_some((len, kw as u32, ids))
-                })
-                .collect()
+        let on_device = match len {
+            Ok(len) if !chosen.is_empty() => fill(&first, &len, words)?,
+            _ => None,
         };
-        chosen.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        chosen.truncate((cap_bytes / (words * 4).max(1)) as usize);
-        chosen.sort_unstable_by_key(|c| c.1);
-        let keywords: Vec<u32> = chosen.iter().map(|c| c.1).collect();
-        let mut host = vec![0u32; (keywords.len() as u64 * words).max(1) as usize];
-        if !keywords.is_empty() {
-            host.par_chunks_mut(words as usize)
-                .zip(chosen.par_iter())
-                .for_each(|(bm, (_, _, ids))| {
-                    for &o in ids.iter() {
-                        bm[(o / 32) as usize] |= 1 << (o % 32);
-                    }
-                });
-        }
+        let (keywords, bits, how) = match on_device {
+            Some(bits) => (chosen, bits, "set on the device"),
+            None => {
+                // a bitmap holds each object once: the ids of a list must strictly increase
+                let ascending = |kw: u32| index.list_of(kw).windows(2).all(|w| w[0] < w[1]);
+                let keywords = longest(index, div, free_memory, words, ascending);
+                let bits = upload(&host_bitmaps(index, &keywords, words))?;
+                (keywords, bits, "made on the host")
+            }
+        };
         log::debug!(
-            "{} dense keyword lists (1/{div} of the objects or more), {:.1} MB of bitmaps",
+            "{} dense keyword lists (1/{div} of the objects or more), {:.1} MB of bitmaps, {how}",
             keywords.len(),
             (keywords.len() as u64 * words * 4) as f64 / 1e6
         );
         Ok(Self {
             div,
             keywords,
-            bits: upload(&host)?,
+            bits,
             words,
         })
     }
+}
+
+/// The keywords, ascending, of the lists holding at least `1 / div` of the objects that `keep`
+/// admits, longest first while their bitmaps of `words` words fit in no more bytes than the
+/// postings, nor a quarter of the device's `free_memory`.
+fn longest(
+    index: &InvertedIndex,
+    div: u32,
+    free_memory: u64,
+    words: u64,
+    keep: impl Fn(u32) -> bool + Sync,
+) -> Vec<u32> {
+    use rayon::prelude::*;
+    let n = index.num_objects() as u64;
+    let offsets = index.offsets();
+    let cap = (index.num_postings() * 4).min(free_memory / 4) / (words * 4).max(1);
+    let mut chosen: Vec<(u64, u32)> = (0..offsets.len().saturating_sub(1) as u32)
+        .into_par_iter()
+        .filter_map(|kw| {
+            let len = offsets[kw as usize + 1] - offsets[kw as usize];
+            let long = div > 0 && len > 0 && len.saturating_mul(u64::from(div)) >= n;
+            (long && keep(kw)).then_some((len, kw))
+        })
+        .collect();
+    chosen.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    chosen.truncate(cap as usize);
+    let mut keywords: Vec<u32> = chosen.into_iter().map(|c| c.1).collect();
+    keywords.sort_unstable();
+    keywords
+}
+
+/// The bitmaps of `keywords`' lists, `words` words each (at least one word), made on the host.
+fn host_bitmaps(index: &InvertedIndex, keywords: &[u32], words: u64) -> Vec<u32> {
+    use rayon::prelude::*;
+    let mut host = vec![0u32; (keywords.len() as u64 * words).max(1) as usize];
+    if !keywords.is_empty() {
+        host.par_chunks_mut(words as usize)
+            .zip(keywords.par_iter())
+            .for_each(|(bm, &kw)| {
+                for &o in index.list_of(kw).iter() {
+                    bm[(o / 32) as usize] |= 1 << (o % 32);
+                }
+            });
+    }
+    host
 }
 
 /// [`Dense::build`]'s `fill` on the device: `first.len()` bitmaps of `words` words set from the
