@@ -294,7 +294,7 @@ impl GpuResident {
             &index,
             crate::backend::DEFAULT_GPU_DENSE,
             gpu.free_memory(),
-            |host| gpu.upload(&state.up, host),
+            up,
             |f, l, w| fill_on_device(&gpu.dense_bitmaps, &state.up, &postings, f, l, w),
         )?;
         log::debug!(
