@@ -2,7 +2,9 @@
 # Issue 36 on one GPU, one call, from the repo root, with D (default .gpu: bin/genie,
 # bin/genie-bench, COMMIT; D/fm holding Fashion-MNIST's IDX files) unpacked there. Per data set
 # of SETS (default "fm"; "cl" adds Gaussian clusters 1 M x 96, 2,000 centres, seed 13; "big" the
-# same mixture at 10 M x 96, 10,000 centres, seed 17):
+# same mixture at 10 M x 96, 10,000 centres, seed 17; "wv" 250,000 GloVe word vectors x 300 from
+# D/navec.tar (the archive scripts/fetch-glove.sh takes from natasha==1.6.0 on PyPI), cosine: the index is built with `--metric cosine` on
+# the vectors as they are, the exact neighbours and the peers use them scaled to unit length):
 #   1. the exact neighbours (bench/peers/knn_truth.py, float64 on the GPU) and the peers of
 #      bench/peers/ann_peers.py that this machine has (torch always; faiss when importable);
 #   2. `genie build --kind vectors` with no other flag (the codebook family, tuned at build);
@@ -32,20 +34,24 @@ python3 -c "import faiss" 2>/dev/null && peers=torch,faiss-ivfflat,faiss-hnsw,fa
 peers=${PEERS:-$peers}
 echo "peers: $peers" | tee -a "$sum"
 sets=${SETS:-fm}
-python3 bench/peers/vector_sets.py "$d" "$D/fm" "$sets"
+if [ -f "$D/navec.tar" ]; then mkdir -p "$d/navec" && tar -xf "$D/navec.tar" -C "$d/navec"; fi
+python3 bench/peers/vector_sets.py "$d" "$D/fm" "$sets" "$d/navec"
 G=$D/bin/genie
 for set in $sets; do
   echo "== $set" | tee -a "$sum"
   base="$d/$set-base.fvecs"; query="$d/$set-query.fvecs"; truth="$d/$set-truth.ivecs"; csv="$res/$set-ann.csv"
-  python3 bench/peers/knn_truth.py "$base" "$query" 10 "$truth" | tee -a "$sum"
+  # the exact neighbours and the peers by L2 over pbase/pquery; genie's build flags
+  pbase=$base; pquery=$query; flags=()
+  if [ "$set" = wv ]; then pbase="$d/wv-base-unit.fvecs"; pquery="$d/wv-query-unit.fvecs"; flags=(--metric cosine); fi
+  python3 bench/peers/knn_truth.py "$pbase" "$pquery" 10 "$truth" | tee -a "$sum"
   if [ -z "${SKIP_PEERS:-}" ]; then
-    python3 bench/peers/ann_peers.py --data $set --base "$base" --queries "$query" \
+    python3 bench/peers/ann_peers.py --data $set --base "$pbase" --queries "$pquery" \
       --truth "$truth" --k 10 --peers $peers --csv "$csv" > "$d/$set-peers.log" 2>&1
     tail -4 "$d/$set-peers.log" | tee -a "$sum"
   fi
   t0=$(now)
-  env -u RUST_LOG $G -v build --kind vectors --input "$base" --output "$d/$set.genie" > "$d/$set-build.log" 2>&1
-  echo "build $set (no flag): $(since "$t0") ms" | tee -a "$sum"
+  env -u RUST_LOG $G -v build --kind vectors "${flags[@]}" --input "$base" --output "$d/$set.genie" > "$d/$set-build.log" 2>&1
+  echo "build $set (${flags[*]:-no flag}): $(since "$t0") ms" | tee -a "$sum"
   grep -E "built|tuned|codebook:" "$d/$set-build.log" | cut -c1-300 | tee -a "$sum"
   $D/bin/genie-bench --mode vectors --index "$d/$set.genie" --queries "$query" --truth "$truth" \
     --data $set --k 10 --csv "$csv" --device gpu 2>&1 | grep -v "^\[" | tee -a "$sum"

@@ -7,7 +7,9 @@
 #   at 1,024 queries and SIFT-like at 8,192, plain and packed in turn, ROUNDS times (default 1;
 #   packed only in the first PACKED_ROUNDS);
 #   with OLD=DIR, that build's genie-bench on the same workloads in turn too (the build before);
-# - NCU=1: Nsight Compute's full set on one launch of tile_match of SIFT-like at 1,024 queries,
+#   (SKIP_8192=1 leaves out the 8,192-query runs);
+# - NCU=1: Nsight Compute's full set on one launch of tile_match of NCU_WORKLOAD (default SIFT-like,
+#   skipping NCU_SKIP launches, default 12) at 1,024 queries,
 #   for each GENIE_PACKED_POSTINGS of NCU_FORMS (default "off on": plain and packed), and the old
 #   build's with OLD (the stall reasons, memory traffic and pipe use of the main kernel; and each
 #   SASS instruction's executions and stalls, sass-FORM.csv).
@@ -43,6 +45,7 @@ for r in $(seq 1 "${ROUNDS:-1}"); do
   run plain "$bench" off 1024 "$workloads"
   [ "$r" -le "${PACKED_ROUNDS:-99}" ] && run packed "$bench" on 1024 "$workloads"
   [ -n "${OLD:-}" ] && run old "$OLD/bin/genie-bench" off 1024 "$workloads"
+  [ -n "${SKIP_8192:-}" ] && continue
   run plain "$bench" off 8192 SIFT-like
   [ "$r" -le "${PACKED_ROUNDS:-99}" ] && run packed "$bench" on 8192 SIFT-like
   [ -n "${OLD:-}" ] && run old "$OLD/bin/genie-bench" off 8192 SIFT-like
@@ -50,10 +53,11 @@ done
 if [ -n "${NCU:-}" ]; then
   forms=${NCU_FORMS:-off on}; [ -n "${OLD:-}" ] && forms="old $forms"
   for m in $forms; do
-    echo "== Nsight Compute, tile_match, SIFT-like 1,024 queries, packed $m" | tee -a "$sum"
+    w=${NCU_WORKLOAD:-SIFT-like}
+    echo "== Nsight Compute, tile_match, $w 1,024 queries, packed $m" | tee -a "$sum"
     b=$bench; [ "$m" = old ] && b=$OLD/bin/genie-bench
     GENIE_PACKED_POSTINGS=$m /usr/local/cuda/bin/ncu --clock-control none --set full --kernel-name regex:tile_match \
-      --launch-skip 12 --launch-count 1 -f -o "/tmp/ncu-$m" $b --mode suite --only SIFT-like --queries 1024 > "$res/ncu-$m.log" 2>&1
+      --launch-skip "${NCU_SKIP:-12}" --launch-count 1 -f -o "/tmp/ncu-$m" $b --mode suite --only "$w" --queries 1024 > "$res/ncu-$m.log" 2>&1
     /usr/local/cuda/bin/ncu -i "/tmp/ncu-$m.ncu-rep" --page details > "$res/ncu-$m.txt" 2>&1
     # the executed instructions and stalls of each SASS instruction
     /usr/local/cuda/bin/ncu -i "/tmp/ncu-$m.ncu-rep" --page source --csv --print-source sass > "$res/sass-$m.csv" 2>&1

@@ -42,32 +42,15 @@ else
     source=(--navec "$tmp/navec")
 fi
 
-"$python" - "${source[@]}" "$out" <<'PY'
-import gzip
+"$python" - "$root/bench/peers" "${source[@]}" "$out" <<'PY'
 import sys
 
 import numpy as np
 
+sys.path.insert(0, sys.argv.pop(1))
+import navec  # noqa: E402
+
 BASE, QUERIES, DIM, SEED = 100_000, 500, 50, 13
-
-
-def navec(folder):
-    """Words and decoded vectors of a navec archive (vocab.bin, pq.bin), most frequent first."""
-    with gzip.open(f"{folder}/vocab.bin", "rb") as f:
-        size = int(np.frombuffer(f.read(4), np.uint32)[0])
-        counts = np.frombuffer(f.read(4 * size), np.uint32).astype(np.int64)
-        words = f.read().decode("utf8").split("\n")
-    with open(f"{folder}/pq.bin", "rb") as f:
-        vectors, dim, qdim, centroids = (int(x) for x in np.frombuffer(f.read(16), np.uint32))
-        indexes = np.frombuffer(f.read(vectors * qdim), np.uint8).reshape(vectors, qdim)
-        codes = np.frombuffer(f.read(), np.float32).reshape(qdim, centroids, -1)
-    if len(words) != size or vectors != size:
-        sys.exit(f"navec: {size} counts, {len(words)} words, {vectors} vectors")
-    data = codes[np.arange(qdim), indexes].reshape(vectors, dim)
-    keep = np.array([w not in ("<unk>", "<pad>") for w in words])
-    order = np.argsort(-counts[keep], kind="stable")
-    kept = [w for w, k in zip(words, keep) if k]
-    return [kept[i] for i in order], data[keep][order]
 
 
 def pca(data, dim):
@@ -101,7 +84,7 @@ def fvecs(path, a):
 
 kind, source, out = sys.argv[1:4]
 if kind == "--navec":
-    words, data = navec(source)
+    words, data = navec.load(source)
     vectors = pca(data, DIM)
 else:
     words, vectors = glove_txt(source)
