@@ -5,7 +5,11 @@
 # "fm cl", as bench/peers/vector_sets.py writes them), the index the new program builds with no
 # flag, then ROUNDS rounds (default 3) of `genie -v search --device gpu` by the old program and
 # the new one, each round's stage times and whether the answers are the same; then the new one
-# with each `--batch-queries` of BATCHES (default none), e.g. BATCHES="10000 16384".
+# with each `--batch-queries` of BATCHES (default none), e.g. BATCHES="10000 16384". Set "wv" (word
+# vectors, cosine: D/navec.tar, as bench/device-run-embed.sh takes it) is built with `--metric
+# cosine`. With OLD_BENCH (genie-bench of the old commit; the new one is D/bin/genie-bench), each
+# program's in-process search too (`genie-bench --mode vectors`, its stage times), alternated
+# ROUNDS times, against the exact neighbours (bench/peers/knn_truth.py).
 # Writes $OUT/ab-summary.txt.
 set -uo pipefail
 D=${D:-.gpu}
@@ -17,9 +21,11 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/nv
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$sum"
 echo "host cores: $(nproc); new: $(cat $D/COMMIT); old: ${OLD_COMMIT:-?}" | tee -a "$sum"
 sets=${SETS:-fm cl}
-python3 bench/peers/vector_sets.py "$d" "$D/fm" "$sets"
+if [ -f "$D/navec.tar" ]; then mkdir -p "$d/navec" && tar -xf "$D/navec.tar" -C "$d/navec"; fi
+python3 bench/peers/vector_sets.py "$d" "$D/fm" "$sets" "$d/navec"
 for set in $sets; do
-  $D/bin/genie --quiet build --kind vectors --input "$d/$set-base.fvecs" --output "$d/$set.genie" 2>&1 | tail -1
+  flags=(); [ "$set" = wv ] && flags=(--metric cosine)
+  $D/bin/genie --quiet build --kind vectors "${flags[@]}" --input "$d/$set-base.fvecs" --output "$d/$set.genie" 2>&1 | tail -1
   for r in $(seq 1 "${ROUNDS:-3}"); do
     for who in old new; do
       bin=$D/bin/genie; [ "$who" = old ] && bin=$OLD
@@ -30,6 +36,18 @@ for set in $sets; do
     cmp -s "$d/$set-old.jsonl" "$d/$set-new.jsonl" && same="the same" || same="DIFFERENT"
     echo "  round $r: answers $same" | tee -a "$sum"
   done
+  if [ -n "${OLD_BENCH:-}" ]; then
+    u=""; [ "$set" = wv ] && u="-unit"
+    python3 bench/peers/knn_truth.py "$d/$set-base$u.fvecs" "$d/$set-query$u.fvecs" 10 "$d/$set-truth.ivecs" | tee -a "$sum"
+    for r in $(seq 1 "${ROUNDS:-3}"); do
+      for who in old new; do
+        b=$D/bin/genie-bench; [ "$who" = old ] && b=$OLD_BENCH
+        echo "$set in-process round $r $who:" | tee -a "$sum"
+        $b --mode vectors --index "$d/$set.genie" --queries "$d/$set-query.fvecs" --truth "$d/$set-truth.ivecs" \
+          --data "$set" --k 10 --device gpu 2>&1 | grep -E "^params|backend=gpu" | head -4 | tee -a "$sum"
+      done
+    done
+  fi
   for b in ${BATCHES:-}; do
     env -u RUST_LOG $D/bin/genie -v search --device gpu --batch-queries "$b" --index "$d/$set.genie" \
       --queries "$d/$set-query.fvecs" --k 10 --output "$d/$set-b$b.jsonl" > "$d/$set-b$b.log" 2>&1
