@@ -10,6 +10,8 @@
 # cosine`. With OLD_BENCH (genie-bench of the old commit; the new one is D/bin/genie-bench), each
 # program's in-process search too (`genie-bench --mode vectors`, its stage times), alternated
 # ROUNDS times, against the exact neighbours (bench/peers/knn_truth.py).
+# NCU=1 adds Nsight Compute's full set on one launch of `codebook_scan` of the new program
+# in-process (the 4th launch), with each SASS instruction's executions and stalls (scan-SET.csv).
 # Writes $OUT/ab-summary.txt.
 set -uo pipefail
 D=${D:-.gpu}
@@ -47,6 +49,14 @@ for set in $sets; do
           --data "$set" --k 10 --device gpu 2>&1 | grep -E "^params|backend=gpu" | head -4 | tee -a "$sum"
       done
     done
+  fi
+  if [ -n "${NCU:-}" ] && [ -f "$d/$set-truth.ivecs" ]; then
+    /usr/local/cuda/bin/ncu --clock-control none --set full --kernel-name codebook_scan --launch-skip 3 --launch-count 1 \
+      -f -o "/tmp/ncu-$set" $D/bin/genie-bench --mode vectors --index "$d/$set.genie" --queries "$d/$set-query.fvecs" \
+      --truth "$d/$set-truth.ivecs" --data "$set" --k 10 --device gpu > "$res/ncu-$set.log" 2>&1
+    /usr/local/cuda/bin/ncu -i "/tmp/ncu-$set.ncu-rep" --page details > "$res/ncu-$set.txt" 2>&1
+    /usr/local/cuda/bin/ncu -i "/tmp/ncu-$set.ncu-rep" --page source --csv --print-source sass > "$res/scan-$set.csv" 2>&1
+    grep -vE "^\s*$|----" "$res/ncu-$set.txt" | grep -E "Duration|Throughput|Memory \[%\]|DRAM|L2 Hit|L1/TEX Hit|Issued|Eligible|Occupancy|Registers|Block Limit|Grid Size|Warp Cycles|Executed Ipc|excessive" | head -30 | tee -a "$sum"
   fi
   for b in ${BATCHES:-}; do
     env -u RUST_LOG $D/bin/genie -v search --device gpu --batch-queries "$b" --index "$d/$set.genie" \

@@ -408,8 +408,11 @@ __device__ u32 closeness_scan(u32 q, const u32* __restrict__ starts, const u32* 
             const u32 g = r * bd + tid, at = g >> 2, part = g & 3u;
             u32 cnt = 0, id = 0;
             if (at < total) {
-                u32 p = 0;
-                while (s_first[p + 1] <= at) ++p;
+                u32 p = 0, hi = np;  // s_first[p] <= at < s_first[hi]
+                while (hi - p > 1) {
+                    const u32 mid = (p + hi) >> 1;
+                    if (s_first[mid] <= at) p = mid; else hi = mid;
+                }
                 const u32 cell = cells[(u64)q * probes + p0 + p];
                 const u32 i = starts[cell] + (at - s_first[p]);
                 const float d =

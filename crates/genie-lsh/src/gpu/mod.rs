@@ -149,13 +149,22 @@ impl CellCodesRef<'_> {
         Ok(())
     }
 
-    /// The most objects of one cell.
-    pub fn max_cell(&self) -> usize {
-        self.starts
+    /// The most objects `p` probed cells can hold, for each `p`: entry `p - 1` is the sum of the
+    /// `p` largest cells (a query's scan reads no more).
+    pub fn largest_cells(&self) -> Vec<usize> {
+        let mut sizes: Vec<usize> = self
+            .starts
             .windows(2)
             .map(|w| (w[1] - w[0]) as usize)
-            .max()
-            .unwrap_or(0)
+            .collect();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        sizes
+            .iter()
+            .scan(0usize, |sum, &c| {
+                *sum += c;
+                Some(*sum)
+            })
+            .collect()
     }
 }
 

@@ -11,7 +11,8 @@ pub(super) struct Cells {
     ids: CudaSlice<u32>,
     codes: CudaSlice<u8>,
     subspaces: u32,
-    max_cell: usize,
+    /// Entry `p - 1`: the most objects of `p` probed cells (`CellCodesRef::largest_cells`).
+    largest: Vec<usize>,
     /// Per object in cell order, its slices' cross products with its codewords (kernels/vectors.cu
     /// `object_terms`), once a codebook is attached too; none where they did not fit.
     terms: Option<CudaSlice<f32>>,
@@ -71,7 +72,7 @@ impl GpuVectors {
             ids: up32(cells.ids).map_err(cuda_err)?,
             codes,
             subspaces: cells.subspaces as u32,
-            max_cell: cells.max_cell(),
+            largest: cells.largest_cells(),
             terms: None,
         });
         s.synchronize().map_err(cuda_err)?;
@@ -382,7 +383,13 @@ impl GpuVectors {
             plan
         };
         let t = Instant::now();
-        let width = (job.probes * cells.max_cell).max(1);
+        // each block's scratch holds the most objects the probed cells can hold: the largest
+        // cells', not probes x the largest cell (word vectors' cells differ many times in size,
+        // and the scratch would leave a launch too few blocks to fill the device)
+        let width = match cells.largest.len() {
+            0 => 1,
+            n => cells.largest[job.probes.min(n) - 1].max(1),
+        };
         let blocks = nq
             .min(SCAN_BLOCKS)
             .min((SCAN_SCRATCH_BYTES / (8 * width)).max(1))
@@ -395,6 +402,7 @@ impl GpuVectors {
             1
         };
         let bins = most + 1;
+        log::debug!("codebook scan: {nq} queries, {blocks} blocks of {width} objects of scratch");
         // a table of rank weights, or the closeness products and lowest scores
         let shared = 4
             * (bins
