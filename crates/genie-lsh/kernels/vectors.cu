@@ -261,11 +261,10 @@ __device__ __forceinline__ float order_f32(u32 k) {
     return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
 }
 
+// levels - floor(t) clamped to [0, 2 levels], without a branch: t >= levels + 1 (or NaN, which
+// fmaxf drops) gives 0, t < -levels gives 2 levels; in between the subtraction is exact
 __device__ __forceinline__ u32 closeness_weight(float t, u32 levels) {
-    if (!(t < (float)(levels + 1u))) return 0u;
-    const float f = floorf(t);
-    if (f < -(float)levels) return 2u * levels;
-    return (u32)__fsub_rn((float)levels, f);
+    return (u32)fminf(fmaxf(__fsub_rn((float)levels, floorf(t)), 0.0f), (float)(2u * levels));
 }
 
 // the score of a codeword from the query's share b = |w|^2 - 2 q_s.w and the cell's c_s.w:
@@ -323,12 +322,19 @@ extern "C" __global__ void object_terms(const u32* __restrict__ starts, u32 ncel
     }
 }
 
+// The weight of slice `s` (lowest score `lo`) of an object of code `code` whose cross product with
+// it is `cw`, in a probed cell of offset `d`.
+__device__ __forceinline__ u32 closeness_lo(const float* qw, float lo, u32 s, u32 code, float cw, float d,
+                                            float scale, u32 levels) {
+    const float u = __fadd_rn(closeness_score(qw[s * 256u + code], cw), d);
+    return closeness_weight(__fmul_rn(__fsub_rn(u, lo), scale), levels);
+}
+
 // The weight of slice `s` of an object of code `code` whose cross product with it is `cw`, in a
 // probed cell of offset `d`.
 __device__ __forceinline__ u32 closeness_one(const float* qw, const float* lo_s, u32 s, u32 code, float cw,
                                              float d, float scale, u32 levels) {
-    const float u = __fadd_rn(closeness_score(qw[s * 256u + code], cw), d);
-    return closeness_weight(__fmul_rn(__fsub_rn(u, lo_s[s]), scale), levels);
+    return closeness_lo(qw, lo_s[s], s, code, cw, d, scale, levels);
 }
 
 // Query `q`'s closeness state: its codeword products (from `qw_all`) into shared memory, per slice
@@ -420,16 +426,21 @@ __device__ u32 closeness_scan(u32 q, const u32* __restrict__ starts, const u32* 
                 const unsigned char* c = codes + (u64)i * m;
                 if (terms && (m & 3u) == 0) {
                     // four slices a load: the object's codes and terms, contiguous
+                    // (lo_s is 16-byte aligned: it follows m x 256 floats of a 16-byte aligned
+                    // table; the loads of several steps are issued before their use)
                     const uchar4* c4 = (const uchar4*)c;
                     const float4* t4 = (const float4*)(terms + (u64)i * m);
+                    const float4* l4 = (const float4*)lo_s;
+#pragma unroll 4
                     for (u32 v = part; v < (m >> 2); v += 4u) {
                         const uchar4 cc = c4[v];
                         const float4 tt = t4[v];
+                        const float4 ll = l4[v];
                         const u32 s = v << 2;
-                        cnt += closeness_one(qw, lo_s, s, cc.x, tt.x, d, scale, levels);
-                        cnt += closeness_one(qw, lo_s, s + 1u, cc.y, tt.y, d, scale, levels);
-                        cnt += closeness_one(qw, lo_s, s + 2u, cc.z, tt.z, d, scale, levels);
-                        cnt += closeness_one(qw, lo_s, s + 3u, cc.w, tt.w, d, scale, levels);
+                        cnt += closeness_lo(qw, ll.x, s, cc.x, tt.x, d, scale, levels);
+                        cnt += closeness_lo(qw, ll.y, s + 1u, cc.y, tt.y, d, scale, levels);
+                        cnt += closeness_lo(qw, ll.z, s + 2u, cc.z, tt.z, d, scale, levels);
+                        cnt += closeness_lo(qw, ll.w, s + 3u, cc.w, tt.w, d, scale, levels);
                     }
                 } else if (terms) {
                     const float* t = terms + (u64)i * m;
@@ -507,9 +518,10 @@ extern "C" __global__ void codebook_scan(const u32* __restrict__ starts, const u
     u32* hist = smem;
     // rank weights: a table of the query's weight per (slice, codeword) of the probed cell;
     // closeness weights: the query's codeword products, per slice its lowest score in the nearest
-    // cell, and the query's scale, each object's weights computed from its codes
-    unsigned short* lut = (unsigned short*)(smem + bins);
-    float* qw = (float*)(smem + bins);
+    // cell, and the query's scale, each object's weights computed from its codes; the tables
+    // start 16-byte aligned, past the histogram rounded up to 4 words
+    unsigned short* lut = (unsigned short*)(smem + ((bins + 3u) & ~3u));
+    float* qw = (float*)(smem + ((bins + 3u) & ~3u));
     float* lo_s = qw + subspaces * 256u;
     __shared__ u32 warp_sums[32];
     __shared__ u32 s_threshold, s_above;

@@ -404,8 +404,9 @@ impl GpuVectors {
         let bins = most + 1;
         log::debug!("codebook scan: {nq} queries, {blocks} blocks of {width} objects of scratch");
         // a table of rank weights, or the closeness products and lowest scores
+        // (the tables start past the histogram rounded up to 4 words)
         let shared = 4
-            * (bins
+            * (bins.next_multiple_of(4)
                 + if closeness {
                     m * 256 + m
                 } else {
