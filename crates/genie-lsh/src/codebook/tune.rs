@@ -26,8 +26,9 @@ use crate::vectors::VectorSet;
 use genie_core::{rank_verified, VerifiedHit};
 use rayon::prelude::*;
 
-/// Numbers of probed cells tried.
-const PROBES: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+/// Numbers of probed cells tried (up to 512: 240,000 word vectors in 980 cells reach the goal at
+/// 256, 128 giving 0.95 on held-out rows and 0.948 on other words).
+const PROBES: [u32; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 /// Codewords per slice tried.
 const ENTRIES: [u32; 7] = [2, 4, 8, 16, 32, 64, 128];
 /// Most keyword items of one query tried (probes x entries x subspaces).
