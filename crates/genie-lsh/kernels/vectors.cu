@@ -389,23 +389,54 @@ __device__ u32 closeness_scan(u32 q, const u32* __restrict__ starts, const u32* 
                               u32 probes, const float* __restrict__ cell_scores,
                               const float* __restrict__ cross, const float* __restrict__ terms, const float* qw,
                               const float* lo_s, float scale, u32 levels, u32* sc_ids, u32* sc_counts, u32* hist, u32 bins) {
-    __shared__ u32 s_first[65], s_probes;
-    const u32 tid = threadIdx.x, bd = blockDim.x;
+    __shared__ u32 s_first[65], s_probes, s_cell[64], s_start[64];
+    __shared__ float s_d[64];
+    const u32 tid = threadIdx.x, bd = blockDim.x, lane = tid & 31u;
     const float inv_m = __fdiv_rn(1.0f, (float)m);
     const float first = cell_scores[(u64)q * probes];
     u32 base = 0;
     // probes 64 at a time, their objects one after the other
     for (u32 p0 = 0; p0 < probes; p0 += 64u) {
-        if (tid == 0) {
-            u32 total = 0, p = 0;
-            for (; p0 + p < probes && p < 64u; ++p) {
-                const u32 cell = cells[(u64)q * probes + p0 + p];
-                if (cell == 0xffffffffu) break;
-                s_first[p] = total;
-                total += starts[cell + 1] - starts[cell];
+        // the first warp reads the chunk's cells (up to the first missing one), their first objects
+        // and offsets, two probes a lane, and sums their sizes; an object's search then reads only
+        // shared memory before its codes
+        if (tid < 32u) {
+            u32 size[2], miss[2];
+#pragma unroll
+            for (u32 h = 0; h < 2u; ++h) {
+                const u32 p = h * 32u + lane;
+                const u32 cell = p0 + p < probes ? cells[(u64)q * probes + p0 + p] : 0xffffffffu;
+                size[h] = 0;
+                if (cell != 0xffffffffu) {
+                    const u32 lo = starts[cell];
+                    size[h] = starts[cell + 1] - lo;
+                    s_cell[p] = cell;
+                    s_start[p] = lo;
+                    s_d[p] = __fmul_rn(__fsub_rn(cell_scores[(u64)q * probes + p0 + p], first), inv_m);
+                }
+                miss[h] = __ballot_sync(0xffffffffu, cell == 0xffffffffu);
             }
-            s_first[p] = total;
-            s_probes = p;
+            // the chunk ends at its first missing probe (past the last one, or a query's cells
+            // ran out)
+            const u32 np = miss[0] != 0u ? __ffs(miss[0]) - 1u : (miss[1] != 0u ? 31u + __ffs(miss[1]) : 64u);
+            u32 run = 0;
+#pragma unroll
+            for (u32 h = 0; h < 2u; ++h) {
+                const u32 p = h * 32u + lane;
+                u32 x = p < np ? size[h] : 0u;
+#pragma unroll
+                for (u32 o = 1; o < 32u; o <<= 1) {
+                    const u32 y = __shfl_up_sync(0xffffffffu, x, o);
+                    if (lane >= o) x += y;
+                }
+                const u32 incl = run + x;
+                if (p < np) s_first[p + 1u] = incl;
+                run += __shfl_sync(0xffffffffu, x, 31);
+            }
+            if (lane == 0) {
+                s_first[0] = 0u;
+                s_probes = np;
+            }
         }
         __syncthreads();
         const u32 np = s_probes, total = s_first[np];
@@ -419,10 +450,9 @@ __device__ u32 closeness_scan(u32 q, const u32* __restrict__ starts, const u32* 
                     const u32 mid = (p + hi) >> 1;
                     if (s_first[mid] <= at) p = mid; else hi = mid;
                 }
-                const u32 cell = cells[(u64)q * probes + p0 + p];
-                const u32 i = starts[cell] + (at - s_first[p]);
-                const float d =
-                    __fmul_rn(__fsub_rn(cell_scores[(u64)q * probes + p0 + p], first), inv_m);
+                const u32 cell = s_cell[p];
+                const u32 i = s_start[p] + (at - s_first[p]);
+                const float d = s_d[p];
                 const unsigned char* c = codes + (u64)i * m;
                 if (terms && (m & 3u) == 0) {
                     // four slices a load: the object's codes and terms, contiguous
