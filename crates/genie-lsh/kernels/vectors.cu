@@ -380,6 +380,43 @@ __device__ void closeness_begin(u32 q, u32 m, const u32* __restrict__ cells, u32
     }
 }
 
+// A quarter (`part`) of object `i`'s closeness count: its slices part, part + 4, ... in cell `cell`
+// of offset `d`.
+__device__ __forceinline__ u32 closeness_object(u32 i, u32 cell, float d, u32 part,
+                                                const unsigned char* __restrict__ codes, u32 m,
+                                                const float* __restrict__ cross, const float* __restrict__ terms,
+                                                const float* qw, const float* lo_s, float scale, u32 levels) {
+    const unsigned char* c = codes + (u64)i * m;
+    u32 cnt = 0;
+    if (terms && (m & 3u) == 0) {
+        // four slices a load: the object's codes and terms, contiguous (lo_s is 16-byte aligned:
+        // it follows m x 256 floats of a 16-byte aligned table; the loads of several steps are
+        // issued before their use)
+        const uchar4* c4 = (const uchar4*)c;
+        const float4* t4 = (const float4*)(terms + (u64)i * m);
+        const float4* l4 = (const float4*)lo_s;
+#pragma unroll 4
+        for (u32 v = part; v < (m >> 2); v += 4u) {
+            const uchar4 cc = c4[v];
+            const float4 tt = t4[v];
+            const float4 ll = l4[v];
+            const u32 s = v << 2;
+            cnt += closeness_lo(qw, ll.x, s, cc.x, tt.x, d, scale, levels);
+            cnt += closeness_lo(qw, ll.y, s + 1u, cc.y, tt.y, d, scale, levels);
+            cnt += closeness_lo(qw, ll.z, s + 2u, cc.z, tt.z, d, scale, levels);
+            cnt += closeness_lo(qw, ll.w, s + 3u, cc.w, tt.w, d, scale, levels);
+        }
+    } else if (terms) {
+        const float* t = terms + (u64)i * m;
+        for (u32 s = part; s < m; s += 4u) cnt += closeness_one(qw, lo_s, s, c[s], t[s], d, scale, levels);
+    } else {
+        const float* cw = cross + (u64)cell * m * 256u;
+        for (u32 s = part; s < m; s += 4u)
+            cnt += closeness_one(qw, lo_s, s, c[s], cw[s * 256u + c[s]], d, scale, levels);
+    }
+    return cnt;
+}
+
 // The closeness counts of query `q`'s probed cells' objects into the scratch, in scan order (probe
 // rank, then position in the cell), with their histogram; returns how many. All the probed cells
 // at once, four threads per object (each a quarter of its slices; integer sums, in any order), so
@@ -441,54 +478,36 @@ __device__ u32 closeness_scan(u32 q, const u32* __restrict__ starts, const u32* 
         __syncthreads();
         const u32 np = s_probes, total = s_first[np];
         const u32 rounds = (total * 4u + bd - 1u) / bd;
-        for (u32 r = 0; r < rounds; ++r) {
-            const u32 g = r * bd + tid, at = g >> 2, part = g & 3u;
-            u32 cnt = 0, id = 0;
-            if (at < total) {
-                u32 p = 0, hi = np;  // s_first[p] <= at < s_first[hi]
+        // two objects a thread at a time, both computed whole (the last round's past the end on the
+        // last object, then dropped), so that the loads of the second are in flight during the
+        // first's arithmetic
+        const u32 part = tid & 3u;
+        for (u32 r = 0; r < rounds; r += 2u) {
+            u32 cnt[2], id[2], at[2];
+#pragma unroll
+            for (u32 h = 0; h < 2u; ++h) {
+                at[h] = ((r + h) * bd + tid) >> 2;
+                const u32 a = min(at[h], total - 1u);
+                u32 p = 0, hi = np;  // s_first[p] <= a < s_first[hi]
                 while (hi - p > 1) {
                     const u32 mid = (p + hi) >> 1;
-                    if (s_first[mid] <= at) p = mid; else hi = mid;
+                    if (s_first[mid] <= a) p = mid; else hi = mid;
                 }
-                const u32 cell = s_cell[p];
-                const u32 i = s_start[p] + (at - s_first[p]);
-                const float d = s_d[p];
-                const unsigned char* c = codes + (u64)i * m;
-                if (terms && (m & 3u) == 0) {
-                    // four slices a load: the object's codes and terms, contiguous
-                    // (lo_s is 16-byte aligned: it follows m x 256 floats of a 16-byte aligned
-                    // table; the loads of several steps are issued before their use)
-                    const uchar4* c4 = (const uchar4*)c;
-                    const float4* t4 = (const float4*)(terms + (u64)i * m);
-                    const float4* l4 = (const float4*)lo_s;
-#pragma unroll 4
-                    for (u32 v = part; v < (m >> 2); v += 4u) {
-                        const uchar4 cc = c4[v];
-                        const float4 tt = t4[v];
-                        const float4 ll = l4[v];
-                        const u32 s = v << 2;
-                        cnt += closeness_lo(qw, ll.x, s, cc.x, tt.x, d, scale, levels);
-                        cnt += closeness_lo(qw, ll.y, s + 1u, cc.y, tt.y, d, scale, levels);
-                        cnt += closeness_lo(qw, ll.z, s + 2u, cc.z, tt.z, d, scale, levels);
-                        cnt += closeness_lo(qw, ll.w, s + 3u, cc.w, tt.w, d, scale, levels);
-                    }
-                } else if (terms) {
-                    const float* t = terms + (u64)i * m;
-                    for (u32 s = part; s < m; s += 4u)
-                        cnt += closeness_one(qw, lo_s, s, c[s], t[s], d, scale, levels);
-                } else {
-                    const float* cw = cross + (u64)cell * m * 256u;
-                    for (u32 s = part; s < m; s += 4u)
-                        cnt += closeness_one(qw, lo_s, s, c[s], cw[s * 256u + c[s]], d, scale, levels);
-                }
-                id = ids[i];
+                const u32 i = s_start[p] + (a - s_first[p]);
+                cnt[h] = closeness_object(i, s_cell[p], s_d[p], part, codes, m, cross, terms, qw, lo_s, scale,
+                                          levels);
+                id[h] = ids[i];
             }
-            cnt += __shfl_down_sync(0xffffffffu, cnt, 2, 4);
-            cnt += __shfl_down_sync(0xffffffffu, cnt, 1, 4);
-            if (at < total && part == 0) {
-                sc_ids[base + at] = id;
-                sc_counts[base + at] = cnt;
-                if (cnt) atomicAdd(&hist[min(cnt, bins - 1u)], 1u);
+#pragma unroll
+            for (u32 h = 0; h < 2u; ++h) {
+                u32 c = cnt[h];
+                c += __shfl_down_sync(0xffffffffu, c, 2, 4);
+                c += __shfl_down_sync(0xffffffffu, c, 1, 4);
+                if (at[h] < total && part == 0) {
+                    sc_ids[base + at[h]] = id[h];
+                    sc_counts[base + at[h]] = c;
+                    if (c) atomicAdd(&hist[min(c, bins - 1u)], 1u);
+                }
             }
         }
         base += total;
