@@ -403,3 +403,27 @@ impl GpuVectors {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CellCodesRef;
+
+    #[test]
+    fn largest_cells_sum_the_biggest_first() {
+        // cells of 3, 0, 7 and 2 objects
+        let cells = CellCodesRef {
+            starts: &[0, 3, 3, 10, 12],
+            ids: &[0; 12],
+            codes: &[0; 12],
+            subspaces: 1,
+        };
+        assert_eq!(cells.largest_cells(), vec![7, 10, 12, 12]);
+        let none = CellCodesRef {
+            starts: &[0],
+            ids: &[],
+            codes: &[],
+            subspaces: 1,
+        };
+        assert!(none.largest_cells().is_empty());
+    }
+}
