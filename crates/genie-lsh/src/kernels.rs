@@ -22,12 +22,16 @@ pub static LSH: KernelModule = KernelModule {
     )],
 };
 
-/// `kernels/vectors.cu`: the kernels of vectors resident on a GPU (re-rank distances, a codebook
-/// index's scan and planning, nearest centres), in the order [`crate::gpu::GpuVectors`] takes
-/// them.
+/// `kernels/vectors.cu` and its part `kernels/codebook_scan.cuh`: the kernels of vectors resident
+/// on a GPU (re-rank distances, a codebook index's scan and planning, nearest centres), in the
+/// order [`crate::gpu::GpuVectors`] takes them.
 pub static VECTORS: KernelModule = KernelModule {
     name: "vectors.cu",
-    parts: &[COMMON_HEADER, include_str!("../kernels/vectors.cu")],
+    parts: &[
+        COMMON_HEADER,
+        include_str!("../kernels/vectors.cu"),
+        include_str!("../kernels/codebook_scan.cuh"),
+    ],
     entry_points: &[
         "rerank_distance",
         "codebook_scan",

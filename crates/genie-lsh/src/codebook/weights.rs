@@ -10,8 +10,9 @@
 //! is `levels - floor((u - lo_s) x scale)`, 0 past the range and at most `2 levels` (cells beyond
 //! the nearest may hold nearer codewords). An object's match count, the sum of its slices'
 //! weights, falls as its quantized distance grows: Juno's hit count weighted by closeness, with
-//! integer weights of the model. The GPU (kernels/vectors.cu `closeness_*`) does the same operations
-//! in the same order, so both give the same weights bit for bit.
+//! integer weights of the model. The GPU (kernels/codebook_scan.cuh `closeness_*`) does the same
+//! operations in the same order, so both give the same weights bit for bit (its clamp of
+//! `levels - floor(t)` to `0..=2 levels` has no branch, and the same values).
 
 use super::{Codebook, CODES};
 

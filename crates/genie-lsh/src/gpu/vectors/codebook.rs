@@ -1,6 +1,6 @@
-//! A codebook index's closeness scan on the GPU (kernels/vectors.cu `codebook_scan`, `scan_top_k`):
-//! its cells and codebook resident beside the vectors, each batch's probes and codewords chosen
-//! there, the candidates counted and re-ranked there.
+//! A codebook index's closeness scan on the GPU (kernels/codebook_scan.cuh `codebook_scan`,
+//! `scan_top_k`): its cells and codebook resident beside the vectors, each batch's probes and
+//! codewords chosen there, the candidates counted and re-ranked there.
 
 use super::super::{CellCodesRef, CodebookRef, Queries, ScanJob, ScanTimes};
 use super::*;
@@ -13,8 +13,9 @@ pub(super) struct Cells {
     subspaces: u32,
     /// Entry `p - 1`: the most objects of `p` probed cells (`CellCodesRef::largest_cells`).
     largest: Vec<usize>,
-    /// Per object in cell order, its slices' cross products with its codewords (kernels/vectors.cu
-    /// `object_terms`), once a codebook is attached too; none where they did not fit.
+    /// Per object in cell order, its slices' cross products with its codewords
+    /// (kernels/codebook_scan.cuh `object_terms`), once a codebook is attached too; none where
+    /// they did not fit.
     terms: Option<CudaSlice<f32>>,
 }
 
@@ -102,8 +103,9 @@ impl GpuVectors {
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: argument types and order match kernels/vectors.cu `object_terms`; `terms` holds an
-        // entry per object and slice, `cross` `ncells x m x 256` and `starts` `ncells + 1`.
+        // SAFETY: argument types and order match kernels/codebook_scan.cuh `object_terms`; `terms`
+        // holds an entry per object and slice, `cross` `ncells x m x 256` and `starts`
+        // `ncells + 1`.
         unsafe {
             s.launch_builder(&self.terms)
                 .arg(&cells.starts)
@@ -272,7 +274,7 @@ impl GpuVectors {
         Ok((c, sc, p))
     }
     /// The products of each of `nq` queries (resident) with the codewords of each slice, `nq x
-    /// subspaces x 256` into `out` (kernels/vectors.cu `codeword_products`).
+    /// subspaces x 256` into `out` (kernels/codebook_scan.cuh `codeword_products`).
     fn codeword_products(
         &self,
         queries: &cudarc::driver::CudaView<'_, f32>,
@@ -299,9 +301,9 @@ impl GpuVectors {
             shared_mem_bytes: shared as u32,
         };
         let nq32 = nq as u32;
-        // SAFETY: argument types and order match kernels/vectors.cu `codeword_products`; `out` holds
-        // `nq x subspaces x 256` floats and the shared memory PRODUCT_ROWS of the widest slice
-        // (and its 256 codewords when staged).
+        // SAFETY: argument types and order match kernels/codebook_scan.cuh `codeword_products`;
+        // `out` holds `nq x subspaces x 256` floats and the shared memory PRODUCT_ROWS of the
+        // widest slice (and its 256 codewords when staged).
         unsafe {
             self.stream
                 .launch_builder(&self.products)
@@ -483,9 +485,9 @@ impl GpuVectors {
             let mut ids_v = ids.slice_mut(lo * c..(lo + len) * c);
             let mut counts_v = counts.slice_mut(lo * c..(lo + len) * c);
             let mut n_v = n.slice_mut(lo..lo + len);
-            // SAFETY: argument types and order match kernels/vectors.cu `codebook_scan`; the sizes
-            // were checked above, the views hold this slice's queries and the scratch `blocks x
-            // width` entries.
+            // SAFETY: argument types and order match kernels/codebook_scan.cuh `codebook_scan`; the
+            // sizes were checked above, the views hold this slice's queries and the scratch
+            // `blocks x width` entries.
             unsafe {
                 s.launch_builder(&self.scan)
                     .arg(&cells.starts)

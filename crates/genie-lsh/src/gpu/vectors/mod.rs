@@ -38,7 +38,7 @@ const KEPT_BYTES: u64 = 4 << 30;
 
 /// Rows per block of `nearest_scores` (kernels/vectors.cu `NEAREST_ROWS`).
 const NEAREST_ROWS: usize = 16;
-/// Queries per block of `codeword_products` (kernels/vectors.cu `PRODUCT_ROWS`).
+/// Queries per block of `codeword_products` (kernels/codebook_scan.cuh `PRODUCT_ROWS`).
 const PRODUCT_ROWS: usize = 32;
 /// Most dynamic shared memory of a block (the rows of `nearest_scores`, the tables of
 /// `codebook_scan`).
