@@ -350,6 +350,21 @@ impl GpuVectors {
         {
             return bad("the probed cells and codewords");
         }
+        // a query's cells given by the host: each a cell of the index, none twice (the scratch
+        // holds the largest distinct cells' objects)
+        if !job.plan_on_device {
+            let ncells = cells.largest.len();
+            for probed in job.cells.chunks(job.probes) {
+                let mut seen: Vec<u32> =
+                    probed.iter().copied().filter(|&c| c != u32::MAX).collect();
+                seen.sort_unstable();
+                if seen.last().is_some_and(|&c| c as usize >= ncells)
+                    || seen.windows(2).any(|w| w[0] == w[1])
+                {
+                    return bad("the probed cells (each a cell of the index, none twice)");
+                }
+            }
+        }
         let n32 = |v: usize, what: &str| {
             u32::try_from(v).map_err(|_| GenieError::InvalidParameter(format!("too many {what}")))
         };
