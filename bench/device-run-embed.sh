@@ -3,8 +3,9 @@
 # bin/genie-bench, COMMIT; D/fm holding Fashion-MNIST's IDX files) unpacked there. Per data set
 # of SETS (default "fm"; "cl" adds Gaussian clusters 1 M x 96, 2,000 centres, seed 13; "big" the
 # same mixture at 10 M x 96, 10,000 centres, seed 17; "wv" 250,000 GloVe word vectors x 300 from
-# D/navec.tar (the archive scripts/fetch-glove.sh takes from natasha==1.6.0 on PyPI), cosine: the index is built with `--metric cosine` on
-# the vectors as they are, the exact neighbours and the peers use them scaled to unit length):
+# D/navec.tar (the archive scripts/fetch-glove.sh takes from natasha==1.6.0 on PyPI), cosine: the
+# index is built with `--metric cosine` on the vectors as they are, the exact neighbours and the
+# peers use them scaled to unit length):
 #   1. the exact neighbours (bench/peers/knn_truth.py, float64 on the GPU) and the peers of
 #      bench/peers/ann_peers.py that this machine has (torch always; faiss when importable);
 #   2. `genie build --kind vectors` with no other flag (the codebook family, tuned at build);

@@ -354,9 +354,10 @@ impl GpuVectors {
         // holds the largest distinct cells' objects)
         if !job.plan_on_device {
             let ncells = cells.largest.len();
+            let mut seen = Vec::with_capacity(job.probes);
             for probed in job.cells.chunks(job.probes) {
-                let mut seen: Vec<u32> =
-                    probed.iter().copied().filter(|&c| c != u32::MAX).collect();
+                seen.clear();
+                seen.extend(probed.iter().copied().filter(|&c| c != u32::MAX));
                 seen.sort_unstable();
                 if seen.last().is_some_and(|&c| c as usize >= ncells)
                     || seen.windows(2).any(|w| w[0] == w[1])
