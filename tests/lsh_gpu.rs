@@ -612,3 +612,54 @@ fn gpu_filtered_exact_search_equals_cpu() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The device's `top` nearest centres of each row are the CPU's `scores` and `smallest`, index
+/// for index and score for score: ranks chosen one warp a row (a small `top`) and one block a row
+/// (a larger one, in one window or several), centres repeated (equal scores, ordered by index),
+/// and a `top` past the number of centres.
+#[test]
+fn gpu_nearest_k_equals_cpu() {
+    use genie::core::DeviceChoice;
+    use genie::lsh::codebook::assign::Assigner;
+    use genie::lsh::codebook::kmeans::Centres;
+    if no_gpu() {
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(41);
+    let d = 37;
+    let rows: Vec<f32> = (0..60 * d)
+        .map(|_| rng.random_range(-1.0f32..1.0))
+        .collect();
+    let (cpu, gpu) = (
+        Assigner::cpu(d),
+        Assigner::new(DeviceChoice::Gpu, d).unwrap(),
+    );
+    let mut failures = Vec::new();
+    for (ncells, tops) in [
+        (20usize, vec![1usize, 8, 9, 20, 500]),
+        (9000, vec![1, 5, 9, 300, 4096, 4097, 8999, 9000, 9500]),
+    ] {
+        // the second half repeats the first: every score appears twice
+        let half: Vec<f32> = (0..ncells / 2 * d)
+            .map(|_| rng.random_range(-1.0f32..1.0))
+            .collect();
+        let data = [half.clone(), half].concat();
+        let centres = Centres::new(data, d);
+        for top in tops {
+            let want = cpu.nearest_k(&centres, &rows, top).unwrap();
+            let got = gpu.nearest_k(&centres, &rows, top).unwrap();
+            if got.0 != want.0 {
+                let differ = got.0.iter().zip(&want.0).filter(|(a, b)| a != b).count();
+                failures.push(format!(
+                    "{ncells} cells, top {top}: {differ} indices differ"
+                ));
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            if bits(&got.1) != bits(&want.1) {
+                failures.push(format!("{ncells} cells, top {top}: the scores differ"));
+            }
+            assert_eq!(want.0.len(), 60 * top);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -370,33 +370,160 @@ extern "C" __global__ void nearest_scores(const float* __restrict__ centres, con
     }
 }
 
-// One warp per row of `scores` (`ncells` wide): the `top` smallest by (score by its total order,
-// index), `smallest`'s order, into `out_idx` (u32::MAX past the row) and their scores.
-extern "C" __global__ void smallest_rows(const float* __restrict__ scores, u32 nrows, u32 ncells, u32 top,
-                                         u32* __restrict__ out_idx, float* __restrict__ out_scores) {
-    const u32 lane = threadIdx.x & 31u;
-    const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
-    for (u64 r = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < nrows; r += warps) {
-        const float* row = scores + r * ncells;
-        const u32 rounds = min(top, ncells);
-        u64 last = 0;
-        for (u32 k = 0; k < rounds; ++k) {
-            u64 best = 0xffffffffffffffffull;
-            for (u32 c = lane; c < ncells; c += 32u) {
-                const u64 key = ((u64)f32_order(row[c]) << 32) | c;
-                if ((k == 0 || key > last) && key < best) best = key;
-            }
-            best = warp_min_u64(best);
-            if (lane == 0) {
-                const u32 c = (u32)(best & 0xffffffffull);
-                out_idx[r * top + k] = c;
-                out_scores[r * top + k] = row[c];
-            }
-            last = best;
+// A row's score `c` as the key of `smallest`'s order: (score by its total order, index).
+__device__ __forceinline__ u64 score_key(const float* __restrict__ row, u32 c) {
+    return ((u64)f32_order(row[c]) << 32) | c;
+}
+
+#define SELECT_BINS 256u
+// The key of rank `n` (1-based) of a row's `ncells` keys, as a bound `b` with exactly `n` keys <= b:
+// a radix select of the 64-bit keys, 8 bits a pass from the top, that stops as soon as the chosen
+// bin holds exactly the keys still needed (the keys are distinct, so the last pass always does).
+// Every thread of the block calls it; `hist` and `pick` are shared.
+__device__ u64 rank_bound(const float* __restrict__ row, u32 ncells, u32 n, u32* hist, u32* pick) {
+    const u32 tid = threadIdx.x, lane = tid & 31u;
+    u64 prefix = 0;
+    u32 need = n;
+    for (int sh = 56; sh >= 0; sh -= 8) {
+        for (u32 i = tid; i < SELECT_BINS; i += blockDim.x) hist[i] = 0;
+        __syncthreads();
+        for (u32 c = tid; c < ncells; c += blockDim.x) {
+            const u64 key = score_key(row, c);
+            if (sh == 56 || (key >> (sh + 8)) == prefix) atomicAdd(&hist[(u32)(key >> sh) & 255u], 1u);
         }
-        for (u32 k = rounds + lane; k < top; k += 32u) {
-            out_idx[r * top + k] = 0xffffffffu;
-            out_scores[r * top + k] = 0.0f;
+        __syncthreads();
+        if (tid < 32u) {
+            u32 h[8], sum = 0;
+#pragma unroll
+            for (u32 t = 0; t < 8u; ++t) {
+                h[t] = hist[lane * 8u + t];
+                sum += h[t];
+            }
+            u32 incl = sum;
+#pragma unroll
+            for (u32 o = 1; o < 32u; o <<= 1) {
+                const u32 y = __shfl_up_sync(0xffffffffu, incl, o);
+                if (lane >= o) incl += y;
+            }
+            const u32 excl = incl - sum;
+            if (excl < need && need <= incl) {
+                u32 cum = excl, bin = 0, held = 0;
+                bool found = false;
+#pragma unroll
+                for (u32 t = 0; t < 8u; ++t) {
+                    if (!found && cum + h[t] >= need) {
+                        found = true;
+                        bin = t;
+                        held = h[t];
+                    } else if (!found) {
+                        cum += h[t];
+                    }
+                }
+                pick[0] = lane * 8u + bin;
+                pick[1] = cum;
+                pick[2] = held;
+            }
+        }
+        __syncthreads();
+        const u32 bin = pick[0], below = pick[1], held = pick[2];
+        __syncthreads();
+        need -= below;
+        prefix = (prefix << 8) | bin;
+        if (held == need) return sh == 0 ? prefix : ((prefix << sh) | ((1ull << sh) - 1ull));
+    }
+    return prefix;
+}
+
+// `n` keys (a power of two) in shared memory sorted ascending by the block.
+__device__ void block_bitonic_sort(u64* keys, u32 n) {
+    for (u32 k = 2; k <= n; k <<= 1) {
+        for (u32 j = k >> 1; j > 0; j >>= 1) {
+            for (u32 i = threadIdx.x; i < n; i += blockDim.x) {
+                const u32 other = i ^ j;
+                if (other > i) {
+                    const u64 a = keys[i], b = keys[other];
+                    if ((a > b) == ((i & k) == 0)) {
+                        keys[i] = b;
+                        keys[other] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// The `top` smallest of each row of `scores` (`ncells` wide) by (score by its total order,
+// index), `smallest`'s order, into `out_idx` (u32::MAX past the row) and their scores.
+// A `top` of at most SMALL_TOP: one warp a row, a warp minimum a rank (`top` passes over the row).
+// Else one block a row: the ranks in windows of `window` (a power of two, the dynamic shared
+// memory's keys), each window's keys found by its upper bound's radix select (`rank_bound`),
+// gathered into shared memory and sorted there; a few passes over the row whatever `top` is.
+#define SMALL_TOP 8u
+extern "C" __global__ void smallest_rows(const float* __restrict__ scores, u32 nrows, u32 ncells, u32 top,
+                                         u32 window, u32* __restrict__ out_idx, float* __restrict__ out_scores) {
+    extern __shared__ u64 s_keys[];
+    __shared__ u32 hist[SELECT_BINS];
+    __shared__ u32 pick[3];
+    __shared__ u32 s_n;
+    const u32 tid = threadIdx.x, lane = tid & 31u;
+    const u32 ranked = min(top, ncells);
+    if (top <= SMALL_TOP) {
+        const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+        for (u64 r = ((u64)blockIdx.x * blockDim.x + tid) >> 5; r < nrows; r += warps) {
+            const float* row = scores + r * ncells;
+            u64 last = 0;
+            for (u32 k = 0; k < ranked; ++k) {
+                u64 best = 0xffffffffffffffffull;
+                for (u32 c = lane; c < ncells; c += 32u) {
+                    const u64 key = score_key(row, c);
+                    if ((k == 0 || key > last) && key < best) best = key;
+                }
+                best = warp_min_u64(best);
+                if (lane == 0) {
+                    const u32 c = (u32)(best & 0xffffffffull);
+                    out_idx[r * top + k] = c;
+                    out_scores[r * top + k] = row[c];
+                }
+                last = best;
+            }
+            for (u32 k = ranked + lane; k < top; k += 32u) {
+                out_idx[r * top + k] = 0xffffffffu;
+                out_scores[r * top + k] = 0.0f;
+            }
+        }
+        return;
+    }
+    for (u64 r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const float* row = scores + r * ncells;
+        u32* oi = out_idx + r * top;
+        float* os = out_scores + r * top;
+        u64 lo = 0;
+        for (u32 base = 0; base < ranked; base += window) {
+            const u32 count = min(window, ranked - base);
+            const u64 hi = base + count == ncells ? 0xffffffffffffffffull : rank_bound(row, ncells, base + count, hist, pick);
+            if (tid == 0) s_n = 0;
+            __syncthreads();
+            for (u32 c = tid; c < ncells; c += blockDim.x) {
+                const u64 key = score_key(row, c);
+                if ((base == 0 || key > lo) && key <= hi) s_keys[atomicAdd(&s_n, 1u)] = key;
+            }
+            u32 width = 1;
+            while (width < count) width <<= 1;
+            for (u32 i = count + tid; i < width; i += blockDim.x) s_keys[i] = 0xffffffffffffffffull;
+            __syncthreads();
+            block_bitonic_sort(s_keys, width);
+            for (u32 i = tid; i < count; i += blockDim.x) {
+                const u32 c = (u32)(s_keys[i] & 0xffffffffull);
+                oi[base + i] = c;
+                os[base + i] = row[c];
+            }
+            __syncthreads();
+            lo = hi;
+        }
+        for (u32 k = ranked + tid; k < top; k += blockDim.x) {
+            oi[k] = 0xffffffffu;
+            os[k] = 0.0f;
         }
     }
 }

@@ -4,11 +4,12 @@
 //! all cores. Either way the same centre for every row, so a codebook trained and encoded on the
 //! GPU is the one the CPU would build, bit for bit.
 
-use super::kmeans::Centres;
+use super::kmeans::{smallest, Centres};
 use crate::error::{LshError, Result};
 use crate::gpu::GpuVectors;
 use genie_core::backend::cuda_probe;
 use genie_core::DeviceChoice;
+use rayon::prelude::*;
 
 /// Nearest-centre searches over rows of one dimension.
 pub struct Assigner {
@@ -79,5 +80,60 @@ impl Assigner {
                 .map_err(LshError::from),
             _ => Ok(centres.nearest_all(rows)),
         }
+    }
+
+    /// The `top` nearest of `centres` to each row of `rows`, nearest first by (score, index)
+    /// (`u32::MAX` past the centres), with their scores `|c|^2 - 2 x.c`: `rows x top` of each.
+    pub fn nearest_k(
+        &self,
+        centres: &Centres,
+        rows: &[f32],
+        top: usize,
+    ) -> Result<(Vec<u32>, Vec<f32>)> {
+        if let Some(g) = self.gpu.as_ref() {
+            if centres.dim == self.dim && !centres.is_empty() && top > 0 {
+                return g
+                    .nearest_top(&centres.data, &centres.norms, rows, top)
+                    .map_err(LshError::from);
+            }
+        }
+        let per_row: Vec<(Vec<u32>, Vec<f32>)> = rows
+            .par_chunks_exact(self.dim.max(1))
+            .map(|x| {
+                let (mut scores, mut idx) = (Vec::new(), Vec::new());
+                centres.scores(x, &mut scores);
+                smallest(&scores, top, &mut idx);
+                let mut best: Vec<f32> = idx.iter().map(|&i| scores[i as usize]).collect();
+                idx.resize(top, u32::MAX);
+                best.resize(top, 0.0);
+                (idx, best)
+            })
+            .collect();
+        Ok(per_row
+            .into_iter()
+            .fold((Vec::new(), Vec::new()), |(mut idx, mut best), (i, b)| {
+                idx.extend(i);
+                best.extend(b);
+                (idx, best)
+            }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_k_ranks_by_score_then_index_and_pads_past_the_centres() {
+        // centres 0 and 3 are the same point, as are 1 and 4: equal scores, the lower index first
+        let centres = Centres::new(vec![1.0, 0.0, 5.0, 1.0, 0.0], 1);
+        let rows = [0.9f32, 4.0];
+        let (idx, best) = Assigner::cpu(1).nearest_k(&centres, &rows, 6).unwrap();
+        let m = u32::MAX;
+        assert_eq!(idx, vec![0, 3, 1, 4, 2, m, 2, 0, 3, 1, 4, m]);
+        assert_eq!(best.len(), 12);
+        assert_eq!(best[5], 0.0);
+        assert_eq!(best[0], 1.0 - 2.0 * 0.9);
+        assert_eq!(best[6], 25.0 - 2.0 * 5.0 * 4.0);
     }
 }

@@ -373,6 +373,20 @@ impl GpuVectors {
     }
 
     /// Never reached: no value exists without the `cuda` feature.
+    pub fn nearest_top(
+        &self,
+        centres: &[f32],
+        norms: &[f32],
+        rows: &[f32],
+        top: usize,
+    ) -> Result<(Vec<u32>, Vec<f32>)> {
+        let _ = (centres, norms, rows, top);
+        Err(GenieError::GpuUnavailable(
+            "built without the `cuda` feature".into(),
+        ))
+    }
+
+    /// Never reached: no value exists without the `cuda` feature.
     pub fn scan_top_k(
         &self,
         job: &ScanJob<'_>,
