@@ -12,6 +12,8 @@
 # ROUNDS times, against the exact neighbours (bench/peers/knn_truth.py).
 # NCU=1 adds Nsight Compute's full set on one launch of `codebook_scan` of the new program
 # in-process (the 4th launch), with each SASS instruction's executions and stalls (scan-SET.csv).
+# CELLS (e.g. "980 4000") builds each set once a cell count (`--cells C`, named SET-cC) instead
+# of once with no flag.
 # Writes $OUT/ab-summary.txt.
 set -uo pipefail
 D=${D:-.gpu}
@@ -25,8 +27,14 @@ echo "host cores: $(nproc); new: $(cat $D/COMMIT); old: ${OLD_COMMIT:-?}" | tee 
 sets=${SETS:-fm cl}
 if [ -f "$D/navec.tar" ]; then mkdir -p "$d/navec" && tar -xf "$D/navec.tar" -C "$d/navec"; fi
 python3 bench/peers/vector_sets.py "$d" "$D/fm" "$sets" "$d/navec"
-for set in $sets; do
-  flags=(); [ "$set" = wv ] && flags=(--metric cosine)
+for base in $sets; do
+ for cells in ${CELLS:-default}; do
+  flags=(); [ "$base" = wv ] && flags=(--metric cosine)
+  set=$base
+  if [ "$cells" != default ]; then flags+=(--cells "$cells"); set=$base-c$cells; fi
+  if [ "$set" != "$base" ]; then
+    for f in base query base-unit query-unit; do [ -f "$d/$base-$f.fvecs" ] && ln -sf "$d/$base-$f.fvecs" "$d/$set-$f.fvecs"; done
+  fi
   $D/bin/genie --quiet build --kind vectors "${flags[@]}" --input "$d/$set-base.fvecs" --output "$d/$set.genie" 2>&1 | tail -1
   for r in $(seq 1 "${ROUNDS:-3}"); do
     for who in old new; do
@@ -39,8 +47,9 @@ for set in $sets; do
     echo "  round $r: answers $same" | tee -a "$sum"
   done
   if [ -n "${OLD_BENCH:-}" ]; then
-    u=""; [ "$set" = wv ] && u="-unit"
-    python3 bench/peers/knn_truth.py "$d/$set-base$u.fvecs" "$d/$set-query$u.fvecs" 10 "$d/$set-truth.ivecs" | tee -a "$sum"
+    u=""; [ "$base" = wv ] && u="-unit"
+    [ -f "$d/$base-truth.ivecs" ] || python3 bench/peers/knn_truth.py "$d/$base-base$u.fvecs" "$d/$base-query$u.fvecs" 10 "$d/$base-truth.ivecs" | tee -a "$sum"
+    [ "$set" = "$base" ] || ln -sf "$d/$base-truth.ivecs" "$d/$set-truth.ivecs"
     for r in $(seq 1 "${ROUNDS:-3}"); do
       for who in old new; do
         b=$D/bin/genie-bench; [ "$who" = old ] && b=$OLD_BENCH
@@ -64,4 +73,5 @@ for set in $sets; do
     cmp -s "$d/$set-old.jsonl" "$d/$set-b$b.jsonl" && same="the same" || same="DIFFERENT"
     echo "$set new --batch-queries $b: $(grep -E "stages: read" "$d/$set-b$b.log" | sed 's/^\[[^]]*\] //'); answers $same" | tee -a "$sum"
   done
+done
 done
