@@ -443,8 +443,19 @@ fn measure(
     k: usize,
     setting: &Setting,
 ) -> Result<(f64, f64, SearchStages)> {
+    let t = Instant::now();
     index.search(queries, k, setting)?;
-    let _ = index.take_stages();
+    let first = t.elapsed().as_secs_f64();
+    let s = index.take_stages();
+    log::debug!(
+        "{}: the untimed first search {:.1} ms (hash {:.1}, upload {:.1}, count {:.1}, rerank {:.1})",
+        setting.params(),
+        first * 1e3,
+        s.hash_ms,
+        s.upload_ms,
+        s.count_ms,
+        s.rerank_ms
+    );
     let mut times = Vec::with_capacity(RUNS);
     let mut hits = Vec::new();
     for _ in 0..RUNS {
@@ -452,6 +463,7 @@ fn measure(
         hits = index.search(queries, k, setting)?;
         times.push(t.elapsed().as_secs_f64());
     }
+    log::debug!("{}: timed searches {times:?} s", setting.params());
     times.sort_by(f64::total_cmp);
     let mut stages = index.take_stages();
     let runs = RUNS as f64;
