@@ -161,6 +161,31 @@ impl Opened {
         }
     }
 
+    /// The dimension of a user's query (an inner-product index stores one more).
+    pub fn query_dim(&self) -> usize {
+        match self {
+            Self::Codebook(i) => i.space().user_dim(i.dim()),
+            Self::Lsh(i) => i.vectors().dim(),
+        }
+    }
+
+    /// A user's `queries` as the index searches them (a codebook index's space: cosine scales
+    /// each to length 1, inner product adds a zero).
+    pub fn in_space(&self, queries: VectorSet) -> Result<VectorSet> {
+        let Self::Codebook(i) = self else {
+            return Ok(queries);
+        };
+        let space = i.space();
+        if space.is_l2() {
+            return Ok(queries);
+        }
+        let mut out = VectorSet::empty(i.dim())?;
+        for row in queries.rows() {
+            out.push(&space.query(row).0)?;
+        }
+        Ok(out)
+    }
+
     /// `gpu` or `cpu`: where the index's engine runs.
     pub fn backend(&self) -> &'static str {
         if self.engine().gpu_ordinal().is_some() {
@@ -399,7 +424,7 @@ fn read_inputs(args: &VectorsArgs, index: &Opened) -> Result<(VectorSet, Vec<Vec
         "{}: no query vector",
         args.queries.display()
     );
-    let dim = index.shape().1;
+    let dim = index.query_dim();
     ensure!(
         queries.dim() == dim,
         "{}: queries of dimension {}, the index {} holds vectors of dimension {dim}",
@@ -407,6 +432,8 @@ fn read_inputs(args: &VectorsArgs, index: &Opened) -> Result<(VectorSet, Vec<Vec
         queries.dim(),
         args.index.display()
     );
+    // as the index searches them: scaled to length 1 for cosine, widened for inner product
+    let queries = index.in_space(queries)?;
     let truth = read_ivecs(&args.truth)?;
     ensure!(
         truth.len() == queries.len(),

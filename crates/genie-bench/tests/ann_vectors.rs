@@ -409,3 +409,58 @@ fn the_program_reports_a_bad_input_without_a_panic() {
     );
     assert!(stdout.contains("rerank_ms"), "{stdout}");
 }
+
+/// A cosine index is searched as the CLI searches it: each query scaled to length 1 first. The
+/// queries and the same queries four times longer (a power of two: the same unit vectors, bit for
+/// bit) give the same recall at every setting.
+#[test]
+fn a_cosine_index_searches_its_queries_scaled_to_length_1() {
+    use genie::lsh::codebook::space::Space;
+    use genie_bench::ann_genie::Opened;
+    let f = Fixture::new();
+    let all = clusters(BASE + QUERIES, 13);
+    let base = VectorSet::new(DIM, all.as_slice()[..BASE * DIM].to_vec()).unwrap();
+    let queries = VectorSet::new(DIM, all.as_slice()[BASE * DIM..].to_vec()).unwrap();
+    let mut index = CodebookIndex::build(
+        Space::Cosine.objects(base.clone()).unwrap(),
+        CodebookParams::for_data(BASE, DIM, 7),
+        f.stored,
+        DeviceChoice::Cpu,
+        None,
+    )
+    .unwrap();
+    index.set_space(Space::Cosine);
+    index.save(f.path("cosine.genie")).unwrap();
+    let longer: Vec<f32> = queries.as_slice().iter().map(|x| 4.0 * x).collect();
+    write_fvecs(
+        &f.path("longer.fvecs"),
+        &VectorSet::new(DIM, longer).unwrap(),
+    )
+    .unwrap();
+    // the truth by cosine: L2 among the unit vectors
+    let unit = |v: &VectorSet| Space::Cosine.objects(v.clone()).unwrap();
+    write_ivecs(
+        &f.path("truth.ivecs"),
+        &brute_force(&unit(&base), &unit(&queries), 2 * K),
+    )
+    .unwrap();
+
+    let opened = Opened::open(&f.path("cosine.genie"), DeviceChoice::Cpu).unwrap();
+    let searched = opened.in_space(queries.clone()).unwrap();
+    for row in searched.rows() {
+        let len: f32 = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((len - 1.0).abs() < 1e-5, "a query of length {len}");
+    }
+
+    let sweep = format!("1:4:50,2:4:50,{}:256:{BASE}", f.cells);
+    let recalls = |queries: &str| -> Vec<f64> {
+        let mut args = f.args("cosine.genie", &["--sweep", &sweep]);
+        args.queries = f.path(queries);
+        run(&args).unwrap().rows.iter().map(|r| r.recall).collect()
+    };
+    let (plain, long) = (recalls("queries.fvecs"), recalls("longer.fvecs"));
+    assert_eq!(plain, long);
+    assert_eq!(plain.len(), 3);
+    // every cell, every object re-ranked: the exact cosine neighbours
+    assert_eq!(plain[2], 1.0);
+}
