@@ -46,6 +46,7 @@ SKIP = {"text", "rust", "toml", "json", "console"}
 CREATED = {
     "demo.genie", "live.genie", "live.genie.live", "cli-live.genie", "cli-live.genie.live",
     "notes.genie", "notes.genie.words", "notes.genie.live",
+    "emb.genie", "emb.genie.vectors", "emb.genie.codebook",
 }
 HEALTHZ = "http://127.0.0.1:7700/healthz"
 COMMAND_TIMEOUT_S = 3600
