@@ -172,18 +172,10 @@ impl Opened {
     /// A user's `queries` as the index searches them (a codebook index's space: cosine scales
     /// each to length 1, inner product adds a zero).
     pub fn in_space(&self, queries: VectorSet) -> Result<VectorSet> {
-        let Self::Codebook(i) = self else {
-            return Ok(queries);
-        };
-        let space = i.space();
-        if space.is_l2() {
-            return Ok(queries);
-        }
-        let mut out = VectorSet::empty(i.dim())?;
-        for row in queries.rows() {
-            out.push(&space.query(row).0)?;
-        }
-        Ok(out)
+        Ok(match self {
+            Self::Codebook(i) => i.space().queries(queries)?,
+            Self::Lsh(_) => queries,
+        })
     }
 
     /// `gpu` or `cpu`: where the index's engine runs.

@@ -97,7 +97,7 @@ impl Assigner {
                     .map_err(LshError::from);
             }
         }
-        let per_row: Vec<(Vec<u32>, Vec<f32>)> = rows
+        let (idx, best): (Vec<Vec<u32>>, Vec<Vec<f32>>) = rows
             .par_chunks_exact(self.dim.max(1))
             .map(|x| {
                 let (mut scores, mut idx) = (Vec::new(), Vec::new());
@@ -108,14 +108,8 @@ impl Assigner {
                 best.resize(top, 0.0);
                 (idx, best)
             })
-            .collect();
-        Ok(per_row
-            .into_iter()
-            .fold((Vec::new(), Vec::new()), |(mut idx, mut best), (i, b)| {
-                idx.extend(i);
-                best.extend(b);
-                (idx, best)
-            }))
+            .unzip();
+        Ok((idx.concat(), best.concat()))
     }
 }
 

@@ -111,6 +111,18 @@ impl Space {
         Ok(out)
     }
 
+    /// A user's queries as searched ([`Space::query`] of each row).
+    pub fn queries(&self, queries: VectorSet) -> Result<VectorSet> {
+        if self.is_l2() {
+            return Ok(queries);
+        }
+        let mut out = VectorSet::empty(self.stored_dim(queries.dim()))?;
+        for row in queries.rows() {
+            out.push(&self.query(row).0)?;
+        }
+        Ok(out)
+    }
+
     /// A user's query as searched, and its squared length (for [`Space::distance`]).
     pub fn query(&self, q: &[f32]) -> (Vec<f32>, f32) {
         self.query_vec(q.to_vec())
@@ -196,6 +208,10 @@ mod tests {
             let stored = space.objects(set.clone()).expect("stored");
             assert_eq!(stored.dim(), space.stored_dim(2));
             let (sq, len2) = space.query(&q);
+            let searched = space
+                .queries(VectorSet::from_rows(&[q.to_vec()]).expect("query"))
+                .expect("queries");
+            assert_eq!(searched.as_slice(), &sq[..]);
             let reported: Vec<f64> = stored
                 .rows()
                 .map(|x| space.distance(l2(&sq, x), len2))

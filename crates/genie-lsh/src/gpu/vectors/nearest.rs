@@ -98,7 +98,7 @@ impl GpuVectors {
         norms: &[f32],
         rows: &[f32],
     ) -> Result<Vec<u32>> {
-        Ok(self.nearest_top(centres, norms, rows, 1)?.0)
+        Ok(self.nearest_rows(centres, norms, rows, 1, false)?.0)
     }
 
     /// The `top` nearest of `centres` (`k x dim`, with their squared norms `norms`) to each row
@@ -110,6 +110,18 @@ impl GpuVectors {
         norms: &[f32],
         rows: &[f32],
         top: usize,
+    ) -> Result<(Vec<u32>, Vec<f32>)> {
+        self.nearest_rows(centres, norms, rows, top, true)
+    }
+
+    /// [`GpuVectors::nearest_top`]; the scores copied back only `with_scores` (else none).
+    fn nearest_rows(
+        &self,
+        centres: &[f32],
+        norms: &[f32],
+        rows: &[f32],
+        top: usize,
+        with_scores: bool,
     ) -> Result<(Vec<u32>, Vec<f32>)> {
         let dim = self.dim as usize;
         let k = norms.len();
@@ -137,14 +149,14 @@ impl GpuVectors {
             let r = self.upload(part)?;
             let n_part = part.len() / dim;
             let (idx, best) = self.nearest_on_device(&c, &n, k, &r, n_part, top)?;
-            let (mut idx, mut best) = (
-                s.clone_dtoh(&idx).map_err(cuda_err)?,
-                s.clone_dtoh(&best).map_err(cuda_err)?,
-            );
+            let mut idx = s.clone_dtoh(&idx).map_err(cuda_err)?;
             idx.truncate(n_part * top);
-            best.truncate(n_part * top);
             out.extend(idx);
-            scores.extend(best);
+            if with_scores {
+                let mut best = s.clone_dtoh(&best).map_err(cuda_err)?;
+                best.truncate(n_part * top);
+                scores.extend(best);
+            }
         }
         s.synchronize().map_err(cuda_err)?;
         self.ctx.check_err().map_err(cuda_err)?;
