@@ -215,3 +215,126 @@ fn runners_of_several_gpus_search_on_pools_of_their_own_without_deadlock() {
     );
     service.shutdown();
 }
+
+#[test]
+fn queries_submitted_together_answer_in_order_as_single_queries_do() {
+    let service = two_replicas();
+    let raw = ["4 8", "1", "9", "1 2 4 7 8", "8", ""];
+    let parse = |q: &str| {
+        service
+            .parse("i", &serde_json::json!(q), &Options::new())
+            .expect("query")
+    };
+    // many queries in a mixed order, with their own k and minimum counts
+    let order: Vec<usize> = (0..300).map(|i| (i * 7 + i / 5) % raw.len()).collect();
+    let shape = |i: usize| (1 + (i % 4) as u32, (i % 3 == 0).then_some(2));
+    let singles: Vec<Answer> = order
+        .iter()
+        .enumerate()
+        .map(|(i, &q)| {
+            let (k, min) = shape(i);
+            let t = service.submit_one("i", parse(raw[q]), k, min);
+            t.expect("queued").wait().expect("answer")
+        })
+        .collect();
+    let all = order
+        .iter()
+        .enumerate()
+        .map(|(i, &q)| {
+            let (k, min) = shape(i);
+            (parse(raw[q]), k, min)
+        })
+        .collect();
+    let tickets = service.submit_all("i", all, None).expect("queued");
+    assert_eq!(tickets.len(), order.len());
+    let together: Vec<Answer> = tickets
+        .wait()
+        .into_iter()
+        .map(|a| a.expect("answer"))
+        .collect();
+    assert_eq!(together, singles);
+    // none at all is answered at once
+    let none = service.submit_all("i", Vec::new(), None).expect("queued");
+    assert!(none.is_empty() && none.wait().is_empty());
+    assert!(matches!(
+        service.submit_all("nope", Vec::new(), None),
+        Err(SearchError::UnknownIndex(_))
+    ));
+    service.shutdown();
+    assert!(matches!(
+        service.submit_all("i", vec![(parse("1"), 1, None)], None),
+        Err(SearchError::ShutDown)
+    ));
+}
+
+#[cfg(feature = "server")]
+#[test]
+fn queries_submitted_together_are_awaited_from_async_code() {
+    let service = two_replicas();
+    let parse = |q: &str| {
+        service
+            .parse("i", &serde_json::json!(q), &Options::new())
+            .expect("query")
+    };
+    let raw = ["4 8", "1 2 4 7 8"];
+    let singles: Vec<Answer> = raw
+        .iter()
+        .map(|q| service.submit_one("i", parse(q), 2, None).expect("queued"))
+        .map(|t| t.wait().expect("answer"))
+        .collect();
+    let queries = raw.map(|q| (parse(q), 2, None)).into();
+    let tickets = service.submit_all("i", queries, None).expect("queued");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let answers: Vec<Answer> = runtime
+        .block_on(tickets)
+        .into_iter()
+        .map(|a| a.expect("answer"))
+        .collect();
+    assert_eq!(answers, singles);
+    assert!(answers.iter().all(|a| a.hits.len() == 2));
+}
+
+#[test]
+fn queries_submitted_together_whose_ticket_is_dropped_are_skipped() {
+    // one replica whose device the test holds, with one runner: it takes the first query and
+    // waits
+    let device = Arc::new(std::sync::Mutex::new(()));
+    let replica: Arc<dyn KindIndex> = Arc::new(LockedGpu {
+        inner: cpu_replica(),
+        ordinal: 0,
+        device: Arc::clone(&device),
+        threads: Arc::default(),
+    });
+    let policy = BatchPolicy {
+        gpu_pipeline: 1,
+        ..BatchPolicy::default()
+    };
+    let service = Service::new(vec![("i".into(), vec![replica])], policy).expect("service");
+    let parse = |q: &str| {
+        service
+            .parse("i", &serde_json::json!(q), &Options::new())
+            .expect("query")
+    };
+    let held = device.lock().unwrap_or_else(|e| e.into_inner());
+    let first = service
+        .submit_one("i", parse("1"), 1, None)
+        .expect("queued");
+    // the runner has taken the first query once nothing is queued
+    let t = Instant::now();
+    while service.stats()[0].queued > 0 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let five = (0..5).map(|_| (parse("4 8"), 1, None)).collect();
+    drop(service.submit_all("i", five, None).expect("queued"));
+    drop(held);
+    assert_eq!(first.wait().expect("answer").hits.len(), 1);
+    let t = Instant::now();
+    while service.stats()[0].cancelled < 5 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let stats = &service.stats()[0];
+    assert_eq!((stats.cancelled, stats.queries), (5, 1));
+    service.shutdown();
+}

@@ -17,6 +17,10 @@ use genie::service::BatchPolicy;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// The program's allocator (see the note in Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // the debug log's clock starts with the process
     genie::clock_ms();
