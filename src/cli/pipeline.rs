@@ -20,16 +20,16 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::time::Instant;
 
 use crate::kind::{write_answers, QueryReader};
-use crate::service::Tickets;
+use crate::service::Ticket;
 
 /// Submitted chunks that may wait for the output at once.
 pub const IN_FLIGHT: usize = 3;
 
-/// A submitted chunk: the ticket of its queries' answers, and the bytes of queries read by then
-/// (for the progress bar).
+/// A submitted chunk: its tickets in query order, and the bytes of queries read by then (for
+/// the progress bar).
 pub struct Chunk {
-    /// The answers of its queries, in order, when they come.
-    pub tickets: Tickets,
+    /// The tickets of its queries, in order.
+    pub tickets: Vec<Ticket>,
     /// The bytes of the queries file read by then.
     pub read_bytes: u64,
     /// When its queries were submitted.
@@ -110,8 +110,8 @@ fn write_chunks(
         // the answers before a failed search are still written, then the failure is the error
         let mut answers = Vec::with_capacity(chunk.tickets.len());
         let mut failure = None;
-        for answered in chunk.tickets.wait() {
-            match answered {
+        for ticket in chunk.tickets {
+            match ticket.wait() {
                 Ok(answer) => answers.push(answer),
                 Err(e) => {
                     failure = Some(e);

@@ -265,7 +265,7 @@ pub fn search(
                 Err(PlacedError::Unplaced(e)) => Err(anyhow!("{}: {e}", block.place(i))),
             })
             .collect::<Result<Vec<_>>>()?;
-        let tickets = service.submit_all(LOCAL, chunk, job.filter.clone())?;
+        let tickets = service.submit_filtered(LOCAL, chunk, job.filter.clone())?;
         let submitted = Instant::now();
         log::trace!(
             "at {:.1} ms: a chunk of {} queries submitted, read in {:.1} ms, parsed in {:.1} ms",

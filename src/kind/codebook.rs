@@ -213,14 +213,6 @@ struct CodebookQuery {
     counting: Counting,
 }
 
-/// What a batch's search takes of one query ([`CodebookQuery`]).
-struct Item<'q> {
-    row: &'q [f32],
-    len2: f32,
-    probe: Probe,
-    counting: Counting,
-}
-
 /// A query vector as searched: its own, or a row of a query file's vectors where the space
 /// searches the user's vector as it is (L2), so that parsing copies nothing.
 enum QueryVector {
@@ -352,24 +344,13 @@ impl OpenCodebook {
         batch: &[Request<'_>],
         allowed: Option<&genie_core::ObjectMask>,
     ) -> Result<Vec<Answer>, DataError> {
-        // what the search takes of each query, gathered in one pass (each query lies in a box
-        // of its own, a wait for memory a query; a parallel pass would wait for the pool's
-        // threads, which the reader may be holding with the next chunk's parse)
-        let items = batch
+        let queries = batch
             .iter()
-            .map(|r| {
-                let q = prepared::<CodebookQuery>(r.query)?;
-                Ok(Item {
-                    row: q.vector.floats(),
-                    len2: q.len2,
-                    probe: q.probe,
-                    counting: q.counting,
-                })
-            })
-            .collect::<Result<Vec<Item<'_>>, DataError>>()?;
+            .map(|r| prepared::<CodebookQuery>(r.query))
+            .collect::<Result<Vec<_>, _>>()?;
         // one search per probe (cells, entries, weights) among the batch's queries; a batch
         // of one probe (the usual case) is one group without a map
-        let key = |q: &Item<'_>| {
+        let key = |q: &CodebookQuery| {
             let p = q.probe;
             (
                 p.probes,
@@ -379,13 +360,13 @@ impl OpenCodebook {
                 q.counting == Counting::Scan,
             )
         };
-        let groups: Vec<Vec<usize>> = match items.first().map(key) {
-            Some(first) if items.iter().all(|q| key(q) == first) => {
-                vec![(0..items.len()).collect()]
+        let groups: Vec<Vec<usize>> = match queries.first().map(|q| key(q)) {
+            Some(first) if queries.iter().all(|q| key(q) == first) => {
+                vec![(0..queries.len()).collect()]
             }
             _ => {
                 let mut map: BTreeMap<_, Vec<usize>> = BTreeMap::new();
-                for (i, q) in items.iter().enumerate() {
+                for (i, q) in queries.iter().enumerate() {
                     map.entry(key(q)).or_default().push(i);
                 }
                 map.into_values().collect()
@@ -398,10 +379,13 @@ impl OpenCodebook {
             let ks: Vec<usize> = members.iter().map(|&i| batch[i].k as usize).collect();
             let candidates: Vec<usize> = members
                 .iter()
-                .map(|&i| items[i].probe.candidates as usize)
+                .map(|&i| queries[i].probe.candidates as usize)
                 .collect();
-            let (probe, counting) = (items[members[0]].probe, items[members[0]].counting);
-            let rows: Vec<&[f32]> = members.iter().map(|&i| items[i].row).collect();
+            let (probe, counting) = (queries[members[0]].probe, queries[members[0]].counting);
+            let rows: Vec<&[f32]> = members
+                .iter()
+                .map(|&i| queries[i].vector.floats())
+                .collect();
             log::trace!("at {:.1} ms: rows ready", crate::clock_ms());
             let hits = match allowed {
                 // the rows as they lie (a GPU takes them without a gathered copy)
@@ -426,16 +410,11 @@ impl OpenCodebook {
                 .with_min_len(256)
                 .map(|(mut h, &i)| {
                     for hit in &mut h {
-                        hit.distance = space.distance(hit.distance, items[i].len2);
+                        hit.distance = space.distance(hit.distance, queries[i].len2);
                     }
                     Answer::verified(&h, batch[i].min_count)
                 })
                 .collect();
-            if made.len() == batch.len() {
-                // the whole batch in one group: its answers in query order
-                answers = made;
-                continue;
-            }
             for (a, &i) in made.into_iter().zip(members) {
                 answers[i] = a;
             }

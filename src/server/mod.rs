@@ -324,11 +324,11 @@ async fn search(
     let service = &state.service;
     let index = service.index(&name)?;
     let parsed = decode_search(&bytes, index.as_ref(), limits).map_err(bad)?;
-    let tickets = service.submit_all(&name, parsed.queries, parsed.filter.map(Arc::new))?;
+    let tickets = service.submit_filtered(&name, parsed.queries, parsed.filter.map(Arc::new))?;
     let mut out = Vec::with_capacity(64 * tickets.len() + 16);
     out.extend_from_slice(b"{\"results\":[");
-    for (i, answered) in tickets.await.into_iter().enumerate() {
-        let answer: Answer = answered?;
+    for (i, t) in tickets.into_iter().enumerate() {
+        let answer: Answer = t.await?;
         if i > 0 {
             out.push(b',');
         }

@@ -42,12 +42,9 @@
 //! ```
 
 pub mod dispatch;
-mod reply;
 
 pub use dispatch::Dispatch;
 use dispatch::{wait_for_more, BatchModel};
-use reply::Reply;
-pub use reply::{Answered, Tickets};
 
 use crate::data_error::DataError;
 use crate::kind::{Answer, Filter, KindIndex, Options, Prepared, Registry, Request};
@@ -126,7 +123,7 @@ struct Pending {
     min_count: Option<u32>,
     filter: Option<Arc<Filter>>,
     enqueued: Instant,
-    reply: Reply,
+    reply: oneshot::Sender<Result<Answer, SearchError>>,
 }
 
 /// Counters of one index, read by [`Service::stats`].
@@ -432,42 +429,9 @@ impl Service {
         queries: Vec<(Prepared, u32, Option<u32>)>,
         filter: Option<Arc<Filter>>,
     ) -> Result<Vec<Ticket>, SearchError> {
-        let mut tickets = Vec::with_capacity(queries.len());
-        let replies = (0..queries.len()).map(|_| {
-            let (tx, rx) = oneshot::channel();
-            tickets.push(Ticket(rx));
-            Reply::One(tx)
-        });
-        let replies: Vec<Reply> = replies.collect();
-        self.queue(index, queries, replies, filter)?;
-        Ok(tickets)
-    }
-
-    /// [`Service::submit_filtered`] with one ticket for all the queries: their answers come
-    /// together, in order, and cost the runner and the waiter less than a ticket each (see
-    /// [`Tickets`]). For callers that want the answers of a whole chunk (`genie search`, the
-    /// server's requests).
-    pub fn submit_all(
-        &self,
-        index: &str,
-        queries: Vec<(Prepared, u32, Option<u32>)>,
-        filter: Option<Arc<Filter>>,
-    ) -> Result<Tickets, SearchError> {
-        let (tickets, replies) = Tickets::new(queries.len());
-        self.queue(index, queries, replies, filter)?;
-        Ok(tickets)
-    }
-
-    /// Queues `queries` with their `replies` (one each, in order).
-    fn queue(
-        &self,
-        index: &str,
-        queries: Vec<(Prepared, u32, Option<u32>)>,
-        replies: Vec<Reply>,
-        filter: Option<Arc<Filter>>,
-    ) -> Result<(), SearchError> {
         let served = self.served(index)?;
         let now = Instant::now();
+        let mut tickets = Vec::with_capacity(queries.len());
         {
             let mut state = served.lock();
             if state.closed {
@@ -475,19 +439,22 @@ impl Service {
             }
             // more hits than objects cannot be: a larger k costs nothing more than that
             let most = u32::try_from(served.replicas[0].num_objects()).unwrap_or(u32::MAX);
-            for ((query, k, min_count), reply) in queries.into_iter().zip(replies) {
+            for (query, k, min_count) in queries {
+                let k = k.min(most);
+                let (reply, rx) = oneshot::channel();
                 state.pending.push_back(Job::Query(Pending {
                     query,
-                    k: k.min(most),
+                    k,
                     min_count,
                     filter: filter.clone(),
                     enqueued: now,
                     reply,
                 }));
+                tickets.push(Ticket(rx));
             }
         }
         served.ready.notify_all();
-        Ok(())
+        Ok(tickets)
     }
 
     /// Queues one parsed query.
@@ -674,7 +641,7 @@ fn next_batch(served: &Served, r: usize) -> Option<Taken> {
                 served.counters.cancelled.fetch_add(1, Ordering::Relaxed);
             } else if waited > policy.queue_timeout {
                 served.counters.overloaded.fetch_add(1, Ordering::Relaxed);
-                p.reply.send(Err(SearchError::Overloaded(waited)));
+                let _ = p.reply.send(Err(SearchError::Overloaded(waited)));
             } else {
                 batch.push(p);
             }
@@ -725,7 +692,8 @@ fn run(served: &Served, r: usize, pool: Option<&rayon::ThreadPool>) {
                         c.failed.fetch_add(1, Ordering::Relaxed);
                     }
                     let Pending { reply, query, .. } = p;
-                    reply.send(a);
+                    // a receiver dropped meanwhile is no error
+                    let _ = reply.send(a);
                     spent.push(query);
                 }
                 log::trace!("at {:.1} ms: replica {r}: answers sent", crate::clock_ms());
