@@ -568,9 +568,9 @@ fn gpu_filtered_exact_search_equals_cpu() {
     let mut failures = Vec::new();
     for (name, vectors, queries) in finite_sets(3000, 100) {
         let n = vectors.len() as u32;
-        let ks: Vec<usize> = (0..queries.len())
-            .map(|q| [0, 1, 10, 37, 500][q % 5])
-            .collect();
+        // each query's own k; the largest decides the device's path: up to 32 one fused launch
+        // (32: two queries a block, 10: eight), past it distances then a top k
+        let k_sets = [[0, 1, 10, 37, 500], [0, 1, 5, 10, 32], [3, 10, 1, 0, 7]];
         let masks = [
             ObjectMask::from_allowed(n, []).unwrap(),
             ObjectMask::from_allowed(n, (0..n).filter(|i| i % 97 == 5)).unwrap(),
@@ -590,7 +590,11 @@ fn gpu_filtered_exact_search_equals_cpu() {
                 };
                 let (gpu, cpu) = (make(Some(0)), make(None));
                 assert!(gpu.on_gpu(), "{name} {form:?}: not on the GPU");
-                for mask in &masks {
+                for (mask, set) in masks
+                    .iter()
+                    .flat_map(|m| k_sets.iter().map(move |s| (m, s)))
+                {
+                    let ks: Vec<usize> = (0..queries.len()).map(|q| set[q % 5]).collect();
                     let clock = StageClock::default();
                     let (g, c) = (
                         gpu.rank_allowed(&queries, &ks, mask, &clock).unwrap(),
@@ -600,7 +604,7 @@ fn gpu_filtered_exact_search_equals_cpu() {
                     if g != c {
                         let differ = g.iter().zip(&c).filter(|(a, b)| a != b).count();
                         failures.push(format!(
-                            "{name} {form:?} {metric:?}, {allowed} allowed: {differ} of 100 differ"
+                            "{name} {form:?} {metric:?}, {allowed} allowed, ks {set:?}: {differ} of 100 differ"
                         ));
                     }
                     for (h, &k) in c.iter().zip(&ks) {

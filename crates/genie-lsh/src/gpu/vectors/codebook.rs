@@ -602,6 +602,7 @@ impl GpuVectors {
                 nq32,
                 metric,
                 &mut dist,
+                None,
             )?;
         }
         let hits = self.rank_on_device(

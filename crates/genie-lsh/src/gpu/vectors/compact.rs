@@ -108,6 +108,7 @@ impl GpuVectors {
         c: &Compact,
         pairs: &Pairs<'_>,
         out: &mut CudaSlice<f64>,
+        top: Option<&mut Top<'_>>,
     ) -> Result<()> {
         let dummy_u32 = &c.bounds;
         let dummy_u8 = &c.bytes;
@@ -139,7 +140,7 @@ impl GpuVectors {
                 .arg(&c.books)
                 .arg(&c.bounds)
                 .arg(&c.slice_of);
-            self.launch_pairs(&mut args, pairs, out)
+            self.launch_pairs(&mut args, pairs, out, top)
         }
     }
 }

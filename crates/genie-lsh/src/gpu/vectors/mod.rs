@@ -68,6 +68,36 @@ pub(super) struct Pairs<'a> {
     metric: u32,
 }
 
+/// A fused launch's outputs ([`GpuVectors::top_k_among`]): each query's top `k` of the shared
+/// candidates (kernels/vectors.cu `among_top`), `per_block` queries a block.
+pub(super) struct Top<'a> {
+    pub(super) k: u32,
+    pub(super) per_block: u32,
+    pub(super) ids: &'a mut CudaSlice<u32>,
+    pub(super) dist: &'a mut CudaSlice<f64>,
+    pub(super) n: &'a mut CudaSlice<u32>,
+}
+
+/// The most hits a query of a fused launch (`AMONG_MAX_K` in kernels/vectors.cu).
+pub(super) const AMONG_MAX_K: usize = 32;
+/// Groups of eight threads a block of a fused launch (`AMONG_GROUPS`).
+const AMONG_GROUPS: usize = 32;
+/// Shared memory a block of a fused launch may hold (the default limit).
+const AMONG_SHARED_BYTES: usize = 48 << 10;
+
+/// Queries a block of a fused launch of `k` hits a query (`k <= AMONG_MAX_K`): the most of 8,
+/// 4, 2 and 1 whose lists (a key, an id a hit and a length, per group) fit its shared memory.
+pub(super) fn among_per_block(k: usize) -> u32 {
+    [8u32, 4, 2, 1]
+        .into_iter()
+        .find(|&q| among_shared_bytes(q, k) <= AMONG_SHARED_BYTES)
+        .unwrap_or(1)
+}
+
+fn among_shared_bytes(per_block: u32, k: usize) -> usize {
+    per_block as usize * AMONG_GROUPS * (k * 12 + 4)
+}
+
 /// Eight threads per (query, candidate) pair of a re-rank launch over `pairs` pairs: blocks of
 /// 128 threads, at most 2^20.
 fn pair_per_8_threads(pairs: usize) -> LaunchConfig {
@@ -228,6 +258,7 @@ impl GpuVectors {
         nq: u32,
         metric: VectorDistance,
         out: &mut CudaSlice<f64>,
+        top: Option<&mut Top<'_>>,
     ) -> Result<()> {
         let pairs = Pairs {
             queries,
@@ -238,7 +269,7 @@ impl GpuVectors {
             metric: metric as u32,
         };
         if let Some(c) = &self.compact {
-            return self.launch_compact(c, &pairs, out);
+            return self.launch_compact(c, &pairs, out, top);
         }
         // SAFETY: argument types and order match kernels/vectors.cu `rerank_distance`, whose
         // first arguments are the resident vectors; `launch_pairs` pushes the rest
@@ -247,38 +278,67 @@ impl GpuVectors {
                 self.stream.launch_builder(&self.func).arg(&self.vecs),
                 &pairs,
                 out,
+                top,
             )
         }
     }
 
     /// Pushes the arguments every re-rank kernel ends with (the rows' number and dimension, the
     /// queries, the candidates, their number a query, the number of queries, the metric, the
-    /// output) and launches eight threads a pair.
+    /// output, then `top`'s `k`, queries a block and outputs) and launches: eight threads a pair
+    /// into `out`, or with `top` (shared candidates) a block a few queries into `top`.
     ///
     /// # Safety
     /// `args` holds the kernel's arguments before these, of the types it takes; `pairs` holds
-    /// `nq x per_query` candidates and `nq` queries of `dim` floats, and `out` as many values.
-    unsafe fn launch_pairs<'a>(
+    /// `nq x per_query` candidates and `nq` queries of `dim` floats, and `out` as many values
+    /// (without `top`) or `top` room for `nq x k` hits and `nq` lengths.
+    unsafe fn launch_pairs<'a, 'b: 'a>(
         &'a self,
         args: &mut LaunchArgs<'a>,
         pairs: &'a Pairs<'a>,
         out: &'a mut CudaSlice<f64>,
+        top: Option<&'a mut Top<'b>>,
     ) -> Result<()> {
-        let cfg = pair_per_8_threads(pairs.nq as usize * pairs.per_query as usize);
+        let cfg = match &top {
+            None => pair_per_8_threads(pairs.nq as usize * pairs.per_query as usize),
+            Some(t) => LaunchConfig {
+                grid_dim: (pairs.nq.div_ceil(t.per_block), 1, 1),
+                block_dim: (8 * AMONG_GROUPS as u32, 1, 1),
+                shared_mem_bytes: among_shared_bytes(t.per_block, t.k as usize) as u32,
+            },
+        };
+        args.arg(&self.n)
+            .arg(&self.dim)
+            .arg(pairs.queries)
+            .arg(pairs.candidates)
+            .arg(&pairs.per_query)
+            .arg(&pairs.shared)
+            .arg(&pairs.nq)
+            .arg(&pairs.metric)
+            .arg(out);
+        match top {
+            Some(Top {
+                k,
+                per_block,
+                ids,
+                dist,
+                n,
+            }) => args
+                .arg(&*k)
+                .arg(&*per_block)
+                .arg(&mut **ids)
+                .arg(&mut **dist)
+                .arg(&mut **n),
+            // k 0: the three outputs are not read nor written (any device pointer will do)
+            None => args
+                .arg(&0u32)
+                .arg(&0u32)
+                .arg(&self.vecs)
+                .arg(&self.vecs)
+                .arg(&self.vecs),
+        };
         // SAFETY: as the caller promises
-        unsafe {
-            args.arg(&self.n)
-                .arg(&self.dim)
-                .arg(pairs.queries)
-                .arg(pairs.candidates)
-                .arg(&pairs.per_query)
-                .arg(&pairs.shared)
-                .arg(&pairs.nq)
-                .arg(&pairs.metric)
-                .arg(out)
-                .launch(cfg)
-                .map_err(cuda_err)?;
-        }
+        unsafe { args.launch(cfg) }.map_err(cuda_err)?;
         Ok(())
     }
 
@@ -313,7 +373,7 @@ impl GpuVectors {
         let q = s.clone_htod(queries).map_err(cuda_err)?;
         let c = s.clone_htod(candidates).map_err(cuda_err)?;
         let mut out = s.alloc_zeros::<f64>(candidates.len()).map_err(cuda_err)?;
-        self.launch_distances(&q, &c, (kc32, false), nq32, metric, &mut out)?;
+        self.launch_distances(&q, &c, (kc32, false), nq32, metric, &mut out, None)?;
         let d = s.clone_dtoh(&out).map_err(cuda_err)?;
         s.synchronize().map_err(cuda_err)?;
         self.ctx.check_err().map_err(cuda_err)?;
