@@ -568,8 +568,9 @@ fn gpu_filtered_exact_search_equals_cpu() {
     let mut failures = Vec::new();
     for (name, vectors, queries) in finite_sets(3000, 100) {
         let n = vectors.len() as u32;
-        // each query's own k; the largest decides the device's path: up to 32 one fused launch
-        // (32: two queries a block, 10: eight), past it distances then a top k
+        // each query's own k; the largest decides the device's path: up to 32 one launch that
+        // keeps each query's best (a last tile of fewer rows than 32 included), past it the
+        // distances then a top k
         let k_sets = [[0, 1, 10, 37, 500], [0, 1, 5, 10, 32], [3, 10, 1, 0, 7]];
         let masks = [
             ObjectMask::from_allowed(n, []).unwrap(),

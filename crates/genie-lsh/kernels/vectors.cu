@@ -126,14 +126,47 @@ struct FloatRows {
 // ---- a filter's exact top k in one pass (crates/genie-lsh/src/gpu/vectors/among.rs) ------------
 // Every query against the same `kc` candidates (each below n), its `k` (at most AMONG_MAX_K) nearest
 // kept as `rank_top_k` orders them with counts 0: (distance by its total order, id). A block of
-// AMONG_GROUPS groups of eight threads takes `per_block` queries; group g computes the distances of
-// candidates g, g + AMONG_GROUPS, ... (`pair_distance`, the two-kernel path's values) and its thread
-// 0 keeps each query's best k of them sorted in shared memory; then a warp a query merges the
-// groups' lists, k rounds of a warp minimum over the lists' heads. No distance goes to memory, and
-// each candidate's row is read once a block for its `per_block` queries (a thread a pair, each
-// reading its own row, measured 2.1x slower on an H100).
+// AMONG_QUERIES warps takes as many queries, warp w query w: the candidates come in tiles of 32 rows
+// copied to shared memory, and lane l computes the whole distance from its query to row l of the
+// tile in the CPU's order (`lanes_one`: `pair_distance`'s value, from shared memory, no shuffles).
+// Lanes whose key beats the query's k-th so far go to a buffer (a ballot gives each its place) and
+// lane 0 inserts them into the query's sorted list. No distance goes to memory, each candidate's
+// row is read once a block for its AMONG_QUERIES queries, and a block holds
+// 32 x (dim + 1) + AMONG_QUERIES x dim floats and the lists (the host keeps dim <= 256).
 #define AMONG_MAX_K 32u
-#define AMONG_GROUPS 32u
+#define AMONG_QUERIES 8u
+#define AMONG_TILE 32u
+
+// `lanes_group`'s value by one thread: lane l's sum of f over dimensions l, l + 8, ... in order, the
+// tail, then the lanes and the tail summed in f64 in the CPU's order.
+template <int OP>
+__device__ __forceinline__ double lanes_one(const float* a, const float* b, u32 dim) {
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    const u32 full = dim / 8u * 8u;
+    for (u32 j = 0; j < full; j += 8u) {
+#pragma unroll
+        for (u32 l = 0; l < 8u; ++l) acc[l] = __fadd_rn(acc[l], lane_op<OP>(a[j + l], b[j + l]));
+    }
+    float tail = -0.0f;
+    for (u32 j = full; j < dim; ++j) tail = __fadd_rn(tail, lane_op<OP>(a[j], b[j]));
+    double s = -0.0;
+#pragma unroll
+    for (u32 l = 0; l < 8u; ++l) s = __dadd_rn(s, (double)acc[l]);
+    return __dadd_rn(s, (double)tail);
+}
+
+// `pair_distance` of the query `a` and the row `b`, both in shared memory, by one thread.
+__device__ __forceinline__ double pair_distance_one(const float* a, const float* b, u32 dim, u32 metric) {
+    if (metric == 0) return __dsqrt_rn(lanes_one<0>(a, b, dim));
+    if (metric == 1) return lanes_one<1>(a, b, dim);
+    const double na = __dsqrt_rn(lanes_one<2>(a, a, dim));
+    const double nb = __dsqrt_rn(lanes_one<2>(b, b, dim));
+    const double ab = lanes_one<2>(a, b, dim);
+    if (na == 0.0 || nb == 0.0) return 1.0;
+    const double d = __dsub_rn(1.0, __ddiv_rn(ab, __dmul_rn(na, nb)));
+    // Rust's clamp: NaN stays NaN
+    return d < 0.0 ? 0.0 : (d > 2.0 ? 2.0 : d);
+}
 
 // f64 bits as a u64 that orders as Rust's `total_cmp`
 __device__ __forceinline__ u64 total_order(double x) {
@@ -163,74 +196,77 @@ __device__ __forceinline__ u32 among_insert(u64* lk, u32* li, u32 len, u32 k, u6
 template <class Rows>
 __device__ __forceinline__ void among_top(const Rows& rows, u32 dim, const float* __restrict__ queries,
                                           const u32* __restrict__ cands, u32 kc, u32 nq, u32 metric, u32 k,
-                                          u32 per_block, u32* top_ids, double* top_dist, u32* top_n) {
+                                          u32* top_ids, double* top_dist, u32* top_n) {
     extern __shared__ unsigned char among_smem[];
-    // lists: [query][group][k] keys, then as many ids, then [query][group] lengths
+    // an odd row stride: lane l reading element j of row l meets no other lane's bank
+    const u32 stride = dim | 1u;
+    // lists [query][k] keys, their ids, buffers [query][32] keys and ids, the tile, the queries
     u64* keys = (u64*)among_smem;
-    u32* ids = (u32*)(keys + (u64)per_block * AMONG_GROUPS * k);
-    u32* lens = ids + (u64)per_block * AMONG_GROUPS * k;
-    const u32 tid = threadIdx.x, l = tid & 7u, g = tid >> 3, mask = 0xffu << (tid & 24u);
-    const u32 q0 = blockIdx.x * per_block;
-    for (u32 i = tid; i < per_block * AMONG_GROUPS; i += blockDim.x) lens[i] = 0;
-    __syncthreads();
-    for (u32 c = g; c < kc; c += AMONG_GROUPS) {
-        const u32 id = cands[c];
-        for (u32 qi = 0; qi < per_block && q0 + qi < nq; ++qi) {
-            const double d = pair_distance(rows, id, queries + (u64)(q0 + qi) * dim, dim, metric, l, mask);
-            if (l != 0) continue;
-            const u32 at = qi * AMONG_GROUPS + g;
-            lens[at] = among_insert(keys + (u64)at * k, ids + (u64)at * k, lens[at], k, total_order(d), id);
-        }
+    u64* bkeys = keys + AMONG_QUERIES * k;
+    u32* ids = (u32*)(bkeys + AMONG_QUERIES * AMONG_TILE);
+    u32* bids = ids + AMONG_QUERIES * k;
+    float* tile = (float*)(bids + AMONG_QUERIES * AMONG_TILE);
+    float* qs = tile + AMONG_TILE * stride;
+    const u32 tid = threadIdx.x, lane = tid & 31u, w = tid >> 5;
+    const u32 q = blockIdx.x * AMONG_QUERIES + w;
+    const bool mine = q < nq;
+    for (u32 i = tid; i < AMONG_QUERIES * dim; i += blockDim.x) {
+        const u32 qq = blockIdx.x * AMONG_QUERIES + i / dim;
+        qs[i] = qq < nq ? queries[(u64)qq * dim + i % dim] : 0.0f;
     }
-    __syncthreads();
-    const u32 lane = tid & 31u, w = tid >> 5, warps = blockDim.x >> 5;
-    for (u32 qi = w; qi < per_block; qi += warps) {
-        const u32 q = q0 + qi;
-        if (q >= nq) break;
-        const u32 at = qi * AMONG_GROUPS + lane;
-        const u64* lk = keys + (u64)at * k;
-        const u32* li = ids + (u64)at * k;
-        const u32 len = lens[at], rounds = min(k, kc);
-        u32 pos = 0;
-        for (u32 r = 0; r < rounds; ++r) {
-            u64 bk = pos < len ? lk[pos] : 0xffffffffffffffffull;
-            u32 bi = pos < len ? li[pos] : 0xffffffffu;
-            u32 bl = lane;
-#pragma unroll
-            for (u32 o = 16; o > 0; o >>= 1) {
-                const u64 ok = __shfl_xor_sync(0xffffffffu, bk, o);
-                const u32 oi = __shfl_xor_sync(0xffffffffu, bi, o);
-                const u32 ol = __shfl_xor_sync(0xffffffffu, bl, o);
-                if (among_less(ok, oi, bk, bi)) {
-                    bk = ok;
-                    bi = oi;
-                    bl = ol;
-                }
-            }
-            if (lane == bl) ++pos;
-            if (lane == 0) {
-                const u64 o = (u64)q * k + r;
-                top_ids[o] = bi;
-                const i64 bits = (i64)(bk ^ 0x8000000000000000ull);
-                top_dist[o] = __longlong_as_double(bits ^ (i64)(((u64)(bits >> 63)) >> 1));
-            }
+    u64* lk = keys + w * k;
+    u32* li = ids + w * k;
+    u32 len = 0;  // the list's length (lane 0's copy is the one used)
+    for (u32 c0 = 0; c0 < kc; c0 += AMONG_TILE) {
+        const u32 nt = min(AMONG_TILE, kc - c0);
+        __syncthreads();  // the last tile is read by every warp
+        // warp w copies rows w, w + AMONG_QUERIES, ... of the tile, one lane an element
+        for (u32 r = w; r < nt; r += AMONG_QUERIES) {
+            const auto row = rows(cands[c0 + r]);
+            for (u32 j = lane; j < dim; j += 32u) tile[r * stride + j] = row(j);
         }
-        if (lane == 0) top_n[q] = rounds;
+        __syncthreads();
+        if (!mine) continue;
+        const bool live = lane < nt;
+        const u32 id = live ? cands[c0 + lane] : 0u;
+        u64 key = 0xffffffffffffffffull;
+        if (live) key = total_order(pair_distance_one(qs + w * dim, tile + lane * stride, dim, metric));
+        // the list's k-th so far (all lanes read it; lane 0 alone writes the list)
+        const bool full = __shfl_sync(0xffffffffu, len, 0) == k;
+        const bool pass = live && (!full || among_less(key, id, lk[k - 1], li[k - 1]));
+        const u32 ballot = __ballot_sync(0xffffffffu, pass);
+        if (pass) {
+            const u32 at = __popc(ballot & ((1u << lane) - 1u));
+            bkeys[w * AMONG_TILE + at] = key;
+            bids[w * AMONG_TILE + at] = id;
+        }
+        __syncwarp();
+        if (lane == 0)
+            for (u32 b = 0; b < (u32)__popc(ballot); ++b)
+                len = among_insert(lk, li, len, k, bkeys[w * AMONG_TILE + b], bids[w * AMONG_TILE + b]);
+        __syncwarp();
     }
+    if (!mine) return;
+    len = __shfl_sync(0xffffffffu, len, 0);
+    for (u32 r = lane; r < len; r += 32u) {
+        const u64 o = (u64)q * k + r;
+        top_ids[o] = li[r];
+        const i64 bits = (i64)(lk[r] ^ 0x8000000000000000ull);
+        top_dist[o] = __longlong_as_double(bits ^ (i64)(((u64)(bits >> 63)) >> 1));
+    }
+    if (lane == 0) top_n[q] = len;
 }
 
 
-// With `k` 0, `rerank_pairs`; else (shared candidates) `among_top` of `per_block` queries a block into
-// `top_ids`, `top_dist`, `top_n`.
+// With `k` 0, `rerank_pairs`; else (shared candidates) `among_top` into `top_ids`, `top_dist`, `top_n`.
 extern "C" __global__ void rerank_distance(const float* __restrict__ vecs, u32 n, u32 dim,
                                            const float* __restrict__ queries, const u32* __restrict__ cands,
                                            u32 kc, u32 shared, u32 nq, u32 metric, double* out, u32 k,
-                                           u32 per_block, u32* top_ids, double* top_dist, u32* top_n) {
+                                           u32* top_ids, double* top_dist, u32* top_n) {
     if (k == 0)
         rerank_pairs(FloatRows{vecs, dim}, n, dim, queries, cands, kc, shared, nq, metric, out);
     else
-        among_top(FloatRows{vecs, dim}, dim, queries, cands, kc, nq, metric, k, per_block, top_ids, top_dist,
-                  top_n);
+        among_top(FloatRows{vecs, dim}, dim, queries, cands, kc, nq, metric, k, top_ids, top_dist, top_n);
 }
 
 // ---- re-rank distances from a compact copy (crates/genie-lsh/src/store.rs) ----------------------
@@ -314,13 +350,13 @@ extern "C" __global__ void rerank_compact(u32 form, const unsigned short* __rest
                                           const u32* __restrict__ slice_of, u32 n, u32 dim,
                                           const float* __restrict__ queries,
                                           const u32* __restrict__ cands, u32 kc, u32 shared, u32 nq,
-                                          u32 metric, double* out, u32 k, u32 per_block, u32* top_ids,
-                                          double* top_dist, u32* top_n) {
+                                          u32 metric, double* out, u32 k, u32* top_ids, double* top_dist,
+                                          u32* top_n) {
     const CompactRows rows{form, dim, ncells, m, half, bytes, lo, step, pos, starts, codes, centres, books, bounds, slice_of};
     if (k == 0)
         rerank_pairs(rows, n, dim, queries, cands, kc, shared, nq, metric, out);
     else
-        among_top(rows, dim, queries, cands, kc, nq, metric, k, per_block, top_ids, top_dist, top_n);
+        among_top(rows, dim, queries, cands, kc, nq, metric, k, top_ids, top_dist, top_n);
 }
 
 // ---- codebook probes on the device (crates/genie-lsh/src/codebook/mod.rs `plan_one`) -----------

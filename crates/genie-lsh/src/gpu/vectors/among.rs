@@ -2,23 +2,22 @@
 //! filter allows, with the distances and the top `k` of each query taken on the device. The
 //! candidates go up once and only `k` hits a query come back, where the per-query path would
 //! upload every query's copy of them and bring back every distance. Up to [`AMONG_MAX_K`] hits
-//! and [`AMONG_MAX_DIM`] dimensions, one launch keeps each query's best as it goes
-//! (kernels/vectors.cu `among_top`); else the distances go to device memory
-//! (`rerank_distance` or `rerank_compact` with `shared` set) and `rank_top_k` ranks them.
+//! and where a block's tile of rows fits its shared memory ([`AMONG_SHARED_BYTES`]), one launch
+//! keeps each query's best as it goes (kernels/vectors.cu `among_top`); else the distances go to
+//! device memory (`rerank_distance` or `rerank_compact` with `shared` set) and `rank_top_k`
+//! ranks them.
 
-use super::{among_per_block, GpuVectors, Top, AMONG_MAX_K};
+use super::{among_shared_bytes, GpuVectors, Top, AMONG_MAX_K};
 use crate::gpu::VectorDistance;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use genie_core::backend::cuda::cuda_err;
 use genie_core::{GenieError, Result, VerifiedHit};
 use rayon::prelude::*;
 
-/// The largest dimension searched by one fused launch ([`GpuVectors::among_fused`]); past it the
-/// distances go to memory and a second kernel ranks them. On an H100 (the CLI's search stage,
-/// 10,000 queries, k = 10), 1 M x 96 clusters took 18-20 ms fused against 24-28 with a 1% filter
-/// and 112-114 against 206-209 at 10%; Fashion-MNIST's 784-d vectors 63-64 against 57-58 ms at
-/// 10% (each block's rows and queries then crowd its cache).
-const AMONG_MAX_DIM: usize = 256;
+/// Shared memory a block of a fused launch may hold (the default limit): with up to 32 hits a
+/// query, rows of up to 256 dimensions fit; past it the distances go to device memory and a
+/// second kernel ranks them.
+const AMONG_SHARED_BYTES: usize = 48 << 10;
 
 /// The most (query, candidate) distances held on the device at once (8 bytes each): queries
 /// are taken in chunks of this many pairs.
@@ -52,7 +51,7 @@ impl GpuVectors {
         let m32 = u32::try_from(m).map_err(|_| too_many("candidates"))?;
         let s = &self.stream;
         let cands = s.clone_htod(ids).map_err(cuda_err)?;
-        if k <= AMONG_MAX_K && dim <= AMONG_MAX_DIM {
+        if k <= AMONG_MAX_K && among_shared_bytes(k, dim) <= AMONG_SHARED_BYTES {
             return self.among_fused(queries, &cands, m32, k, metric);
         }
         let counts = s.alloc_zeros::<u32>(m).map_err(cuda_err)?;
@@ -101,7 +100,6 @@ impl GpuVectors {
         let mut unused = s.alloc_zeros::<f64>(1).map_err(cuda_err)?;
         let mut top = Top {
             k: k as u32,
-            per_block: among_per_block(k),
             ids: &mut top_ids,
             dist: &mut top_dist,
             n: &mut top_n,

@@ -69,10 +69,9 @@ pub(super) struct Pairs<'a> {
 }
 
 /// A fused launch's outputs ([`GpuVectors::top_k_among`]): each query's top `k` of the shared
-/// candidates (kernels/vectors.cu `among_top`), `per_block` queries a block.
+/// candidates (kernels/vectors.cu `among_top`).
 pub(super) struct Top<'a> {
     pub(super) k: u32,
-    pub(super) per_block: u32,
     pub(super) ids: &'a mut CudaSlice<u32>,
     pub(super) dist: &'a mut CudaSlice<f64>,
     pub(super) n: &'a mut CudaSlice<u32>,
@@ -80,22 +79,16 @@ pub(super) struct Top<'a> {
 
 /// The most hits a query of a fused launch (`AMONG_MAX_K` in kernels/vectors.cu).
 pub(super) const AMONG_MAX_K: usize = 32;
-/// Groups of eight threads a block of a fused launch (`AMONG_GROUPS`).
-const AMONG_GROUPS: usize = 32;
-/// Shared memory a block of a fused launch may hold (the default limit).
-const AMONG_SHARED_BYTES: usize = 48 << 10;
+/// Queries (one warp each) a block of a fused launch (`AMONG_QUERIES`).
+const AMONG_QUERIES: usize = 8;
+/// Candidates a tile of a fused launch (`AMONG_TILE`).
+const AMONG_TILE: usize = 32;
 
-/// Queries a block of a fused launch of `k` hits a query (`k <= AMONG_MAX_K`): the most of 8,
-/// 4, 2 and 1 whose lists (a key, an id a hit and a length, per group) fit its shared memory.
-pub(super) fn among_per_block(k: usize) -> u32 {
-    [8u32, 4, 2, 1]
-        .into_iter()
-        .find(|&q| among_shared_bytes(q, k) <= AMONG_SHARED_BYTES)
-        .unwrap_or(1)
-}
-
-fn among_shared_bytes(per_block: u32, k: usize) -> usize {
-    per_block as usize * AMONG_GROUPS * (k * 12 + 4)
+/// Shared memory a block of a fused launch of `k` hits a query over rows of `dim` floats holds:
+/// each query's list and buffer (a key and an id each), the tile's rows at an odd stride and the
+/// queries.
+pub(super) fn among_shared_bytes(k: usize, dim: usize) -> usize {
+    AMONG_QUERIES * (k + AMONG_TILE) * 12 + AMONG_TILE * (dim | 1) * 4 + AMONG_QUERIES * dim * 4
 }
 
 /// Eight threads per (query, candidate) pair of a re-rank launch over `pairs` pairs: blocks of
@@ -302,9 +295,9 @@ impl GpuVectors {
         let cfg = match &top {
             None => pair_per_8_threads(pairs.nq as usize * pairs.per_query as usize),
             Some(t) => LaunchConfig {
-                grid_dim: (pairs.nq.div_ceil(t.per_block), 1, 1),
-                block_dim: (8 * AMONG_GROUPS as u32, 1, 1),
-                shared_mem_bytes: among_shared_bytes(t.per_block, t.k as usize) as u32,
+                grid_dim: (pairs.nq.div_ceil(AMONG_QUERIES as u32), 1, 1),
+                block_dim: (32 * AMONG_QUERIES as u32, 1, 1),
+                shared_mem_bytes: among_shared_bytes(t.k as usize, self.dim as usize) as u32,
             },
         };
         args.arg(&self.n)
@@ -317,21 +310,11 @@ impl GpuVectors {
             .arg(&pairs.metric)
             .arg(out);
         match top {
-            Some(Top {
-                k,
-                per_block,
-                ids,
-                dist,
-                n,
-            }) => args
-                .arg(&*k)
-                .arg(&*per_block)
-                .arg(&mut **ids)
-                .arg(&mut **dist)
-                .arg(&mut **n),
+            Some(Top { k, ids, dist, n }) => {
+                args.arg(&*k).arg(&mut **ids).arg(&mut **dist).arg(&mut **n)
+            }
             // k 0: the three outputs are not read nor written (any device pointer will do)
             None => args
-                .arg(&0u32)
                 .arg(&0u32)
                 .arg(&self.vecs)
                 .arg(&self.vecs)
