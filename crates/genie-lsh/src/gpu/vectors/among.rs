@@ -7,7 +7,7 @@
 //! device memory (`rerank_distance` or `rerank_compact` with `shared` set) and `rank_top_k`
 //! ranks them.
 
-use super::{among_shared_bytes, GpuVectors, Top, AMONG_MAX_K};
+use super::{among_shared_bytes, GpuVectors, Out, Top, AMONG_MAX_K};
 use crate::gpu::VectorDistance;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use genie_core::backend::cuda::cuda_err;
@@ -64,7 +64,14 @@ impl GpuVectors {
             let q = self.upload(rows)?;
             // SAFETY: `rerank_*` writes each of the `nc x m` distances before `rank_top_k` reads
             let mut dist = unsafe { s.alloc::<f64>(nc * m) }.map_err(cuda_err)?;
-            self.launch_distances(&q, &cands, (m32, true), nc32, metric, &mut dist, None)?;
+            self.launch_distances(
+                &q,
+                &cands,
+                (m32, true),
+                nc32,
+                metric,
+                Out::Distances(&mut dist),
+            )?;
             out.extend(self.rank_on_device(
                 &dist,
                 (&cands, &counts, &n_cand),
@@ -96,23 +103,13 @@ impl GpuVectors {
         let mut top_ids = s.alloc_zeros::<u32>(nq * k).map_err(cuda_err)?;
         let mut top_dist = s.alloc_zeros::<f64>(nq * k).map_err(cuda_err)?;
         let mut top_n = s.alloc_zeros::<u32>(nq).map_err(cuda_err)?;
-        // the per-pair output, not written by a fused launch
-        let mut unused = s.alloc_zeros::<f64>(1).map_err(cuda_err)?;
-        let mut top = Top {
+        let top = Top {
             k: k as u32,
             ids: &mut top_ids,
             dist: &mut top_dist,
             n: &mut top_n,
         };
-        self.launch_distances(
-            &q,
-            cands,
-            (m, true),
-            nq32,
-            metric,
-            &mut unused,
-            Some(&mut top),
-        )?;
+        self.launch_distances(&q, cands, (m, true), nq32, metric, Out::Top(top))?;
         let (ids, dists, n) = (
             s.clone_dtoh(&top_ids).map_err(cuda_err)?,
             s.clone_dtoh(&top_dist).map_err(cuda_err)?,
@@ -120,19 +117,7 @@ impl GpuVectors {
         );
         s.synchronize().map_err(cuda_err)?;
         self.ctx.check_err().map_err(cuda_err)?;
-        Ok((0..nq)
-            .into_par_iter()
-            .with_min_len(256)
-            .map(|q| {
-                (0..n[q] as usize)
-                    .map(|j| VerifiedHit {
-                        id: ids[q * k + j],
-                        count: 0,
-                        distance: dists[q * k + j],
-                    })
-                    .collect()
-            })
-            .collect())
+        Ok(hits_of(&ids, None, &dists, &n, k))
     }
 
     /// Each query's top `k` of its candidates' distances `dist` (`nq x per_query`), ranked on
@@ -187,18 +172,30 @@ impl GpuVectors {
         );
         s.synchronize().map_err(cuda_err)?;
         self.ctx.check_err().map_err(cuda_err)?;
-        Ok((0..nq)
-            .into_par_iter()
-            .with_min_len(256)
-            .map(|q| {
-                (0..n[q] as usize)
-                    .map(|j| VerifiedHit {
-                        id: ids[q * k + j],
-                        count: counts[q * k + j],
-                        distance: dists[q * k + j],
-                    })
-                    .collect()
-            })
-            .collect())
+        Ok(hits_of(&ids, Some(&counts), &dists, &n, k))
     }
+}
+
+/// Each query's hits from a top-k kernel's outputs: `n[q]` of them at `q x k` in `ids`, `counts`
+/// (0 where there are none) and `dists`.
+fn hits_of(
+    ids: &[u32],
+    counts: Option<&[u32]>,
+    dists: &[f64],
+    n: &[u32],
+    k: usize,
+) -> Vec<Vec<VerifiedHit>> {
+    (0..n.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|q| {
+            (q * k..q * k + n[q] as usize)
+                .map(|o| VerifiedHit {
+                    id: ids[o],
+                    count: counts.map_or(0, |c| c[o]),
+                    distance: dists[o],
+                })
+                .collect()
+        })
+        .collect()
 }

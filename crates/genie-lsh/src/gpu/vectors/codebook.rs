@@ -601,8 +601,7 @@ impl GpuVectors {
                 (c32, false),
                 nq32,
                 metric,
-                &mut dist,
-                None,
+                Out::Distances(&mut dist),
             )?;
         }
         let hits = self.rank_on_device(

@@ -107,8 +107,7 @@ impl GpuVectors {
         &self,
         c: &Compact,
         pairs: &Pairs<'_>,
-        out: &mut CudaSlice<f64>,
-        top: Option<&mut Top<'_>>,
+        out: &mut Out<'_>,
     ) -> Result<()> {
         let dummy_u32 = &c.bounds;
         let dummy_u8 = &c.bytes;
@@ -140,7 +139,7 @@ impl GpuVectors {
                 .arg(&c.books)
                 .arg(&c.bounds)
                 .arg(&c.slice_of);
-            self.launch_pairs(&mut args, pairs, out, top)
+            self.launch_pairs(&mut args, pairs, out)
         }
     }
 }

@@ -68,8 +68,14 @@ pub(super) struct Pairs<'a> {
     metric: u32,
 }
 
-/// A fused launch's outputs ([`GpuVectors::top_k_among`]): each query's top `k` of the shared
-/// candidates (kernels/vectors.cu `among_top`).
+/// What a re-rank launch writes: every pair's distance, or each query's top `k` of the shared
+/// candidates ([`GpuVectors::top_k_among`], kernels/vectors.cu `among_top`).
+pub(super) enum Out<'a> {
+    Distances(&'a mut CudaSlice<f64>),
+    Top(Top<'a>),
+}
+
+/// A fused launch's outputs: `k` hits a query and each query's number of them.
 pub(super) struct Top<'a> {
     pub(super) k: u32,
     pub(super) ids: &'a mut CudaSlice<u32>,
@@ -250,8 +256,7 @@ impl GpuVectors {
         (per_query, shared): (u32, bool),
         nq: u32,
         metric: VectorDistance,
-        out: &mut CudaSlice<f64>,
-        top: Option<&mut Top<'_>>,
+        mut out: Out<'_>,
     ) -> Result<()> {
         let pairs = Pairs {
             queries,
@@ -262,7 +267,7 @@ impl GpuVectors {
             metric: metric as u32,
         };
         if let Some(c) = &self.compact {
-            return self.launch_compact(c, &pairs, out, top);
+            return self.launch_compact(c, &pairs, &mut out);
         }
         // SAFETY: argument types and order match kernels/vectors.cu `rerank_distance`, whose
         // first arguments are the resident vectors; `launch_pairs` pushes the rest
@@ -270,31 +275,30 @@ impl GpuVectors {
             self.launch_pairs(
                 self.stream.launch_builder(&self.func).arg(&self.vecs),
                 &pairs,
-                out,
-                top,
+                &mut out,
             )
         }
     }
 
     /// Pushes the arguments every re-rank kernel ends with (the rows' number and dimension, the
-    /// queries, the candidates, their number a query, the number of queries, the metric, the
-    /// output, then `top`'s `k`, queries a block and outputs) and launches: eight threads a pair
-    /// into `out`, or with `top` (shared candidates) a block a few queries into `top`.
+    /// queries, the candidates, their number a query, the number of queries, the metric, then
+    /// the outputs: the distances, `k` and the top's three arrays, those of `out` and unused
+    /// pointers for the others) and launches: eight threads a pair into the distances, or a
+    /// block of warps (a query each) into the top.
     ///
     /// # Safety
     /// `args` holds the kernel's arguments before these, of the types it takes; `pairs` holds
-    /// `nq x per_query` candidates and `nq` queries of `dim` floats, and `out` as many values
-    /// (without `top`) or `top` room for `nq x k` hits and `nq` lengths.
+    /// `nq x per_query` candidates and `nq` queries of `dim` floats, and `out` room for as many
+    /// distances, or (shared candidates) for `nq x k` hits and `nq` lengths.
     unsafe fn launch_pairs<'a, 'b: 'a>(
         &'a self,
         args: &mut LaunchArgs<'a>,
         pairs: &'a Pairs<'a>,
-        out: &'a mut CudaSlice<f64>,
-        top: Option<&'a mut Top<'b>>,
+        out: &'a mut Out<'b>,
     ) -> Result<()> {
-        let cfg = match &top {
-            None => pair_per_8_threads(pairs.nq as usize * pairs.per_query as usize),
-            Some(t) => LaunchConfig {
+        let cfg = match out {
+            Out::Distances(_) => pair_per_8_threads(pairs.nq as usize * pairs.per_query as usize),
+            Out::Top(t) => LaunchConfig {
                 grid_dim: (pairs.nq.div_ceil(AMONG_QUERIES as u32), 1, 1),
                 block_dim: (32 * AMONG_QUERIES as u32, 1, 1),
                 shared_mem_bytes: among_shared_bytes(t.k as usize, self.dim as usize) as u32,
@@ -307,18 +311,22 @@ impl GpuVectors {
             .arg(&pairs.per_query)
             .arg(&pairs.shared)
             .arg(&pairs.nq)
-            .arg(&pairs.metric)
-            .arg(out);
-        match top {
-            Some(Top { k, ids, dist, n }) => {
-                args.arg(&*k).arg(&mut **ids).arg(&mut **dist).arg(&mut **n)
-            }
-            // k 0: the three outputs are not read nor written (any device pointer will do)
-            None => args
+            .arg(&pairs.metric);
+        // the outputs a launch does not write: any device pointer (never read nor written)
+        let unused = &self.vecs;
+        match out {
+            Out::Distances(d) => args
+                .arg(&mut **d)
                 .arg(&0u32)
-                .arg(&self.vecs)
-                .arg(&self.vecs)
-                .arg(&self.vecs),
+                .arg(unused)
+                .arg(unused)
+                .arg(unused),
+            Out::Top(Top { k, ids, dist, n }) => args
+                .arg(unused)
+                .arg(&*k)
+                .arg(&mut **ids)
+                .arg(&mut **dist)
+                .arg(&mut **n),
         };
         // SAFETY: as the caller promises
         unsafe { args.launch(cfg) }.map_err(cuda_err)?;
@@ -356,7 +364,14 @@ impl GpuVectors {
         let q = s.clone_htod(queries).map_err(cuda_err)?;
         let c = s.clone_htod(candidates).map_err(cuda_err)?;
         let mut out = s.alloc_zeros::<f64>(candidates.len()).map_err(cuda_err)?;
-        self.launch_distances(&q, &c, (kc32, false), nq32, metric, &mut out, None)?;
+        self.launch_distances(
+            &q,
+            &c,
+            (kc32, false),
+            nq32,
+            metric,
+            Out::Distances(&mut out),
+        )?;
         let d = s.clone_dtoh(&out).map_err(cuda_err)?;
         s.synchronize().map_err(cuda_err)?;
         self.ctx.check_err().map_err(cuda_err)?;
