@@ -131,8 +131,9 @@ struct FloatRows {
 // tile in the CPU's order (`lanes_one`: `pair_distance`'s value, from shared memory, no shuffles).
 // Lanes whose key beats the query's k-th so far go to a buffer (a ballot gives each its place) and
 // lane 0 inserts them into the query's sorted list. No distance goes to memory, each candidate's
-// row is read once a block for its AMONG_QUERIES queries, and a block holds
-// 32 x (dim + 1) + AMONG_QUERIES x dim floats and the lists (the host keeps dim <= 256).
+// row is read once a block for its AMONG_QUERIES queries, and a block holds 32 rows at an odd
+// stride, its AMONG_QUERIES queries and their lists and buffers (`among_shared_bytes` on the host,
+// which launches it only where that fits 48 KiB: up to 256 dimensions at 32 hits).
 #define AMONG_MAX_K 32u
 #define AMONG_QUERIES 8u
 #define AMONG_TILE 32u
