@@ -67,13 +67,29 @@ __device__ __forceinline__ u32 live_fields(const u32* __restrict__ live, u32 o) 
     return ((pair | (pair << 15)) & 0x00010001u) * 0xFFFFu;
 }
 
+// Whether a counter word holds a field of at least `at` (>= 1): for 8-bit fields and `at` <= 128,
+// and for 16-bit fields (counts <= 1023), one add: a field below 2^(BITS-1) gains its top bit by
+// adding 2^(BITS-1) - at exactly when it reaches `at`, and never carries; an 8-bit field of 128 or
+// more has its top bit already (its carry may only set a neighbour's, when the answer is yes
+// anyway). Past 128 at 8 bits, the fields are compared one by one.
+template <u32 BITS>
+struct AtLeast {
+    u32 at, add;
+    __device__ __forceinline__ explicit AtLeast(u32 a)
+        : at(a), add(BITS == 8 ? (a <= 128u ? (128u - a) * 0x01010101u : 0u) : (0x8000u - a) * 0x00010001u) {}
+    __device__ __forceinline__ bool any(u32 c) const {
+        if (BITS == 8 && at > 128u) return at <= 255u && __vcmpgeu4(c, at * 0x01010101u) != 0;
+        return (((c + add) | c) & (BITS == 8 ? 0x80808080u : 0x80008000u)) != 0;
+    }
+};
+
 // The postings of chunk `c` of a tile's few lists (128 from a list's cursor, dealt to warps; none
 // past the last chunk, `chunk_start[nl]`) into `ids` (0xFFFFFFFF where there is none), and their
 // list's weight.
 template <bool PACKED>
-__device__ __forceinline__ void fetch_chunk(const Postings& P, const u32* __restrict__ qr, u32 nr, u32 nl,
-                                            const u64* __restrict__ offsets, const u32* chunk_start, const u32* cursor,
-                                            const u32* seg_end, u32 c, u32 lane, u32 (&ids)[4], u32& w) {
+__device__ __forceinline__ void fetch_chunk(const Postings& P, u32 nl, const u64* lstart, const u32* lweight,
+                                            const u32* chunk_start, const u32* cursor, const u32* seg_end, u32 c,
+                                            u32 lane, u32 (&ids)[4], u32& w) {
     w = 0;
 #pragma unroll
     for (u32 j = 0; j < 4; ++j) ids[j] = 0xFFFFFFFFu;
@@ -83,15 +99,39 @@ __device__ __forceinline__ void fetch_chunk(const Postings& P, const u32* __rest
         const u32 mid = (lo + hi) >> 1;
         if (chunk_start[mid] <= c) lo = mid; else hi = mid;
     }
-    u64 start, end_unused;
-    list_at(qr, nr, nl, lo, offsets, start, end_unused, w);
-    const ListReader<PACKED> list(P, start);
+    w = lweight[lo];
+    const ListReader<PACKED> list(P, lstart[lo]);
     const u32 first = cursor[lo] + (c - chunk_start[lo]) * 128;
     const u32 stop = seg_end[lo];
 #pragma unroll
     for (u32 j = 0; j < 4; ++j) {
         const u32 i = first + 32 * j + lane;
         if (i < stop) ids[j] = list[i];
+    }
+}
+
+// List `l` of the query from the block's table (none past `nl`: an empty list): its first
+// posting, length, weight and cursor, and the first 128 postings from the cursor (0xFFFFFFFF past
+// its end), 4 a lane.
+template <bool PACKED>
+__device__ __forceinline__ void open_list(const Postings& P, const u64* lstart, const u32* llen, const u32* lweight,
+                                          const u32* cursor, u32 l, u32 nl, u32 lane, u64& start, u32& len, u32& w,
+                                          u32& cur, u32 (&ids)[4]) {
+    start = 0;
+    len = 0;
+    w = 0;
+    cur = 0;
+    if (l < nl) {
+        start = lstart[l];
+        len = llen[l];
+        w = lweight[l];
+        cur = cursor[l];
+    }
+    const ListReader<PACKED> list(P, start);
+#pragma unroll
+    for (u32 j = 0; j < 4; ++j) {
+        const u32 i = cur + 32 * j + lane;
+        ids[j] = i < len ? list[i] : 0xFFFFFFFFu;
     }
 }
 
@@ -106,11 +146,16 @@ __device__ __forceinline__ void tile_body(
     constexpr u32 FMASK = (1u << BITS) - 1u;
     constexpr u32 TILE_OBJECTS = TILE_WORDS * PER;
     constexpr u32 HBINS = BITS == 8 ? 256u : 1024u;
-    extern __shared__ u32 counts[];  // TILE_WORDS words, sized at launch
+    extern __shared__ __align__(16) u32 counts[];  // TILE_WORDS words, sized at launch
     __shared__ u32 cursor[TILE_MAX_LISTS];  // offset from the list's first posting
+    // the query's lists, found once a job: each list's first posting, length and weight
+    __shared__ u64 lstart[TILE_MAX_LISTS];
+    __shared__ u32 llen[TILE_MAX_LISTS];
+    __shared__ u32 lweight[TILE_MAX_LISTS];
     __shared__ u32 hist[HBINS];
     __shared__ u32 seg_end[BALANCE_LISTS];         // each list's end in the current tile
     __shared__ u32 chunk_start[BALANCE_LISTS + 1];  // prefix sums of 128-posting chunks
+    __shared__ u32 s_at;                            // AT when the tile's counts are final
     const u32 ntiles = (n + TILE_OBJECTS - 1) / TILE_OBJECTS;
     // a sweep (`carried` set): this launch counts tile range `sweep` of every query, each list's
     // cursor carried from the launch of the range before
@@ -133,6 +178,12 @@ __device__ __forceinline__ void tile_body(
         // else by binary search
         const u32 first_id = t0 * TILE_OBJECTS;
         for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
+            u64 start, hi;
+            u32 w;
+            list_at(qr, nr, nl, l, offsets, start, hi, w);
+            lstart[l] = start;
+            llen[l] = (u32)(hi - start);
+            lweight[l] = w;
             if (carried != nullptr && t0 > 0) {
                 cursor[l] = carried[(u64)q * TILE_MAX_LISTS + l];
                 continue;
@@ -141,9 +192,6 @@ __device__ __forceinline__ void tile_body(
                 cursor[l] = 0;
                 continue;
             }
-            u64 start, hi;
-            u32 w_unused;
-            list_at(qr, nr, nl, l, offsets, start, hi, w_unused);
             u64 lo = start;
             while (lo < hi) {
                 const u64 mid = (lo + hi) >> 1;
@@ -153,7 +201,8 @@ __device__ __forceinline__ void tile_body(
         }
         for (u32 t = t0; t < t1; ++t) {
             const u32 base = t * TILE_OBJECTS, end_id = min(n, base + TILE_OBJECTS);
-            for (u32 i = threadIdx.x; i < TILE_WORDS; i += blockDim.x) counts[i] = 0;
+            for (u32 i = 4 * threadIdx.x; i < TILE_WORDS; i += 4 * blockDim.x)
+                *reinterpret_cast<uint4*>(&counts[i]) = make_uint4(0, 0, 0, 0);
             for (u32 i = threadIdx.x; i < HBINS; i += blockDim.x) hist[i] = 0;
             __syncthreads();
             if (nd != 0) {
@@ -188,9 +237,8 @@ __device__ __forceinline__ void tile_body(
                 // then deal the tile's postings to all warps in chunks of 128, so one hot list
                 // does not hold a block while its other warps idle
                 for (u32 l = threadIdx.x; l < nl; l += blockDim.x) {
-                    u64 start, hi;
-                    u32 w_unused;
-                    list_at(qr, nr, nl, l, offsets, start, hi, w_unused);
+                    const u64 start = lstart[l];
+                    u64 hi = start + llen[l];
                     u64 lo = start + cursor[l];
                     while (lo < hi) {
                         const u64 mid = (lo + hi) >> 1;
@@ -213,7 +261,7 @@ __device__ __forceinline__ void tile_body(
                     u32 ids[2][4], w[2];
 #pragma unroll
                     for (u32 h = 0; h < 2; ++h)
-                        fetch_chunk<PACKED>(P, qr, nr, nl, offsets, chunk_start, cursor, seg_end, c + h * nwarps, lane,
+                        fetch_chunk<PACKED>(P, nl, lstart, lweight, chunk_start, cursor, seg_end, c + h * nwarps, lane,
                                             ids[h], w[h]);
 #pragma unroll
                     for (u32 h = 0; h < 2; ++h)
@@ -225,24 +273,24 @@ __device__ __forceinline__ void tile_body(
                 __syncthreads();
                 for (u32 l = threadIdx.x; l < nl; l += blockDim.x) cursor[l] = seg_end[l];
             } else {
-                // each warp sweeps whole lists: 32 consecutive postings a step, coalesced
+                // each warp sweeps whole lists: 32 consecutive postings a step, coalesced. A list's
+                // first 128 postings are fetched while the warp's list before it counts (its
+                // place from the block's table): where a query has many short lists (OCR-like:
+                // about 8 postings a list a tile) the warp would otherwise wait on each list's
+                // loads in turn
+                u64 start;
+                u32 len, w, cur, ids[4];
+                open_list<PACKED>(P, lstart, llen, lweight, cursor, warp, nl, lane, start, len, w, cur, ids);
                 for (u32 l = warp; l < nl; l += nwarps) {
-                    u64 start, end;
-                    u32 w;
-                    list_at(qr, nr, nl, l, offsets, start, end, w);
+                    u64 n_start;
+                    u32 n_len, n_w, n_cur, n_ids[4];
+                    open_list<PACKED>(P, lstart, llen, lweight, cursor, l + nwarps, nl, lane, n_start, n_len, n_w,
+                                      n_cur, n_ids);
                     const ListReader<PACKED> list(P, start);
-                    const u32 len = (u32)(end - start);
-                    u32 cur = cursor[l];
                     // 4 x 32 postings a step; the list ascends, so the postings of this tile are a
                     // prefix of them, all 128 when the last one is. The next 128 are fetched
                     // before these are counted: the count had waited on each step's loads
                     // (Nsight Compute's stall samples, docs/journal/engine.md)
-                    u32 ids[4];
-#pragma unroll
-                    for (u32 j = 0; j < 4; ++j) {
-                        const u32 i = cur + 32 * j + lane;
-                        ids[j] = i < len ? list[i] : 0xFFFFFFFFu;
-                    }
                     while (cur < len) {
                         if (__shfl_sync(0xFFFFFFFFu, ids[3], 31) < end_id) {
                             u32 next[4];
@@ -271,25 +319,46 @@ __device__ __forceinline__ void tile_body(
                         break;
                     }
                     if (lane == 0) cursor[l] = cur;
+                    start = n_start;
+                    len = n_len;
+                    w = n_w;
+                    cur = n_cur;
+#pragma unroll
+                    for (u32 j = 0; j < 4; ++j) ids[j] = n_ids[j];
                 }
             }
+            // one reading of AT for the whole block, older than any the Gate makes below
+            if (threadIdx.x == 0) s_at = max(ld_volatile(qat), 1u);
             __syncthreads();
             // the tile's counts are final: clear the denied objects', write them out and
-            // histogram them
+            // histogram those at or above the AuditThreshold as it stands: AT only rises, and the
+            // Gate and the table below read the bins from AT up, so a count below it is never
+            // read there. Four words a thread at a time (a query's count words are padded to a
+            // multiple of 4, and the tile's past its last object are zero), each tested for a
+            // field at or above AT at once; most words have none
             const u32 words = (end_id - base + PER - 1) / PER;
+            const u32 words4 = (words + 3) & ~3u;
             u32* out = qcounts + base / PER;
-            for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
-                u32 c4 = counts[i];
-                if (live != nullptr && c4 != 0) {
-                    c4 &= live_fields<BITS>(live, base + PER * i);
-                    counts[i] = c4;
+            if (live != nullptr) {
+                for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
+                    const u32 c4 = counts[i];
+                    if (c4 != 0) counts[i] = c4 & live_fields<BITS>(live, base + PER * i);
                 }
-                out[i] = c4;
-                if (c4 != 0) {
+                __syncthreads();
+            }
+            const u32 at_h = s_at;
+            const AtLeast<BITS> reaches(at_h);
+            for (u32 i = 4 * threadIdx.x; i < words4; i += 4 * blockDim.x) {
+                const uint4 c = *reinterpret_cast<const uint4*>(&counts[i]);
+                *reinterpret_cast<uint4*>(&out[i]) = c;
+                const u32 cw[4] = {c.x, c.y, c.z, c.w};
+#pragma unroll
+                for (u32 h = 0; h < 4; ++h) {
+                    if (!reaches.any(cw[h])) continue;
 #pragma unroll
                     for (u32 j = 0; j < PER; ++j) {
-                        const u32 c = (c4 >> (BITS * j)) & FMASK;
-                        if (c != 0) atomicAdd(&hist[min(c, HBINS - 1)], 1u);
+                        const u32 f = (cw[h] >> (BITS * j)) & FMASK;
+                        if (f >= at_h) atomicAdd(&hist[min(f, HBINS - 1)], 1u);
                     }
                 }
             }
@@ -325,9 +394,10 @@ __device__ __forceinline__ void tile_body(
             // only objects at or above the AuditThreshold enter the hash table
             const u32 at = max(ld_volatile(qat), 1u);
             if (at <= HBINS - 1 && hist[at] != 0) {
+                const AtLeast<BITS> enters(at);
                 for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
                     const u32 c4 = counts[i];
-                    if (c4 == 0) continue;
+                    if (!enters.any(c4)) continue;
 #pragma unroll
                     for (u32 j = 0; j < PER; ++j) {
                         const u32 c = (c4 >> (BITS * j)) & FMASK;

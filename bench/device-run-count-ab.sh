@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The keyword count kernels of several builds on one GPU, one call, from the repo root:
+# VARIANTS="TAG:DIR ..." (default "base:.gpu-ab/base new:.gpu-ab/b"), each DIR holding
+# bin/genie-bench(.xz), COMMIT and optionally cpq.cubin (the shipped count kernels, whose registers
+# and spills cuobjdump prints); TESTS (default .gpu-ab/tests) holds conformance-* and kernels-*
+# test binaries (.xz or not) of the last variant, run on the GPU first.
+# - the ceilings (genie-bench --mode ceilings) of the last variant;
+# - ROUNDS (default 2) rounds, each running every variant in turn on the suite's keyword workloads
+#   (genie-bench --mode suite, WORKLOADS, default the four) at 1,024 queries, and SIFT-like at
+#   8,192 unless SKIP_8192 is set;
+# - NCU="TAG ..." : Nsight Compute's full set on one launch of the tiled count (tile_match*) of
+#   NCU_WORKLOAD (default OCR-like) at 1,024 queries for each variant named, skipping NCU_SKIP
+#   launches (default 12).
+# Writes $OUT/count-summary.txt (match ms and q/s of each row at the end) and the raw logs.
+set -uo pipefail
+res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
+sum="$res/count-summary.txt"
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/nvidia/lib64"
+source "$(dirname "$0")/timing.sh"
+variants=${VARIANTS:-"base:.gpu-ab/base new:.gpu-ab/b"}
+last_dir=${variants##*:}
+device_header "$sum" "$last_dir"
+unxz_in() { for f in "$@"; do [ -f "$f" ] && case $f in *.xz) xz -dkf "$f"; chmod +x "${f%.xz}";; esac; done; }
+for v in $variants; do
+  d=${v#*:}
+  unxz_in "$d"/bin/*.xz
+  echo "variant ${v%%:*}: $(cat "$d/COMMIT" 2>/dev/null)" | tee -a "$sum"
+  if [ -f "$d/cpq.cubin" ]; then
+    /usr/local/cuda/bin/cuobjdump --dump-resource-usage "$d/cpq.cubin" 2>&1 | grep -A1 -E "Function tile_match(_wide)?:" | \
+      sed "s/^/  ${v%%:*} /" | tee -a "$sum"
+  fi
+done
+tests=${TESTS:-.gpu-ab/tests}
+unxz_in "$tests"/*.xz
+for t in "$tests"/conformance-* ; do
+  case $t in *.xz) continue;; esac
+  for m in on off; do
+    echo "conformance on the GPU, postings packed $m: $(GENIE_PACKED_POSTINGS=$m "$t" gpu:: 2>&1 | grep "test result")" | tee -a "$sum"
+  done
+done
+for t in "$tests"/kernels-* ; do
+  case $t in *.xz) continue;; esac
+  echo "kernels test: $("$t" 2>&1 | grep "test result")" | tee -a "$sum"
+done
+"$last_dir/bin/genie-bench" --mode ceilings 2>&1 | grep -E "^device|^ceilings" | tee -a "$sum"
+workloads=${WORKLOADS:-OCR-like,SIFT-like,Tweets-like,Adult-x20-like}
+run() {  # run TAG DIR QUERIES ONLY
+  local log="$res/suite-$1-$3-$r.log"
+  GENIE_PACKED_POSTINGS=off "$2/bin/genie-bench" --mode suite --only "$4" --queries "$3" \
+    --csv "$res/suite-$1-$3-$r.csv" > "$log" 2>&1
+  echo "== $1, $3 queries, round $r" | tee -a "$sum"
+  grep -vE "^\[" "$log" | grep -E "done:|mismatch|differ|error" | tee -a "$sum"
+}
+for r in $(seq 1 "${ROUNDS:-2}"); do
+  for v in $variants; do run "${v%%:*}" "${v#*:}" 1024 "$workloads"; done
+  [ -n "${SKIP_8192:-}" ] && continue
+  for v in $variants; do run "${v%%:*}" "${v#*:}" 8192 SIFT-like; done
+done
+for tag in ${NCU:-}; do
+  d=""; for v in $variants; do [ "${v%%:*}" = "$tag" ] && d=${v#*:}; done
+  [ -z "$d" ] && continue
+  w=${NCU_WORKLOAD:-OCR-like}
+  echo "== Nsight Compute, tile_match, $w 1,024 queries, $tag" | tee -a "$sum"
+  GENIE_PACKED_POSTINGS=off /usr/local/cuda/bin/ncu --clock-control none --set full --kernel-name regex:tile_match \
+    --launch-skip "${NCU_SKIP:-12}" --launch-count 1 -f -o "/tmp/ncu-$tag" "$d/bin/genie-bench" --mode suite \
+    --only "$w" --queries 1024 > "$res/ncu-$tag.log" 2>&1
+  /usr/local/cuda/bin/ncu -i "/tmp/ncu-$tag.ncu-rep" --page details > "$res/ncu-$tag.txt" 2>&1
+  /usr/local/cuda/bin/ncu -i "/tmp/ncu-$tag.ncu-rep" --page source --csv --print-source sass > "$res/sass-$tag.csv" 2>&1
+  grep -vE "^\s*$|----" "$res/ncu-$tag.txt" | sed -n '/Section: GPU Speed Of Light/,$p' | \
+    grep -E "Duration|Throughput|DRAM|Issued|Eligible|Occupancy|Registers|Stall|Executed Ipc|excessive" | head -30 | tee -a "$sum"
+done
+echo "== summary: match ms and q/s of the main rows (see the suite's header for the columns)" | tee -a "$sum"
+for f in "$res"/suite-*.log; do
+  b=$(basename "$f" .log)
+  grep -E "^(OCR|SIFT|Tweets|Adult)-[a-z0-9-]+ +[0-9]+ " "$f" | awk -v b="$b" '{printf "%-22s %-16s match %s s, q/s %s\n", b, $1, $6, $9}' | tee -a "$sum"
+done
