@@ -137,6 +137,22 @@ struct ListReader {
     __device__ __forceinline__ u32 operator[](u32 i) const {
         return PACKED ? P.at<true>(start + i) : __ldg(&ids[i]);
     }
+    // Postings first, first + 32, first + 64 and first + 96 (a lane's share of a step of 128),
+    // 0xFFFFFFFF past `len`. Where all four are in the list, a plain list's are read from one
+    // address at fixed offsets: no address arithmetic a posting.
+    __device__ __forceinline__ void four(u32 first, u32 len, u32 (&out)[4]) const {
+        if (!PACKED && first + 96 < len) {
+            const u32* __restrict__ p = ids + first;
+#pragma unroll
+            for (u32 j = 0; j < 4; ++j) out[j] = __ldg(p + 32 * j);
+            return;
+        }
+#pragma unroll
+        for (u32 j = 0; j < 4; ++j) {
+            const u32 i = first + 32 * j;
+            out[j] = i < len ? (*this)[i] : 0xFFFFFFFFu;
+        }
+    }
 };
 #define POSTINGS_ARGS const u32 *__restrict__ postings, const u32 *__restrict__ packed_hdr, const u32 *__restrict__ packed_data
 extern "C" __global__ void dense_bitmaps(DENSE_BITMAPS_ARGS) { dense_bitmaps_body<false>(DENSE_BITMAPS_CALL); }

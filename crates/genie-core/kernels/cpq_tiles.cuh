@@ -127,12 +127,7 @@ __device__ __forceinline__ void open_list(const Postings& P, const u64* lstart, 
         w = lweight[l];
         cur = cursor[l];
     }
-    const ListReader<PACKED> list(P, start);
-#pragma unroll
-    for (u32 j = 0; j < 4; ++j) {
-        const u32 i = cur + 32 * j + lane;
-        ids[j] = i < len ? list[i] : 0xFFFFFFFFu;
-    }
+    ListReader<PACKED>(P, start).four(cur + lane, len, ids);
 }
 
 template <u32 BITS, u32 TILE_WORDS, bool PACKED>
@@ -294,11 +289,7 @@ __device__ __forceinline__ void tile_body(
                     while (cur < len) {
                         if (__shfl_sync(0xFFFFFFFFu, ids[3], 31) < end_id) {
                             u32 next[4];
-#pragma unroll
-                            for (u32 j = 0; j < 4; ++j) {
-                                const u32 i = cur + 128 + 32 * j + lane;
-                                next[j] = i < len ? list[i] : 0xFFFFFFFFu;
-                            }
+                            list.four(cur + 128 + lane, len, next);
 #pragma unroll
                             for (u32 j = 0; j < 4; ++j) {
                                 atomicAdd(&counts[(ids[j] - base) >> PER_LOG], w << ((ids[j] & (PER - 1)) * BITS));
