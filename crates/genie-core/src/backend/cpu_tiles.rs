@@ -480,18 +480,27 @@ const AHEAD: usize = 2;
 /// Asks for the first lines of `list` into the cache, without waiting for them.
 #[inline(always)]
 fn prefetch(list: &[u32]) {
-    #[cfg(target_arch = "x86_64")]
     for line in list.chunks(16).take(4) {
-        // SAFETY: a prefetch has no effect but on the cache, whatever the address; this one is
-        // a live slice's.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                line.as_ptr().cast(),
-            )
-        };
+        prefetch_at(line.as_ptr());
     }
+}
+
+/// Postings ahead of the count whose line is asked for: a list's slice of a tile is short (SIFT-
+/// like: about 1,000 postings), too short for the hardware's stream prefetcher to run ahead of. On
+/// a 2-core EPYC, SIFT-like 200 K through the CLI: 0.56-0.67 G postings/s a core (best of 9) at
+/// 256 against 0.48-0.55 without, 128 in between, 512 the same as 256.
+const STREAM_AHEAD: usize = 256;
+
+/// Asks for the line at `p` into the cache, without waiting for it.
+#[inline(always)]
+fn prefetch_at(p: *const u32) {
+    // SAFETY: a prefetch has no effect but on the cache, whatever the address
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = list;
+    let _ = p;
 }
 
 /// Adds `weight` to the counter of each posting of `list` below `tile_end` (ids ascend within a
@@ -513,6 +522,10 @@ fn count_list<C: Counter>(
     for block in &mut blocks {
         if block[BLOCK - 1] >= tile_end {
             break;
+        }
+        // a line a list's stream ahead, every other block (a line holds 16 postings)
+        if done % 16 == 0 {
+            prefetch_at(block.as_ptr().wrapping_add(STREAM_AHEAD));
         }
         let at: [u32; BLOCK] = std::array::from_fn(|i| block[i].wrapping_sub(tile_start));
         // one check of the whole block (a list in order always passes) instead of one per
