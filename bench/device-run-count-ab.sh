@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The keyword count kernels of several builds on one GPU, one call, from the repo root:
-# VARIANTS="TAG:DIR ..." (default "base:.gpu-ab/base new:.gpu-ab/b"), each DIR holding
+# VARIANTS="TAG:DIR ..." (default "base:.gpu-ab/base new:.gpu-ab/new"), each DIR holding
 # bin/genie-bench(.xz), COMMIT and optionally cpq.cubin (the shipped count kernels, whose registers
 # and spills cuobjdump prints); TESTS (default .gpu-ab/tests) holds conformance-* and kernels-*
-# test binaries (.xz or not) of the last variant, run on the GPU first.
+# test binaries (.xz or not) of the last variant, run on the GPU first (of kernels-*, only its
+# GPU test: the others check the sources of the checkout it was built in, which CI does).
 # - the ceilings (genie-bench --mode ceilings) of the last variant;
 # - ROUNDS (default 2) rounds, each running every variant in turn on the suite's keyword workloads
 #   (genie-bench --mode suite, WORKLOADS, default the four) at 1,024 queries, and SIFT-like at
@@ -17,7 +18,7 @@ res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
 sum="$res/count-summary.txt"
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/nvidia/lib64"
 source "$(dirname "$0")/timing.sh"
-variants=${VARIANTS:-"base:.gpu-ab/base new:.gpu-ab/b"}
+variants=${VARIANTS:-"base:.gpu-ab/base new:.gpu-ab/new"}
 last_dir=${variants##*:}
 device_header "$sum" "$last_dir"
 unxz_in() { for f in "$@"; do [ -f "$f" ] && case $f in *.xz) xz -dkf "$f"; chmod +x "${f%.xz}";; esac; done; }
@@ -40,7 +41,7 @@ for t in "$tests"/conformance-* ; do
 done
 for t in "$tests"/kernels-* ; do
   case $t in *.xz) continue;; esac
-  echo "kernels test: $("$t" 2>&1 | grep "test result")" | tee -a "$sum"
+  echo "kernels test on the GPU: $("$t" a_module_of_ones_own_loads_and_runs 2>&1 | grep "test result")" | tee -a "$sum"
 done
 "$last_dir/bin/genie-bench" --mode ceilings 2>&1 | grep -E "^device|^ceilings" | tee -a "$sum"
 workloads=${WORKLOADS:-OCR-like,SIFT-like,Tweets-like,Adult-x20-like}
