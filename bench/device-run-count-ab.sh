@@ -9,9 +9,11 @@
 # - ROUNDS (default 2) rounds, each running every variant in turn on the suite's keyword workloads
 #   (genie-bench --mode suite, WORKLOADS, default the four) at 1,024 queries, and SIFT-like at
 #   8,192 unless SKIP_8192 is set;
-# - NCU="TAG ..." : Nsight Compute's full set on one launch of the tiled count (tile_match*) of
-#   NCU_WORKLOAD (default OCR-like) at 1,024 queries for each variant named, skipping NCU_SKIP
-#   launches (default 12).
+# - PIPELINED="Q ...": the first variant again on the 1,024-query suite for each Q, with batches
+#   cut to at most Q queries (GENIE_PIPELINED_QUERIES), one round;
+# - NCU="TAG ..." : Nsight Compute's full set on one launch of NCU_KERNEL (a regex, default
+#   tile_match: the tiled count) of each of NCU_WORKLOAD (default OCR-like; space-separated) at
+#   1,024 queries for each variant named, skipping NCU_SKIP launches (default 12).
 # Writes $OUT/count-summary.txt (match ms and q/s of each row at the end) and the raw logs.
 set -uo pipefail
 res=${OUT:-/tmp/genie-out}; mkdir -p "$res"
@@ -57,21 +59,32 @@ for r in $(seq 1 "${ROUNDS:-2}"); do
   [ -n "${SKIP_8192:-}" ] && continue
   for v in $variants; do run "${v%%:*}" "${v#*:}" 8192 SIFT-like; done
 done
+first=${variants%% *}
+for pq in ${PIPELINED:-}; do
+  r="pipelined$pq"
+  export GENIE_PIPELINED_QUERIES=$pq
+  run "${first%%:*}" "${first#*:}" 1024 "$workloads"
+  unset GENIE_PIPELINED_QUERIES
+done
+kern=${NCU_KERNEL:-tile_match}
 for tag in ${NCU:-}; do
   d=""; for v in $variants; do [ "${v%%:*}" = "$tag" ] && d=${v#*:}; done
   [ -z "$d" ] && continue
-  w=${NCU_WORKLOAD:-OCR-like}
-  echo "== Nsight Compute, tile_match, $w 1,024 queries, $tag" | tee -a "$sum"
-  GENIE_PACKED_POSTINGS=off /usr/local/cuda/bin/ncu --clock-control none --set full --kernel-name regex:tile_match \
-    --launch-skip "${NCU_SKIP:-12}" --launch-count 1 -f -o "/tmp/ncu-$tag" "$d/bin/genie-bench" --mode suite \
-    --only "$w" --queries 1024 > "$res/ncu-$tag.log" 2>&1
-  /usr/local/cuda/bin/ncu -i "/tmp/ncu-$tag.ncu-rep" --page details > "$res/ncu-$tag.txt" 2>&1
-  /usr/local/cuda/bin/ncu -i "/tmp/ncu-$tag.ncu-rep" --page source --csv --print-source sass > "$res/sass-$tag.csv" 2>&1
-  grep -vE "^\s*$|----" "$res/ncu-$tag.txt" | sed -n '/Section: GPU Speed Of Light/,$p' | \
-    grep -E "Duration|Throughput|DRAM|Issued|Eligible|Occupancy|Registers|Stall|Executed Ipc|excessive" | head -30 | tee -a "$sum"
+  for w in ${NCU_WORKLOAD:-OCR-like}; do
+    n="$tag-$w"
+    echo "== Nsight Compute, $kern, $w 1,024 queries, $tag" | tee -a "$sum"
+    GENIE_PACKED_POSTINGS=off /usr/local/cuda/bin/ncu --clock-control none --set full --kernel-name "regex:$kern" \
+      --launch-skip "${NCU_SKIP:-12}" --launch-count 1 -f -o "/tmp/ncu-$n" "$d/bin/genie-bench" --mode suite \
+      --only "$w" --queries 1024 > "$res/ncu-$n.log" 2>&1
+    /usr/local/cuda/bin/ncu -i "/tmp/ncu-$n.ncu-rep" --page details > "$res/ncu-$n.txt" 2>&1
+    /usr/local/cuda/bin/ncu -i "/tmp/ncu-$n.ncu-rep" --page source --csv --print-source sass > "$res/sass-$n.csv" 2>&1
+    grep -vE "^\s*$|----" "$res/ncu-$n.txt" | sed -n '/Section: GPU Speed Of Light/,$p' | \
+      grep -E "Duration|Throughput|DRAM|Issued|Eligible|Occupancy|Registers|Stall|Executed Ipc|excessive" | head -30 | tee -a "$sum"
+  done
 done
 echo "== summary: match ms and q/s of the main rows (see the suite's header for the columns)" | tee -a "$sum"
 for f in "$res"/suite-*.log; do
   b=$(basename "$f" .log)
-  grep -E "^(OCR|SIFT|Tweets|Adult)-[a-z0-9-]+ +[0-9]+ " "$f" | awk -v b="$b" '{printf "%-22s %-16s match %s s, q/s %s\n", b, $1, $6, $9}' | tee -a "$sum"
+  grep -E "^(OCR|SIFT|Tweets|Adult)-[a-z0-9-]+ +[0-9]+ " "$f" | \
+    awk -v b="$b" '{printf "%-26s %-16s match %s s, select %s s, q/s %s\n", b, $1, $6, $7, $9}' | tee -a "$sum"
 done

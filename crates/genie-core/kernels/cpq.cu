@@ -1,12 +1,13 @@
 // GENIE match counting and top-k selection on the GPU (paper section III; DESIGN.md section 3).
 //
 // Kernels, all over one batch of queries:
-//   cpq_init    - hash tables to EMPTY, AuditThresholds to 1 (bitmaps and ZipperArrays are zeroed
-//                 by a memset).
+//   cpq_init    - hash tables to EMPTY (the tiled count's candidate lists to empty), AuditThresholds
+//                 to 1 (bitmaps and ZipperArrays are zeroed by a memset).
 //   cpq_match   - one block per (query, sublist) task: Algorithm 1 per posting (bitmap counter
 //                 add, Gate update, Robin Hood insert with expiry).
 //   cpq_select  - one block per query: candidates of count >= AT from the hash table (exact counts
-//                 from the bitmap counter, duplicates dropped), sorted; then the objects of count
+//                 from the bitmap counter, duplicates dropped) or from the tiled count's list (final
+//                 counts, each object once), sorted; then the objects of count
 //                 AT - 1 in ascending id order from a scan of the bitmap counter.
 //   ct_match / ct_select - the count-table baseline (full u32 count array per query, then the same
 //                 threshold-and-fill selection over the whole array).
@@ -281,11 +282,34 @@ __device__ __forceinline__ Task load_task(const u32* items, const u32* task_star
 
 // ---- kernels: c-PQ ------------------------------------------------------------------------------
 
-extern "C" __global__ void cpq_init(u64* tables, u64 total_slots, u32* audit, u32 nq) {
+// The tiled count's candidates are a list, not a hash table: a tile's counts are final when it
+// offers them, so an object is offered once, with its final count. The list is the query's table:
+// slot 0 counts the entries, slots 1.. hold them. A tile offers the objects of count >= the AT it
+// reads after its Gate, fewer than k (its own counts are in the ZipperArray by then, and AT stops
+// only at a value fewer than k objects reach); where one block counts a query's tiles, fewer than k
+// enter at each of the `bound` values of AT, within the table's factor x k x bound slots. Blocks
+// counting other ranges of the same query's tiles at once may each add a tile's offers at the
+// same AT before it rises: a full list flags the query, which is run again with a larger one, as
+// a full hash table is.
+__device__ __forceinline__ bool list_insert(u64* tab, u32 slots, u32 id, u32 count) {
+    const u64 pos = atomicAdd(reinterpret_cast<unsigned long long*>(tab), 1ull) + 1;
+    if (pos >= slots) return false;
+    tab[pos] = ((u64)id << 32) | count;
+    return true;
+}
+
+// `listed`: the batch counts by tiles, and each query's table is a list (list_insert): only its
+// count is cleared.
+extern "C" __global__ void cpq_init(u64* tables, u64 total_slots, u32* audit, u32 nq, const u32* __restrict__ meta,
+                                    u32 listed) {
     u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 s = i; s < total_slots; s += stride) tables[s] = EMPTY_ENTRY;
-    for (u64 q = i; q < nq; q += stride) audit[q] = 1;
+    if (listed == 0)
+        for (u64 s = i; s < total_slots; s += stride) tables[s] = EMPTY_ENTRY;
+    for (u64 q = i; q < nq; q += stride) {
+        audit[q] = 1;
+        if (listed != 0) tables[load_meta(meta, (u32)q).table_off] = 0;
+    }
 }
 
 #define CPQ_MATCH_ARGS                                                                                 \
@@ -386,47 +410,64 @@ __device__ void block_bitonic_sort(u64* keys, u32 len) {
     }
 }
 
-// Counts per object, from a bitmap counter or from a count table.
+// Counts per object, from a bitmap counter or from a count table. `equal(v, t)`: how many fields of
+// unit value v equal t (>= 1); a field past the last object is zero, so it never counts.
 struct BitmapCounts {
     Bitmap bm;
     u32 n;
     __device__ __forceinline__ u32 per_unit() const { return 1u << (5 - bm.log_bits); }
     __device__ __forceinline__ u64 units() const { return ((u64)n * (1u << bm.log_bits) + 31) / 32; }
-    __device__ __forceinline__ u32 unit(u64 i) const { return bm.words[i]; }
+    __device__ __forceinline__ const u32* unit_ptr() const { return bm.words; }
     __device__ __forceinline__ u32 field(u32 unit_value, u32 j) const { return (unit_value >> (j << bm.log_bits)) & bm.mask(); }
+    __device__ __forceinline__ u32 equal(u32 v, u32 t) const {
+        if (v == 0) return 0;
+        if (bm.log_bits == 3) return __popc(__vcmpeq4(v, t * 0x01010101u)) >> 3;
+        if (bm.log_bits == 4) return __popc(__vcmpeq2(v, t * 0x00010001u)) >> 4;
+        u32 c = 0;
+        for (u32 j = 0; j < per_unit(); ++j) c += field(v, j) == t;
+        return c;
+    }
 };
 struct TableCounts {
     const u32* counts;
     u32 n;
     __device__ __forceinline__ u32 per_unit() const { return 1; }
     __device__ __forceinline__ u64 units() const { return n; }
-    __device__ __forceinline__ u32 unit(u64 i) const { return counts[i]; }
+    __device__ __forceinline__ const u32* unit_ptr() const { return counts; }
     __device__ __forceinline__ u32 field(u32 unit_value, u32) const { return unit_value; }
+    __device__ __forceinline__ u32 equal(u32 v, u32 t) const { return v == t; }
 };
 
-// Appends, in ascending id order, the ids whose count equals `target` to out[0..need); returns
-// how many were written. Stops early once `need` are found.
+// Units a thread of ordered_fill reads a pass: consecutive, so a thread's ids come in order.
+#define FILL_UNITS 8u
+
+// Appends, in ascending id order, the ids whose count equals `target` (>= 1) to out[0..need);
+// returns how many were written. Stops early once `need` are found. Each thread reads FILL_UNITS
+// consecutive units a pass (all its loads in flight at once); a pass where no thread holds a match
+// costs one barrier, and only a pass with matches pays for the block's scan of positions.
 template <class C>
 __device__ u32 ordered_fill(const C& src, u32 target, u32 need, u32 count_of_hit, u64* out, u32* warp_sums) {
     const u32 per = src.per_unit();
     const u64 units = src.units();
+    const u32* __restrict__ w = src.unit_ptr();
+    const u64 pass = (u64)FILL_UNITS * blockDim.x;
     u32 base = 0;
-    for (u64 u0 = 0; u0 < units && base < need; u0 += blockDim.x) {
-        const u64 ui = u0 + threadIdx.x;
-        const u32 val = ui < units ? src.unit(ui) : 0;
+    for (u64 u0 = 0; u0 < units && base < need; u0 += pass) {
+        const u64 first = u0 + (u64)FILL_UNITS * threadIdx.x;
+        u32 v[FILL_UNITS];
+#pragma unroll
+        for (u32 j = 0; j < FILL_UNITS; ++j) v[j] = first + j < units ? __ldg(&w[first + j]) : 0u;
         u32 mine = 0;
-        if (val != 0) {
-            for (u32 j = 0; j < per; ++j) {
-                u32 id = (u32)(ui * per + j);
-                if (id < src.n && src.field(val, j) == target) ++mine;
-            }
-        }
+#pragma unroll
+        for (u32 j = 0; j < FILL_UNITS; ++j) mine += src.equal(v[j], target);
+        if (__syncthreads_or(mine != 0) == 0) continue;
         u32 total;
         u32 p = base + block_exclusive_scan(mine, &total, warp_sums);
-        if (mine != 0) {
-            for (u32 j = 0; j < per; ++j) {
-                u32 id = (u32)(ui * per + j);
-                if (id < src.n && src.field(val, j) == target) {
+        for (u32 j = 0; j < FILL_UNITS && mine != 0; ++j) {
+            if (src.equal(v[j], target) == 0) continue;
+            for (u32 f = 0; f < per; ++f) {
+                const u32 id = (u32)((first + j) * per + f);
+                if (id < src.n && src.field(v[j], f) == target) {
                     if (p < need) out[p] = hit_key(count_of_hit, id);
                     ++p;
                 }
@@ -462,7 +503,7 @@ __device__ void finish_query(const C& src, u32 at, u32 nc, u32 k, u32 kp, u64* k
 }
 
 extern "C" __global__ void cpq_select(const u32* __restrict__ meta, u32* bitmaps, const u32* audit, const u64* tables,
-                                      u32 nq, u32 n, u32 k, u32 kp, u64* keys, u32* out_count, u32* flags) {
+                                      u32 listed, u32 nq, u32 n, u32 k, u32 kp, u64* keys, u32* out_count, u32* flags) {
     __shared__ u32 s_nc;
     __shared__ u32 warp_sums[32];
     for (u32 q = blockIdx.x; q < nq; q += gridDim.x) {
@@ -475,7 +516,18 @@ extern "C" __global__ void cpq_select(const u32* __restrict__ meta, u32* bitmaps
         const u32 mask = m.slots - 1;
         if (threadIdx.x == 0) s_nc = 0;
         __syncthreads();
-        for (u32 s = threadIdx.x; s < m.slots; s += blockDim.x) {
+        if (listed != 0) {
+            // a list of final counts, each object once (list_insert)
+            const u32 len = (u32)min(tab[0], (u64)m.slots - 1);
+            for (u32 s = 1 + threadIdx.x; s <= len; s += blockDim.x) {
+                const u64 e = tab[s];
+                const u32 c = (u32)e;
+                if (c < thr) continue;
+                const u32 pos = atomicAdd(&s_nc, 1u);
+                if (pos < kp) qkeys[pos] = hit_key(c, (u32)(e >> 32));
+            }
+        }
+        for (u32 s = threadIdx.x; listed == 0 && s < m.slots; s += blockDim.x) {
             const u64 e = tab[s];
             if (e == EMPTY_ENTRY) continue;
             const u32 id = (u32)(e >> 32);

@@ -8,7 +8,8 @@
 //   - they are written to the query's count array (8 bits per object, the bitmap counter layout
 //     with log_bits = 3), which the select kernel reads for exact counts and the tie fill;
 //   - the tile's suffix histogram feeds the ZipperArray for every value >= AT, AT advances as in
-//     Algorithm 1, and only objects whose count reaches the new AT enter the hash table.
+//     Algorithm 1, and only objects whose count reaches the new AT enter the query's candidate
+//     list (list_insert in cpq.cu: each object once, with its final count).
 // The extraction argument of the global kernel holds unchanged: ZA never over-counts, and every
 // object whose final count reaches the final AT is inserted when its tile completes.
 // A sweep (`carried` set, one launch per range of tiles) counts one range of every query of the
@@ -382,7 +383,7 @@ __device__ __forceinline__ void tile_body(
                 }
             }
             __syncthreads();
-            // only objects at or above the AuditThreshold enter the hash table
+            // only objects at or above the AuditThreshold enter the candidate list
             const u32 at = max(ld_volatile(qat), 1u);
             if (at <= HBINS - 1 && hist[at] != 0) {
                 const AtLeast<BITS> enters(at);
@@ -392,7 +393,7 @@ __device__ __forceinline__ void tile_body(
 #pragma unroll
                     for (u32 j = 0; j < PER; ++j) {
                         const u32 c = (c4 >> (BITS * j)) & FMASK;
-                        if (c >= at && !table_insert(tab, m.slots, base + PER * i + j, c, qat))
+                        if (c >= at && !list_insert(tab, m.slots, base + PER * i + j, c))
                             atomicOr(&flags[q], FLAG_TABLE_FULL);
                     }
                 }

@@ -465,10 +465,16 @@ impl GpuResident {
                 let at = audit.get(compute, nq)?;
                 batch_bytes += p.bitmap_words * 4 + p.table_slots * 8 + nq as u64 * 4;
                 let total_slots = p.table_slots;
-                let init_blocks = total_slots
-                    .max(nq as u64)
-                    .div_ceil(u64::from(BLOCK))
-                    .min(1 << 16) as u32;
+                // the tiled count keeps each query's candidates as a list (kernels/cpq.cu
+                // `list_insert`): only its length is cleared, not every slot
+                let listed = u32::from(p.tiled);
+                let init_blocks = if p.tiled {
+                    nq as u64
+                } else {
+                    total_slots.max(nq as u64)
+                }
+                .div_ceil(u64::from(BLOCK))
+                .min(1 << 16) as u32;
                 unsafe {
                     compute
                         .launch_builder(&gpu.cpq_init)
@@ -476,6 +482,8 @@ impl GpuResident {
                         .arg(&total_slots)
                         .arg(&mut *at)
                         .arg(&nq32)
+                        .arg(&meta)
+                        .arg(&listed)
                         .launch(cfg(init_blocks))
                         .map_err(cuda_err)?;
                     if p.tiled {
@@ -539,7 +547,11 @@ impl GpuResident {
                 }
                 e2 = timing_event(compute)?;
                 let mut args = compute.launch_builder(&gpu.cpq_select);
-                args.arg(&meta).arg(&mut *bm).arg(&*at).arg(&*tab);
+                args.arg(&meta)
+                    .arg(&mut *bm)
+                    .arg(&*at)
+                    .arg(&*tab)
+                    .arg(&listed);
                 push_select_tail(&mut args, &sizes, d_keys, d_counts, d_flags);
                 unsafe { args.launch(cfg(nq32)) }.map_err(cuda_err)?;
                 e3 = timing_event(compute)?;
