@@ -175,6 +175,12 @@ __device__ __forceinline__ u64 total_order(double x) {
     return (u64)(i ^ (i64)(((u64)(i >> 63)) >> 1)) ^ 0x8000000000000000ull;
 }
 
+// The f64 of a `total_order` key.
+__device__ __forceinline__ double from_total_order(u64 key) {
+    const i64 bits = (i64)(key ^ 0x8000000000000000ull);
+    return __longlong_as_double(bits ^ (i64)(((u64)(bits >> 63)) >> 1));
+}
+
 __device__ __forceinline__ bool among_less(u64 ka, u32 ia, u64 kb, u32 ib) {
     return ka < kb || (ka == kb && ia < ib);
 }
@@ -252,12 +258,10 @@ __device__ __forceinline__ void among_top(const Rows& rows, u32 dim, const float
     for (u32 r = lane; r < len; r += 32u) {
         const u64 o = (u64)q * k + r;
         top_ids[o] = li[r];
-        const i64 bits = (i64)(lk[r] ^ 0x8000000000000000ull);
-        top_dist[o] = __longlong_as_double(bits ^ (i64)(((u64)(bits >> 63)) >> 1));
+        top_dist[o] = from_total_order(lk[r]);
     }
     if (lane == 0) top_n[q] = len;
 }
-
 
 // With `k` 0, `rerank_pairs`; else (shared candidates) `among_top` into `top_ids`, `top_dist`, `top_n`.
 extern "C" __global__ void rerank_distance(const float* __restrict__ vecs, u32 n, u32 dim,
@@ -405,7 +409,6 @@ struct RankKey {
     u32 id;
 };
 
-
 __device__ __forceinline__ bool key_less(const RankKey& a, const RankKey& b) {
     if (a.d != b.d) return a.d < b.d;
     if (a.count != b.count) return a.count > b.count;
@@ -449,8 +452,7 @@ extern "C" __global__ void rank_top_k(const double* __restrict__ dist, const u32
                 const u64 o = (u64)q * k + r;
                 top_ids[o] = b.id;
                 top_counts[o] = b.count;
-                const i64 bits = (i64)(b.d ^ 0x8000000000000000ull);
-                top_dist[o] = __longlong_as_double(bits ^ (i64)(((u64)(bits >> 63)) >> 1));
+                top_dist[o] = from_total_order(b.d);
             }
             __syncthreads();
             last = s_last;
