@@ -156,6 +156,10 @@ impl Gpu {
     }
 }
 
+/// Queries of a batch from which its answers are made on every core (fewer: on the calling thread,
+/// as a server's small batches are).
+const PARALLEL_UNPACK: usize = 64;
+
 /// The null pointer of a tiled count that is not a sweep.
 static NO_CARRY: u64 = 0;
 
@@ -640,16 +644,26 @@ impl GpuResident {
             .ok_or_else(missing)?
             .as_slice()
             .map_err(cuda_err)?;
-        for q in 0..nq {
-            flags[first + q] = fl[q];
-            let got = &keys[q * kp..q * kp + (counts[q] as usize).min(kp)];
-            out[first + q] = got
+        flags[first..first + nq].copy_from_slice(&fl[..nq]);
+        let hits_of = |q: usize| -> Vec<Hit> {
+            keys[q * kp..q * kp + (counts[q] as usize).min(kp)]
                 .iter()
                 .map(|&key| Hit {
                     id: key as u32,
                     count: !((key >> 32) as u32),
                 })
-                .collect();
+                .collect()
+        };
+        let out = &mut out[first..first + nq];
+        if nq >= PARALLEL_UNPACK {
+            use rayon::prelude::*;
+            out.par_iter_mut()
+                .enumerate()
+                .for_each(|(q, o)| *o = hits_of(q));
+        } else {
+            for (q, o) in out.iter_mut().enumerate() {
+                *o = hits_of(q);
+            }
         }
         if let [e0, e1, e1c, e2, e3, e3d, e4] = &slot.events[..] {
             let ms =
