@@ -24,6 +24,10 @@ use anyhow::{bail, Result};
 use clap::Parser;
 use genie_bench::bench_args::BenchArgs;
 
+/// The allocator of the front ends users run (see genie-bench's Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Whether the command line asks for `--mode MODE`: the modes with command lines of their own are
 /// dispatched before the shared command line is parsed (`--mode vectors` takes `--queries` as a
 /// file, not batch sizes).
