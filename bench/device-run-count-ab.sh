@@ -71,15 +71,8 @@ for tag in ${NCU:-}; do
   d=""; for v in $variants; do [ "${v%%:*}" = "$tag" ] && d=${v#*:}; done
   [ -z "$d" ] && continue
   for w in ${NCU_WORKLOAD:-OCR-like}; do
-    n="$tag-$w"
     echo "== Nsight Compute, $kern, $w 1,024 queries, $tag" | tee -a "$sum"
-    GENIE_PACKED_POSTINGS=off /usr/local/cuda/bin/ncu --clock-control none --set full --kernel-name "regex:$kern" \
-      --launch-skip "${NCU_SKIP:-12}" --launch-count 1 -f -o "/tmp/ncu-$n" "$d/bin/genie-bench" --mode suite \
-      --only "$w" --queries 1024 > "$res/ncu-$n.log" 2>&1
-    /usr/local/cuda/bin/ncu -i "/tmp/ncu-$n.ncu-rep" --page details > "$res/ncu-$n.txt" 2>&1
-    /usr/local/cuda/bin/ncu -i "/tmp/ncu-$n.ncu-rep" --page source --csv --print-source sass > "$res/sass-$n.csv" 2>&1
-    grep -vE "^\s*$|----" "$res/ncu-$n.txt" | sed -n '/Section: GPU Speed Of Light/,$p' | \
-      grep -E "Duration|Throughput|DRAM|Issued|Eligible|Occupancy|Registers|Stall|Executed Ipc|excessive" | head -30 | tee -a "$sum"
+    GENIE_PACKED_POSTINGS=off ncu_launch "$res" "$tag-$w" "$kern" "$w" "$d/bin/genie-bench" | tee -a "$sum"
   done
 done
 echo "== summary: match ms and q/s of the main rows (see the suite's header for the columns)" | tee -a "$sum"

@@ -56,13 +56,7 @@ if [ -n "${NCU:-}" ]; then
     w=${NCU_WORKLOAD:-SIFT-like}
     echo "== Nsight Compute, tile_match, $w 1,024 queries, packed $m" | tee -a "$sum"
     b=$bench; [ "$m" = old ] && b=$OLD/bin/genie-bench
-    GENIE_PACKED_POSTINGS=$m /usr/local/cuda/bin/ncu --clock-control none --set full --kernel-name regex:tile_match \
-      --launch-skip "${NCU_SKIP:-12}" --launch-count 1 -f -o "/tmp/ncu-$m" $b --mode suite --only "$w" --queries 1024 > "$res/ncu-$m.log" 2>&1
-    /usr/local/cuda/bin/ncu -i "/tmp/ncu-$m.ncu-rep" --page details > "$res/ncu-$m.txt" 2>&1
-    # the executed instructions and stalls of each SASS instruction
-    /usr/local/cuda/bin/ncu -i "/tmp/ncu-$m.ncu-rep" --page source --csv --print-source sass > "$res/sass-$m.csv" 2>&1
-    grep -vE "^\s*$|----" "$res/ncu-$m.txt" | sed -n '/Section: GPU Speed Of Light/,$p' | \
-      grep -E "Duration|Throughput|Memory \[%\]|DRAM|L2 Hit|L1/TEX Hit|Issued|Eligible|Occupancy|Registers|Stall|pipe|Warp Cycles|Executed Ipc|Shared|excessive" | head -40 | tee -a "$sum"
+    GENIE_PACKED_POSTINGS=$m ncu_launch "$res" "$m" tile_match "$w" "$b" | tee -a "$sum"
   done
 fi
 echo "== summary: match ms and q/s of the main rows (see the suite's header for the columns)" | tee -a "$sum"

@@ -28,3 +28,19 @@ device_header() {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$1"
   echo "host cores: $(nproc); kernel: $(uname -r); commit: $(cat "${2:-.gpu}/COMMIT" 2>/dev/null)" | tee -a "$1"
 }
+# ncu_launch DIR NAME KERNEL WORKLOAD BENCH: Nsight Compute's full set on one launch of the kernels
+# matching KERNEL (a regex) in `BENCH --mode suite --only WORKLOAD --queries 1024`, after skipping
+# NCU_SKIP launches (default 12); GENIE_PACKED_POSTINGS as the caller sets it. Writes DIR/ncu-NAME.log,
+# DIR/ncu-NAME.txt (the details page), DIR/sass-NAME.csv (each SASS instruction's executions and
+# stalls) and prints the details' main lines. NCU_BIN (default /usr/local/cuda/bin/ncu) names ncu.
+ncu_launch() {
+  local dir=$1 name=$2 kernel=$3 workload=$4 bench=$5 ncu=${NCU_BIN:-/usr/local/cuda/bin/ncu}
+  "$ncu" --clock-control none --set full --kernel-name "regex:$kernel" --launch-skip "${NCU_SKIP:-12}" \
+    --launch-count 1 -f -o "/tmp/ncu-$name" "$bench" --mode suite --only "$workload" --queries 1024 \
+    > "$dir/ncu-$name.log" 2>&1
+  "$ncu" -i "/tmp/ncu-$name.ncu-rep" --page details > "$dir/ncu-$name.txt" 2>&1
+  "$ncu" -i "/tmp/ncu-$name.ncu-rep" --page source --csv --print-source sass > "$dir/sass-$name.csv" 2>&1
+  grep -vE "^\s*$|----" "$dir/ncu-$name.txt" | sed -n '/Section: GPU Speed Of Light/,$p' |
+    grep -E "Duration|Throughput|Memory \[%\]|DRAM|L2 Hit|L1/TEX Hit|Issued|Eligible|Occupancy|Registers|Stall|pipe|Warp Cycles|Executed Ipc|Shared|excessive" |
+    head -40
+}
