@@ -526,24 +526,25 @@ extern "C" __global__ void cpq_select(const u32* __restrict__ meta, u32* bitmaps
                 const u32 pos = atomicAdd(&s_nc, 1u);
                 if (pos < kp) qkeys[pos] = hit_key(c, (u32)(e >> 32));
             }
-        }
-        for (u32 s = threadIdx.x; listed == 0 && s < m.slots; s += blockDim.x) {
-            const u64 e = tab[s];
-            if (e == EMPTY_ENTRY) continue;
-            const u32 id = (u32)(e >> 32);
-            const u32 c = src.bm.get(id);
-            if (c < thr) continue;
-            // keep the copy nearest its home slot: duplicates lie on the same probe path
-            bool dup = false;
-            for (u32 p = hash_id(id) & mask; p != s; p = (p + 1) & mask) {
-                if ((u32)(tab[p] >> 32) == id) {
-                    dup = true;
-                    break;
+        } else {
+            for (u32 s = threadIdx.x; s < m.slots; s += blockDim.x) {
+                const u64 e = tab[s];
+                if (e == EMPTY_ENTRY) continue;
+                const u32 id = (u32)(e >> 32);
+                const u32 c = src.bm.get(id);
+                if (c < thr) continue;
+                // keep the copy nearest its home slot: duplicates lie on the same probe path
+                bool dup = false;
+                for (u32 p = hash_id(id) & mask; p != s; p = (p + 1) & mask) {
+                    if ((u32)(tab[p] >> 32) == id) {
+                        dup = true;
+                        break;
+                    }
                 }
+                if (dup) continue;
+                const u32 pos = atomicAdd(&s_nc, 1u);
+                if (pos < kp) qkeys[pos] = hit_key(c, id);
             }
-            if (dup) continue;
-            const u32 pos = atomicAdd(&s_nc, 1u);
-            if (pos < kp) qkeys[pos] = hit_key(c, id);
         }
         __syncthreads();
         const u32 nc = s_nc;
