@@ -32,7 +32,8 @@ pub(super) struct Plan {
     pub(super) table_slots: u64,
     pub(super) zipper: u64,
     /// The postings of the tiled kernel's id lists, all queries together, estimated from a
-    /// sample of the queries ([`sampled_postings`]; 0 when not tiled).
+    /// sample of the queries ([`sampled_postings`]; 0 when not tiled, or when the batch is too
+    /// small for [`sweep_tiles`] to sweep it).
     pub(super) postings: u64,
 }
 
@@ -372,7 +373,8 @@ pub(super) fn plan(
         bitmap_words,
         table_slots: tables,
         zipper,
-        postings: if tiled {
+        // (a batch too small to sweep needs none: a server's lone query reads no sample)
+        postings: if tiled && nq >= SWEEP_MIN_QUERIES {
             sampled_postings(index, queries, dense_of)
         } else {
             0
