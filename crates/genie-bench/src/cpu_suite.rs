@@ -49,6 +49,11 @@ pub struct CpuArgs {
     /// Only these workloads (comma-separated names, e.g. SIFT-like,Tweets-like).
     #[arg(long, value_delimiter = ',')]
     pub workloads: Vec<String>,
+    /// Near-duplicate queries: the workload's queries in groups of this many, each group's
+    /// queries its first one with one item taken from their own (0: the workload's queries).
+    /// Where queries share their lists so, the CPU counts them in cohorts.
+    #[arg(long, default_value_t = 0)]
+    pub similar: usize,
     /// Seed of the generated data (the suite's default, so the data are the GPU suite's).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -132,6 +137,24 @@ fn increment_ceiling(words: &[u32], threads: usize, tile: usize) -> Result<f64> 
     })
 }
 
+/// `queries` in groups of `group`: each group's queries are its first one with item `i % len`
+/// taken from the query's own (an item of the same place: the same attribute, for the
+/// attribute workloads).
+fn near_duplicates(queries: &[Query], group: usize) -> Vec<Query> {
+    queries
+        .iter()
+        .enumerate()
+        .map(|(i, own)| {
+            let mut q = queries[i / group * group].clone();
+            let at = i % q.items.len().max(1);
+            if let (Some(item), Some(&mine)) = (q.items.get_mut(at), own.items.get(at)) {
+                *item = mine;
+            }
+            q
+        })
+        .collect()
+}
+
 /// Runs the mode; prints the table (and writes the CSV and dumps when asked).
 pub fn run(args: &CpuArgs) -> Result<()> {
     let threads = if args.threads.is_empty() {
@@ -182,7 +205,10 @@ pub fn run(args: &CpuArgs) -> Result<()> {
             continue;
         }
         let t = Instant::now();
-        let (index, queries) = (job.make)()?;
+        let (index, mut queries) = (job.make)()?;
+        if args.similar > 1 {
+            queries = near_duplicates(&queries, args.similar);
+        }
         let index = Arc::new(index);
         println!(
             "{}: {} objects, {} postings, {} queries, generated in {:.1} s",
@@ -197,11 +223,21 @@ pub fn run(args: &CpuArgs) -> Result<()> {
         let mut default_hits = None;
         for &t in &threads {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
-            let mut runs = vec![(
-                "default".to_string(),
-                SearchParams::top_k(args.k),
-                queries.len(),
-            )];
+            let mut runs = vec![
+                (
+                    "default".to_string(),
+                    SearchParams::top_k(args.k),
+                    queries.len(),
+                ),
+                (
+                    "no cohorts".to_string(),
+                    SearchParams {
+                        cpu_cohorts: false,
+                        ..SearchParams::top_k(args.k)
+                    },
+                    queries.len(),
+                ),
+            ];
             for &kib in &args.tile_kib {
                 let params = SearchParams {
                     cpu_tile_bytes: kib << 10,

@@ -151,6 +151,25 @@ impl DenseBits {
         self.bits.len() * 8
     }
 
+    /// The slot of keyword `kw`'s bitmap where a query of count bound `bound` counts it from the
+    /// bitmap (`offsets` the index's): any dense list with 8-bit counters, the longer ones with
+    /// 16-bit counters (a word takes twice the adds), none with 32-bit ones.
+    pub(super) fn by_bitmap(&self, kw: u32, offsets: &[u64], bound: u32) -> Option<usize> {
+        let slot = self.slot(kw)?;
+        let len = offsets[kw as usize + 1] - offsets[kw as usize];
+        let by_bitmap = match bound {
+            b if b <= u32::from(u8::MAX) => true,
+            b if b <= u32::from(u16::MAX) => len >= self.min_postings.saturating_mul(2),
+            _ => false,
+        };
+        by_bitmap.then_some(slot)
+    }
+
+    /// Whether keyword `kw`'s list is dense (kept as a bitmap).
+    pub(super) fn has(&self, kw: u32) -> bool {
+        self.slot(kw).is_some()
+    }
+
     fn slot(&self, kw: u32) -> Option<usize> {
         if self.keywords.is_empty() {
             return None;
@@ -158,7 +177,7 @@ impl DenseBits {
         self.keywords.binary_search(&kw).ok()
     }
 
-    fn bitmap(&self, slot: usize) -> &[u64] {
+    pub(super) fn bitmap(&self, slot: usize) -> &[u64] {
         &self.bits[slot * self.words..(slot + 1) * self.words]
     }
 }
@@ -174,7 +193,7 @@ impl TileScratch {
 }
 
 /// The contract order's `k` best so far; its top is the worst of them.
-type Best = BinaryHeap<Reverse<(u32, Reverse<u32>)>>;
+pub(super) type Best = BinaryHeap<Reverse<(u32, Reverse<u32>)>>;
 
 /// The top-`k` hits of `query` among the objects of `objects` (a range of ids) in the contract
 /// order, counting only the objects `mask` allows (of the index's length; `None`: all).
@@ -204,29 +223,11 @@ pub fn tiled_query(
     for item in &query.items {
         let hi = item.hi.min(index.keyword_space().saturating_sub(1));
         for kw in item.lo..=hi {
-            if let Some(slot) = dense.slot(kw) {
-                let len = offsets[kw as usize + 1] - offsets[kw as usize];
-                let by_bitmap = match query.bound {
-                    b if b <= u32::from(u8::MAX) => true,
-                    b if b <= u32::from(u16::MAX) => len >= dense.min_postings.saturating_mul(2),
-                    _ => false,
-                };
-                if by_bitmap {
-                    scratch.dense.push((slot, item.weight));
-                    continue;
-                }
+            if let Some(slot) = dense.by_bitmap(kw, offsets, query.bound) {
+                scratch.dense.push((slot, item.weight));
+                continue;
             }
-            let (mut a, mut b) = (
-                offsets[kw as usize] as usize,
-                offsets[kw as usize + 1] as usize,
-            );
-            // a part of the objects: the list's slice of it, found once
-            if objects.end < n {
-                b = a + postings[a..b].partition_point(|&id| id < objects.end);
-            }
-            if objects.start > 0 {
-                a += postings[a..b].partition_point(|&id| id < objects.start);
-            }
+            let (a, b) = slice_of_objects(postings, offsets, kw, &objects, n);
             if a < b {
                 scratch.lists.push((a, b, item.weight));
             }
@@ -264,6 +265,29 @@ pub fn tiled_query(
     hits
 }
 
+/// Keyword `kw`'s postings among `objects` (of an index of `n` objects, `offsets` and
+/// `postings` its own): a range of `postings`, found by two binary searches where the objects
+/// are a part of the index.
+pub(super) fn slice_of_objects(
+    postings: &[u32],
+    offsets: &[u64],
+    kw: u32,
+    objects: &Range<u32>,
+    n: u32,
+) -> (usize, usize) {
+    let (mut a, mut b) = (
+        offsets[kw as usize] as usize,
+        offsets[kw as usize + 1] as usize,
+    );
+    if objects.end < n {
+        b = a + postings[a..b].partition_point(|&id| id < objects.end);
+    }
+    if objects.start > 0 {
+        a += postings[a..b].partition_point(|&id| id < objects.start);
+    }
+    (a, b)
+}
+
 /// The top-`k` of the union of disjoint parts' top-`k` lists.
 pub fn merge_top_k(parts: impl IntoIterator<Item = Vec<Hit>>, k: u32) -> Vec<Hit> {
     let mut all: Vec<Hit> = parts.into_iter().flatten().collect();
@@ -271,15 +295,27 @@ pub fn merge_top_k(parts: impl IntoIterator<Item = Vec<Hit>>, k: u32) -> Vec<Hit
     all
 }
 
+/// What a posting adds to its object's counter: a count's weight, or a cohort's word of lanes
+/// ([`super::cpu_cohorts`]). Never carries past the counter: the bounds fit.
+pub(super) trait Bump: Copy {
+    fn bump(&mut self, by: Self);
+}
+
+impl Bump for u64 {
+    #[inline(always)]
+    fn bump(&mut self, by: Self) {
+        *self = self.wrapping_add(by);
+    }
+}
+
 /// A counter of a tile: 8, 16 or 32 bits, the narrowest the query's count bound allows.
-trait Counter: bytemuck::Pod + Default + Ord + Send {
+trait Counter: Bump + bytemuck::Pod + Default + Ord + Send {
     /// Counters to a 64-bit word.
     const PER_WORD: usize = 8 / std::mem::size_of::<Self>();
     /// `SPREAD[g]`: lane j of a word is bit j of `g` (empty: no word-wise adds for this width).
     const SPREAD: &'static [u64];
     /// The counter's value of a weight (the weight fits, since the bound does).
     fn of(weight: u32) -> Self;
-    fn add(&mut self, weight: Self);
     fn get(self) -> u32;
     /// Adds `weight` to `run[j]` for each bit `j` set in `bits` (`run` at most 64 counters, no
     /// bit set at or past its end): a word of counters at a time through [`Counter::SPREAD`]
@@ -297,7 +333,7 @@ trait Counter: bytemuck::Pod + Default + Ord + Send {
             return;
         }
         while bits != 0 {
-            run[bits.trailing_zeros() as usize].add(weight);
+            run[bits.trailing_zeros() as usize].bump(weight);
             bits &= bits - 1;
         }
     }
@@ -342,16 +378,18 @@ fn add_spread(run: &mut [u8], bits: u64, weight: u64, per: usize, spread: &[u64]
 
 macro_rules! counter {
     ($t:ty, $spread:expr) => {
+        impl Bump for $t {
+            #[inline(always)]
+            fn bump(&mut self, weight: Self) {
+                // the query's count bound fits the counter, so no sum overflows
+                *self = self.wrapping_add(weight);
+            }
+        }
         impl Counter for $t {
             const SPREAD: &'static [u64] = $spread;
             #[inline(always)]
             fn of(weight: u32) -> Self {
                 weight as $t
-            }
-            #[inline(always)]
-            fn add(&mut self, weight: Self) {
-                // the query's count bound fits the counter, so no sum overflows
-                *self = self.wrapping_add(weight);
             }
             #[inline(always)]
             fn get(self) -> u32 {
@@ -366,7 +404,7 @@ counter!(u16, &SPREAD16);
 counter!(u32, &[]);
 
 /// Counters scanned at a time for a count above the worst kept (a few vectors' width).
-const SCAN: usize = 128;
+pub(super) const SCAN: usize = 128;
 
 /// A query's lists for the tiled count: the sparse ones by their postings (each its next
 /// posting, end and weight), the dense ones by their bitmaps; and the words of the search's
@@ -432,7 +470,7 @@ fn count_tiles<C: Counter>(
 
 /// Clears the counter `counts[i]` of each object `tile_start + i` that the mask's words `live`
 /// deny: a word of 32 objects at a time, none touched where all are allowed.
-fn clear_denied<C: Counter>(counts: &mut [C], tile_start: u32, live: &[u32]) {
+pub(super) fn clear_denied<C: Copy + Default>(counts: &mut [C], tile_start: u32, live: &[u32]) {
     let (mut i, mut o) = (0usize, tile_start as usize);
     while i < counts.len() {
         let shift = o % 32;
@@ -475,11 +513,11 @@ fn count_bitmap<C: Counter>(bitmap: &[u64], tile_start: u32, weight: C, counts: 
 }
 
 /// Lists ahead whose first lines are fetched while a list counts.
-const AHEAD: usize = 2;
+pub(super) const AHEAD: usize = 2;
 
 /// Asks for the first lines of `list` into the cache, without waiting for them.
 #[inline(always)]
-fn prefetch(list: &[u32]) {
+pub(super) fn prefetch(list: &[u32]) {
     for line in list.chunks(16).take(4) {
         prefetch_at(line.as_ptr());
     }
@@ -506,7 +544,7 @@ fn prefetch_at(p: *const u32) {
 /// Adds `weight` to the counter of each posting of `list` below `tile_end` (ids ascend within a
 /// list, and those below `tile_start` were counted by earlier tiles); returns how many.
 #[inline(always)]
-fn count_list<C: Counter>(
+pub(super) fn count_list<C: Bump>(
     list: &[u32],
     tile_start: u32,
     tile_end: u32,
@@ -533,11 +571,11 @@ fn count_list<C: Counter>(
         if at.iter().fold(0, |m, &a| m.max(a)) < span {
             for &a in &at {
                 // SAFETY: every `a` of the block is below `span`, the counters' length
-                unsafe { counts.get_unchecked_mut(a as usize) }.add(weight);
+                unsafe { counts.get_unchecked_mut(a as usize) }.bump(weight);
             }
         } else {
             for &a in &at {
-                counts[a as usize].add(weight);
+                counts[a as usize].bump(weight);
             }
         }
         done += BLOCK;
@@ -546,7 +584,7 @@ fn count_list<C: Counter>(
         if id >= tile_end {
             break;
         }
-        counts[id.wrapping_sub(tile_start) as usize].add(weight);
+        counts[id.wrapping_sub(tile_start) as usize].bump(weight);
         done += 1;
     }
     done

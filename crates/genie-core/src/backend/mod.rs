@@ -3,6 +3,7 @@
 //! backend is the reference; the CUDA backend must return identical results.
 
 mod cpu;
+pub mod cpu_cohorts;
 pub mod cpu_tiles;
 pub mod cuda;
 mod device;
@@ -75,6 +76,10 @@ pub struct SearchParams {
     /// [`cpu_tiles::host_tile_bytes`]): the tile's objects are those whose counters fit. Results
     /// are identical whatever the size.
     pub cpu_tile_bytes: usize,
+    /// On the CPU's tiled count, count queries that share keyword lists together, as cohorts of
+    /// up to 8 (see `backend::cpu_cohorts`; default `true`): a shared list's posting takes one
+    /// add for the cohort. Results are identical either way.
+    pub cpu_cohorts: bool,
     /// The objects the search may return (`None`, the default: every object). The others are
     /// never counted: the top-k is that of the allowed objects, k of them whenever k allowed
     /// objects match. Its length must be the index's object count; a parted search gives each
@@ -100,6 +105,7 @@ impl SearchParams {
             gpu_sweep_tiles: None,
             cpu_tiles: true,
             cpu_tile_bytes: 0,
+            cpu_cohorts: true,
             mask: None,
         }
     }
