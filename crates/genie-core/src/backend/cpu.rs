@@ -144,19 +144,18 @@ impl ResidentIndex for CpuResident {
         let n = index.num_objects();
         let mask = params.mask_for(n)?;
         let costs = CpuCosts::default();
-        let tiled: Vec<bool> = batch
+        let postings: Vec<u64> = batch.iter().map(|q| postings_of(index, q)).collect();
+        let tiled: Vec<bool> = postings
             .iter()
-            .map(|q| {
-                params.cpu_tiles
-                    && params.method == Method::Cpq
-                    && costs.tiles_pay(postings_of(index, q), u64::from(n))
+            .map(|&p| {
+                params.cpu_tiles && params.method == Method::Cpq && costs.tiles_pay(p, u64::from(n))
             })
             .collect();
         // the tiled queries that share lists, in cohorts; the others alone
         let tiled_ids: Vec<usize> = (0..batch.len()).filter(|&q| tiled[q]).collect();
         let cohorts = if params.cpu_cohorts && tiled_ids.len() > 1 {
             let t = std::time::Instant::now();
-            let p = plan(index, &self.dense, batch, &tiled_ids, &costs);
+            let p = plan(index, &self.dense, batch, &tiled_ids, &postings, &costs);
             log::debug!(
                 "cpu: {} of {} tiled queries in {} cohorts ({} sparse postings read for {}) planned in {:.1?}",
                 p.cohorts.iter().map(|c| c.members.len()).sum::<usize>(),
@@ -391,7 +390,15 @@ mod tests {
             .collect();
         let dense = DenseBits::of_index(&index);
         let all: Vec<usize> = (0..prepared.len()).collect();
-        let p = plan(&index, &dense, &prepared, &all, &CpuCosts::default());
+        let postings: Vec<u64> = prepared.iter().map(|q| postings_of(&index, q)).collect();
+        let p = plan(
+            &index,
+            &dense,
+            &prepared,
+            &all,
+            &postings,
+            &CpuCosts::default(),
+        );
         assert!(p.cohorts.len() >= 4, "{p:?}");
         let engine = Engine::with_backend(index, &CpuBackend::new()).expect("engine");
         let mask =

@@ -91,13 +91,30 @@ struct Lists {
 
 /// Forms the cohorts of `batch`'s queries `candidates` (those the tiled count takes) on `index`
 /// with its `dense` bitmaps, keeping each where `costs` finds it cheaper than its members alone.
+/// `postings[q]`: the postings query `q` of the batch reads (its items' slices of the List
+/// Array).
 pub fn plan(
     index: &InvertedIndex,
     dense: &DenseBits,
     batch: &[PreparedQuery],
     candidates: &[usize],
+    postings: &[u64],
     costs: &CpuCosts,
 ) -> CohortPlan {
+    // a full cohort of 8 costs its word of lanes an object, whatever it shares: where the
+    // candidates read too few postings for the objects to pay for it even if they shared all
+    // of them (OCR-like's and Tweets-like's queries: 3% and 15% of the objects), no cohort can
+    let n = u64::from(index.num_objects());
+    let mean = candidates
+        .iter()
+        .map(|&q| postings.get(q).copied().unwrap_or(0))
+        .sum::<u64>() as f64
+        / candidates.len().max(1) as f64;
+    if mean * costs.tiled_posting_ns
+        < n as f64 * (costs.cohort_object_ns / 8.0 - costs.tiled_object_ns)
+    {
+        return CohortPlan::default();
+    }
     let offsets = index.offsets();
     let space = index.keyword_space();
     let len = |kw: u32| offsets[kw as usize + 1] - offsets[kw as usize];
@@ -148,19 +165,23 @@ pub fn plan(
             let query = &batch[q];
             let bits = Cohort::bits_for(query.bound)?;
             let bound = if bits == 8 { 255 } else { 65_535 };
-            let (mut postings, mut dense_lens) = (0, Vec::new());
+            // the sparse postings: all of the query's but its dense lists'
+            let mut dense_lens = Vec::new();
             for item in &query.items {
                 for kw in item.lo..=item.hi.min(last) {
                     if dense.by_bitmap(kw, offsets, bound).is_some() {
                         dense_lens.push((kw, len(kw)));
-                    } else {
-                        postings += len(kw);
                     }
                 }
             }
+            let sparse_postings = postings
+                .get(q)
+                .copied()
+                .unwrap_or(0)
+                .saturating_sub(dense_lens.iter().map(|&(_, l)| l).sum());
             dense_lens.sort_unstable();
             dense_lens.dedup();
-            Some((postings, sparse, dense_lens, bits))
+            Some((sparse_postings, sparse, dense_lens, bits))
         })
         .collect();
     let entries: usize = keywords.iter().flatten().map(|k| k.1.len()).sum();
@@ -236,7 +257,6 @@ pub fn plan(
     if (shared as f64) < MIN_SHARED * total as f64 {
         return CohortPlan::default();
     }
-    let n = u64::from(index.num_objects());
     group(&lists, &row_start, &users, n, costs, candidates)
 }
 
@@ -788,7 +808,25 @@ mod tests {
             })
             .collect();
         let candidates: Vec<usize> = (0..batch.len()).collect();
-        let p = plan(&index, &dense, &batch, &candidates, &costs);
+        let postings_of = |b: &[PreparedQuery]| -> Vec<u64> {
+            b.iter()
+                .map(|q| {
+                    q.items
+                        .iter()
+                        .filter_map(|i| index.slice_of(i.lo, i.hi))
+                        .map(|(a, b)| b - a)
+                        .sum()
+                })
+                .collect()
+        };
+        let p = plan(
+            &index,
+            &dense,
+            &batch,
+            &candidates,
+            &postings_of(&batch),
+            &costs,
+        );
         assert!(!p.cohorts.is_empty(), "{p:?}");
         assert!(p.postings_together * 3 < p.postings_alone, "{p:?}");
         let mut seen = vec![false; batch.len()];
@@ -808,7 +846,14 @@ mod tests {
                 index.prepare(&Query { items }).expect("prepared")
             })
             .collect();
-        let p = plan(&index, &dense, &alone, &candidates, &costs);
+        let p = plan(
+            &index,
+            &dense,
+            &alone,
+            &candidates,
+            &postings_of(&alone),
+            &costs,
+        );
         assert_eq!(p, CohortPlan::default());
         // a count bound past 16 bits takes no lane
         assert_eq!(Cohort::bits_for(70_000), None);
