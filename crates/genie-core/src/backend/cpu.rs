@@ -35,6 +35,9 @@ pub struct CpuCosts {
     /// A cohort's tiled count, per object of the index scanned for its members' top-k (a 64-bit
     /// word of lanes, and cleared).
     pub cohort_object_ns: f64,
+    /// A cohort plan ([`super::cpu_cohorts::plan`]), per keyword of the candidate queries, in
+    /// the batch's wall time (some of its steps run on one thread).
+    pub plan_keyword_ns: f64,
 }
 
 impl Default for CpuCosts {
@@ -51,6 +54,8 @@ impl Default for CpuCosts {
             // query's object (5.7 ns against 0.64 on OCR-like), 3.8 of the postings' here
             cohort_posting_ns: 2.2,
             cohort_object_ns: 4.0,
+            // Adult-x20-like's plan of 1.4 M keywords: 13 ms on 2 cores, 9 ns a keyword
+            plan_keyword_ns: 6.0,
         }
     }
 }

@@ -127,6 +127,18 @@ pub fn plan(
         .flat_map(|&q| &batch[q].items)
         .map(|item| u64::from(item.hi.min(last).saturating_sub(item.lo)) + 1)
         .sum();
+    // the plan reads every keyword of the candidates (some of its steps on one thread): where
+    // that costs more than a quarter of the count's time on the threads at hand, the cohorts
+    // could not repay it (Adult-x20-like's 1,414 keywords a query on 16 cores)
+    let work = candidates
+        .iter()
+        .map(|&q| postings.get(q).copied().unwrap_or(0))
+        .sum::<u64>() as f64
+        * costs.tiled_posting_ns
+        / rayon::current_num_threads().max(1) as f64;
+    if spans as f64 * costs.plan_keyword_ns > work / 4.0 {
+        return CohortPlan::default();
+    }
     // a power of two, so that the test is a mask
     let per_query = spans / (candidates.len() as u64 * SAMPLED_KEYWORDS).max(1);
     let rate_mask = if per_query <= 1 {
