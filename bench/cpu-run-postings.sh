@@ -5,7 +5,9 @@
 # command on the first query alone (the start-up: the process, the index opened, one query), and
 # the postings the queries read counted from the written NumPy files. Prints the G postings/s a
 # core with the start-up subtracted (best and median). GENIE (default target/release/genie) and
-# BENCH (default target/release/genie-bench) name the binaries.
+# BENCH (default target/release/genie-bench) name the binaries. SIMILAR=G: the queries in
+# near-duplicate groups of G (each group's first query with one attribute's keyword taken from
+# the query's own, as `genie-bench --mode cpu --similar`), where the CPU counts in cohorts.
 set -euo pipefail
 G=${GENIE:-target/release/genie} B=${BENCH:-target/release/genie-bench}
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
@@ -13,6 +15,22 @@ objects=${OBJECTS:-200000} nq=${NQ:-256} runs=${RUNS:-9}
 "$B" --mode write-keywords --objects "$objects" --dims 237 --values 67 --queries "$nq" --seed 1 \
   --formats npy --out "$d/w" > /dev/null
 "$G" --quiet build --input "$d/w" --output "$d/i.genie"
+if [ "${SIMILAR:-0}" -gt 1 ]; then
+  python3 - "$d/w/queries.txt" "$SIMILAR" <<'EOF2'
+import sys
+path, g = sys.argv[1], int(sys.argv[2])
+qs = [line.split() for line in open(path)]
+out = []
+for i, own in enumerate(qs):
+    q = list(qs[i // g * g])
+    if q:
+        at = i % len(q)
+        if at < len(own):
+            q[at] = own[at]
+    out.append(" ".join(q))
+open(path, "w").write("\n".join(out) + "\n")
+EOF2
+fi
 head -1 "$d/w/queries.txt" > "$d/one.txt"
 python3 - "$d" "$G" "$runs" "$(nproc)" <<'EOF'
 import statistics, subprocess, sys, time

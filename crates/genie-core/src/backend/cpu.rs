@@ -5,7 +5,7 @@
 //! to every path: the c-PQ and the count table skip the postings of denied objects, the tiled
 //! count clears their counters before a tile is offered to the top-k.
 
-use super::cpu_cohorts::{cohort_query, plan, Cohort, CohortScratch, COHORT_TILE_FACTOR};
+use super::cpu_cohorts::{cohort_query, plan, CohortScratch, COHORT_TILE_FACTOR};
 use super::cpu_tiles::{merge_top_k, tiled_query, DenseBits, TileScratch};
 use super::{Backend, Method, ResidentIndex, SearchParams};
 use crate::baseline::run_query_count_table;
@@ -180,16 +180,15 @@ impl ResidentIndex for CpuResident {
                 in_cohort[q] = true;
             }
         }
-        let units: Vec<Cohort> = cohorts
-            .into_iter()
+        // the units of work: each cohort, and each tiled query in none
+        let units: Vec<&[usize]> = cohorts
+            .iter()
+            .map(|c| c.members.as_slice())
             .chain(
                 tiled_ids
                     .iter()
                     .filter(|&&q| !in_cohort[q])
-                    .map(|&q| Cohort {
-                        members: vec![q],
-                        bits: 0,
-                    }),
+                    .map(std::slice::from_ref),
             )
             .collect();
         // each unit cut into parts of the objects when the batch alone would leave threads idle
@@ -217,30 +216,26 @@ impl ResidentIndex for CpuResident {
                         CohortScratch::with_tile_bytes(params.cpu_tile_bytes * COHORT_TILE_FACTOR),
                     )
                 },
-                |(scratch, cohort_scratch), (u, objects)| {
-                    let unit = &units[*u];
-                    if unit.members.len() == 1 {
-                        vec![tiled_query(
-                            index,
-                            &self.dense,
-                            &batch[unit.members[0]],
-                            params.k,
-                            objects.clone(),
-                            mask,
-                            scratch,
-                        )]
-                    } else {
-                        cohort_query(
-                            index,
-                            &self.dense,
-                            batch,
-                            unit,
-                            params.k,
-                            objects.clone(),
-                            mask,
-                            cohort_scratch,
-                        )
-                    }
+                |(scratch, cohort_scratch), (u, objects)| match *u {
+                    u if u < cohorts.len() => cohort_query(
+                        index,
+                        &self.dense,
+                        batch,
+                        &cohorts[u],
+                        params.k,
+                        objects.clone(),
+                        mask,
+                        cohort_scratch,
+                    ),
+                    u => vec![tiled_query(
+                        index,
+                        &self.dense,
+                        &batch[units[u][0]],
+                        params.k,
+                        objects.clone(),
+                        mask,
+                        scratch,
+                    )],
                 },
             )
             .collect();
@@ -270,7 +265,7 @@ impl ResidentIndex for CpuResident {
             out[r] = hits;
         }
         for (unit, chunk) in units.iter().zip(part_hits.chunks_mut(parts as usize)) {
-            for (lane, &q) in unit.members.iter().enumerate() {
+            for (lane, &q) in unit.iter().enumerate() {
                 out[q] = if parts == 1 {
                     std::mem::take(&mut chunk[0][lane])
                 } else {
