@@ -69,9 +69,9 @@ const USERS_SCANNED: usize = 32;
 /// otherwise make the plan cost a fifth of the count.
 const SAMPLED_KEYWORDS: u64 = 64;
 
-/// Below this share of the batch's postings in lists that two or more of its queries read, no
-/// cohort is looked for: a cohort pays only where its members' lists are about half shared
-/// (OCR-like's lists are 88% one query's).
+/// Below this share of the plan's sampled keywords (a keyword for each query that reads it) in
+/// keywords that two or more queries read, no cohort is looked for: a cohort pays only where its
+/// members' lists are about half shared (OCR-like's lists are 94% one query's).
 const MIN_SHARED: f64 = 0.5;
 
 /// Seeds in a row that found no cohort worth its cost, after which the plan stops looking:
@@ -119,9 +119,7 @@ pub fn plan(
     let space = index.keyword_space();
     let len = |kw: u32| offsets[kw as usize + 1] - offsets[kw as usize];
     let last = space.saturating_sub(1);
-    // the plan looks at a sample of the keywords, the same for every query (those whose hash is
-    // a multiple of `rate`), about SAMPLED_KEYWORDS a query: two queries share a sampled keyword
-    // exactly when they share it, so the shares it finds stand for the whole lists'
+    // the candidates' keywords
     let spans: u64 = candidates
         .iter()
         .flat_map(|&q| &batch[q].items)
@@ -139,7 +137,10 @@ pub fn plan(
     if spans as f64 * costs.plan_keyword_ns > work / 4.0 {
         return CohortPlan::default();
     }
-    // a power of two, so that the test is a mask
+    // the plan looks at a sample of the keywords, the same for every query (those whose hash has
+    // its low bits clear), about SAMPLED_KEYWORDS a query: two queries share a sampled keyword
+    // exactly when they share it, so the shares it finds stand for the whole lists'. A power of
+    // two, so that the test is a mask
     let per_query = spans / (candidates.len() as u64 * SAMPLED_KEYWORDS).max(1);
     let rate_mask = if per_query <= 1 {
         0
