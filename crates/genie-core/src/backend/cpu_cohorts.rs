@@ -79,6 +79,15 @@ const MIN_SHARED: f64 = 0.5;
 /// queries, drawn independently) no seed finds one, and the plan then costs 16 seeds' look.
 const FRUITLESS_SEEDS: usize = 16;
 
+/// One candidate query's sparse postings (all of them), its sampled sparse keywords, its dense
+/// lists (keyword, postings) and its lane width.
+struct Sampled {
+    postings: u64,
+    keywords: Vec<u32>,
+    dense: Vec<(u32, u64)>,
+    bits: u32,
+}
+
 /// One candidate query's sampled sparse lists (by row of the batch's keyword table, and
 /// postings), its sparse postings (all of them), its dense lists (keyword, postings) and its
 /// lane width.
@@ -170,7 +179,7 @@ pub fn plan(
     }
     // each candidate's postings, its sampled sparse keywords, its dense lists (keyword,
     // postings) and its lane width
-    let keywords: Vec<Option<(u64, Vec<u32>, Vec<(u32, u64)>, u32)>> = candidates
+    let keywords: Vec<Option<Sampled>> = candidates
         .par_iter()
         .zip(sample)
         .map(|(&q, sparse)| {
@@ -194,10 +203,15 @@ pub fn plan(
                 .saturating_sub(dense_lens.iter().map(|&(_, l)| l).sum());
             dense_lens.sort_unstable();
             dense_lens.dedup();
-            Some((sparse_postings, sparse, dense_lens, bits))
+            Some(Sampled {
+                postings: sparse_postings,
+                keywords: sparse,
+                dense: dense_lens,
+                bits,
+            })
         })
         .collect();
-    let entries: usize = keywords.iter().flatten().map(|k| k.1.len()).sum();
+    let entries: usize = keywords.iter().flatten().map(|k| k.keywords.len()).sum();
     if entries < 2 {
         return CohortPlan::default();
     }
@@ -208,7 +222,7 @@ pub fn plan(
         let mut v: Vec<u32> = keywords
             .iter()
             .flatten()
-            .flat_map(|k| k.1.iter().copied())
+            .flat_map(|k| k.keywords.iter().copied())
             .collect();
         v.par_sort_unstable();
         v.dedup();
@@ -219,8 +233,13 @@ pub fn plan(
     let lists: Vec<Option<Lists>> = keywords
         .into_par_iter()
         .map(|k| {
-            let (postings, sparse, dense, bits) = k?;
-            let rows: Vec<(u32, u64)> = sparse
+            let Sampled {
+                postings,
+                keywords,
+                dense,
+                bits,
+            } = k?;
+            let rows: Vec<(u32, u64)> = keywords
                 .iter()
                 .map(|&kw| {
                     // every sampled keyword is among the distinct ones
@@ -455,6 +474,7 @@ pub const COHORT_TILE_FACTOR: usize = 2;
 
 /// The top-`k` hits of each member of `cohort` (of `batch`) among `objects`, counting only the
 /// objects `mask` allows: the answers [`super::cpu_tiles::tiled_query`] gives each member alone.
+#[allow(clippy::too_many_arguments)]
 pub fn cohort_query(
     index: &InvertedIndex,
     dense: &DenseBits,
