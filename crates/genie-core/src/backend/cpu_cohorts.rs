@@ -701,7 +701,7 @@ fn any_passing<const BITS: u32>(ws: &[u64], need: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::cpu_tiles::merge_top_k;
+    use crate::backend::cpu_tiles::{merge_top_k, test_support};
     use crate::{IndexBuilder, Item, Query};
     use proptest::prelude::*;
 
@@ -745,7 +745,7 @@ mod tests {
             wide in any::<bool>(),
             tile_size in 0usize..3,
             dense_min in 0usize..3,
-            mask_kind in 0usize..4,
+            mask_kind in 0usize..5,
             cuts in prop::collection::vec(0u32..150_000, 0..3),
         ) {
             let all = objects(n, seed);
@@ -770,22 +770,8 @@ mod tests {
                 qs.iter().map(|q| index.prepare(q).expect("prepared")).collect();
             prop_assume!(batch.iter().all(|q| q.bound <= if wide { 65_535 } else { 255 }));
             let cohort = Cohort { members: (0..batch.len()).collect(), bits };
-            let dense = match dense_min {
-                0 => DenseBits::build(&index, u64::MAX),
-                1 => DenseBits::build(&index, 1),
-                _ => DenseBits::of_index(&index),
-            };
-            let keep = |o: u32| {
-                let h = crate::cpq::hash_id(o ^ seed as u32);
-                match mask_kind {
-                    2 => h % 2 == 0,
-                    3 => h % 50 == 0,
-                    _ => true,
-                }
-            };
-            let mask = (mask_kind > 0).then(|| {
-                ObjectMask::from_allowed(n, (0..n).filter(|&o| keep(o))).expect("mask")
-            });
+            let dense = test_support::dense_variant(&index, dense_min);
+            let mask = test_support::mask_variant(n, seed, mask_kind);
             let mask = mask.as_ref();
             let want = match mask {
                 Some(m) => crate::oracle::top_k_masked(&all, &qs, k as usize, m),

@@ -630,6 +630,38 @@ fn offer_tile<C: Counter>(counts: &mut [C], tile_start: u32, k: u32, best: &mut 
     }
 }
 
+/// What the tiled counts' property tests (here and in [`super::cpu_cohorts`]) vary.
+#[cfg(test)]
+pub(super) mod test_support {
+    use super::DenseBits;
+    use crate::index::InvertedIndex;
+    use crate::mask::ObjectMask;
+
+    /// No list as a bitmap (`kind` 0), every list (1), or those of the default share (2).
+    pub fn dense_variant(index: &InvertedIndex, kind: usize) -> DenseBits {
+        match kind {
+            0 => DenseBits::build(index, u64::MAX),
+            1 => DenseBits::build(index, 1),
+            _ => DenseBits::of_index(index),
+        }
+    }
+
+    /// No mask (`kind` 0), one allowing every object (1), about half (2), about 1 in 100 (3),
+    /// none (4), by a hash of the id and `seed`, over `n` objects.
+    pub fn mask_variant(n: u32, seed: u64, kind: usize) -> Option<ObjectMask> {
+        let keep = |o: u32| {
+            let h = crate::cpq::hash_id(o ^ seed as u32);
+            match kind {
+                2 => h % 2 == 0,
+                3 => h % 100 == 0,
+                4 => false,
+                _ => true,
+            }
+        };
+        (kind > 0).then(|| ObjectMask::from_allowed(n, (0..n).filter(|&o| keep(o))).expect("mask"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -707,24 +739,8 @@ mod tests {
             // tiles of every size: many tiles of few objects, and the default
             let mut scratch = TileScratch::with_tile_bytes([0, 128, 4096][tile_size]);
             // no list as a bitmap, every list, or the default share's
-            let dense = match dense_min {
-                0 => DenseBits::build(&index, u64::MAX),
-                1 => DenseBits::build(&index, 1),
-                _ => DenseBits::of_index(&index),
-            };
-            // no mask, every object, about half, about 1 in 100, none: by a hash of the id
-            let keep = |o: u32| {
-                let h = crate::cpq::hash_id(o ^ seed as u32);
-                match mask_kind {
-                    2 => h % 2 == 0,
-                    3 => h % 100 == 0,
-                    4 => false,
-                    _ => true,
-                }
-            };
-            let mask = (mask_kind > 0).then(|| {
-                ObjectMask::from_allowed(n, (0..n).filter(|&o| keep(o))).expect("mask")
-            });
+            let dense = test_support::dense_variant(&index, dense_min);
+            let mask = test_support::mask_variant(n, seed, mask_kind);
             let mask = mask.as_ref();
             let got = tiled_query(&index, &dense, &prepared, k, 0..n, mask, &mut scratch);
             let one = std::slice::from_ref(&query);
