@@ -1,9 +1,10 @@
 //! `genie-bench --mode cpu`: the CPU backend on the suite's keyword-level workloads
 //! ([`crate::workloads::keyword_suite`]), on any machine (no GPU needed). Per workload and
 //! thread count it times the CPU's default path (the cost model's choice: the tiled count for
-//! these workloads) on every query, and the c-PQ and the count table of the paper on a prefix of
-//! them, checks that all three give the same hits, and reports queries/s and G postings/s per
-//! core. `--dump DIR` writes each workload with genie's top-k counts for
+//! these workloads, in cohorts where the plan finds them worth it) and the same with cohorts off
+//! on every query, and the c-PQ and the count table of the paper on a prefix of them, checks that
+//! all give the same hits, and reports queries/s and G postings/s per core. `--similar G` makes
+//! the queries near-duplicate groups. `--dump DIR` writes each workload with genie's top-k counts for
 //! `bench/peers/scipy_csr.py --load DIR` (the SciPy peer of the same run).
 
 use crate::workloads::{keyword_suite, postings_of};
