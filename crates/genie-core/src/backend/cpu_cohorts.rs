@@ -18,11 +18,12 @@
 
 use super::cpu::CpuCosts;
 use super::cpu_tiles::{
-    clear_denied, count_list, prefetch, slice_of_objects, Best, DenseBits, AHEAD, SCAN,
+    bitmap_runs, clear_denied, count_list, floor, into_hits, offer, prefetch, slice_of_objects,
+    Best, DenseBits, AHEAD, SCAN,
 };
 use crate::index::{InvertedIndex, PreparedQuery};
 use crate::mask::ObjectMask;
-use crate::model::{contract_order, Hit};
+use crate::model::Hit;
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::ops::Range;
@@ -351,7 +352,7 @@ fn group(
         placed[a] = true;
         fruitless += 1;
         let lanes = (64 / la.bits) as usize;
-        // the seed's lists, a sample spread over them where they are many
+        // the queries that read the seed's sampled lists
         for &(row, l) in &la.rows {
             let us = &users[row_start[row as usize] as usize..row_start[row as usize + 1] as usize];
             // a rotating start, so that the queries late in the batch are seen too
@@ -559,16 +560,7 @@ pub fn cohort_query(
         }
         tile_start = tile_end;
     }
-    best.into_iter()
-        .map(|b| {
-            let mut hits: Vec<Hit> = b
-                .into_iter()
-                .map(|Reverse((count, Reverse(id)))| Hit { id, count })
-                .collect();
-            hits.sort_unstable_by(contract_order);
-            hits
-        })
-        .collect()
+    best.into_iter().map(into_hits).collect()
 }
 
 /// Sums the words of equal keys in `adds` (sorted by key) into one entry.
@@ -588,22 +580,13 @@ fn merge_adds<K: PartialEq + Copy>(adds: &mut Vec<(K, u64)>) {
 /// of the objects and less).
 #[inline(always)]
 fn add_bitmap(bitmap: &[u64], tile_start: u32, add: u64, words: &mut [u64]) {
-    let (mut i, mut o) = (0usize, tile_start as usize);
-    while i < words.len() {
-        let shift = o % 64;
-        let take = (64 - shift).min(words.len() - i);
-        let mut bits = bitmap[o / 64] >> shift;
-        if take < 64 {
-            bits &= (1u64 << take) - 1;
-        }
+    bitmap_runs(bitmap, tile_start, words.len(), |i, _, mut bits| {
         while bits != 0 {
             let w = &mut words[i + bits.trailing_zeros() as usize];
             *w = w.wrapping_add(add);
             bits &= bits - 1;
         }
-        i += take;
-        o += take;
-    }
+    });
 }
 
 /// Offers each lane's counts of a tile (lane j to `best[j]`, lanes of `BITS` bits) and clears
@@ -620,12 +603,7 @@ fn offer_lanes<const BITS: u32>(words: &mut [u64], tile_start: u32, k: u32, best
         // lane's recheck below)
         let mut need = [field; 8];
         for (j, best) in best.iter().enumerate() {
-            let floor = if best.len() == k as usize {
-                best.peek().map_or(0, |Reverse((worst, _))| *worst)
-            } else {
-                0
-            };
-            need[j] = (u64::from(floor) + 1).min(field);
+            need[j] = (u64::from(floor(best, k)) + 1).min(field);
         }
         let need = need_word::<BITS>(&need);
         for (pair, ws) in run.chunks(2).enumerate() {
@@ -636,18 +614,9 @@ fn offer_lanes<const BITS: u32>(words: &mut [u64], tile_start: u32, k: u32, best
                 let id = base + (2 * pair + h) as u32;
                 for (j, best) in best.iter_mut().enumerate() {
                     let count = ((w >> (BITS * j as u32)) & field) as u32;
-                    if count == 0 {
-                        continue;
+                    if count != 0 {
+                        offer(best, k, count, id);
                     }
-                    if best.len() == k as usize {
-                        match best.peek() {
-                            Some(Reverse((worst, _))) if count <= *worst => continue,
-                            _ => {
-                                best.pop();
-                            }
-                        }
-                    }
-                    best.push(Reverse((count, Reverse(id))));
                 }
             }
         }

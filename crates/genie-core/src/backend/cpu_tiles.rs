@@ -257,6 +257,11 @@ pub fn tiled_query(
     } else {
         count_tiles(lists, objects, k, bytes, &mut scratch.wide, &mut best);
     }
+    into_hits(best)
+}
+
+/// The hits a top-k kept, in the contract order.
+pub(super) fn into_hits(best: Best) -> Vec<Hit> {
     let mut hits: Vec<Hit> = best
         .into_iter()
         .map(|Reverse((count, Reverse(id)))| Hit { id, count })
@@ -496,16 +501,31 @@ pub(super) fn clear_denied<C: Copy + Default>(counts: &mut [C], tile_start: u32,
 /// 64 objects at a time where the tile's start allows, a part of a word at its ends.
 #[inline(always)]
 fn count_bitmap<C: Counter>(bitmap: &[u64], tile_start: u32, weight: C, counts: &mut [C]) {
+    bitmap_runs(bitmap, tile_start, counts.len(), |i, take, word| {
+        C::add_bits(&mut counts[i..i + take], word, weight);
+    });
+}
+
+/// Calls `f(i, take, bits)` for each run of objects `tile_start + i .. + take` of a tile of `len`
+/// objects that `bitmap` sets any of, `bits` their bits from bit 0: whole words of 64 objects
+/// where the tile's start allows, a part of a word at its ends.
+#[inline(always)]
+pub(super) fn bitmap_runs(
+    bitmap: &[u64],
+    tile_start: u32,
+    len: usize,
+    mut f: impl FnMut(usize, usize, u64),
+) {
     let (mut i, mut o) = (0usize, tile_start as usize);
-    while i < counts.len() {
+    while i < len {
         let shift = o % 64;
-        let take = (64 - shift).min(counts.len() - i);
+        let take = (64 - shift).min(len - i);
         let mut word = bitmap[o / 64] >> shift;
         if take < 64 {
             word &= (1u64 << take) - 1;
         }
         if word != 0 {
-            C::add_bits(&mut counts[i..i + take], word, weight);
+            f(i, take, word);
         }
         i += take;
         o += take;
@@ -590,6 +610,32 @@ pub(super) fn count_list<C: Bump>(
     done
 }
 
+/// Below this, a count cannot enter `best`, the `k` best so far: its worst once it keeps `k`,
+/// else 0.
+#[inline(always)]
+pub(super) fn floor(best: &Best, k: u32) -> u32 {
+    if best.len() == k as usize {
+        best.peek().map_or(0, |Reverse((worst, _))| *worst)
+    } else {
+        0
+    }
+}
+
+/// Offers object `id` of count `count` to `best`, the `k` best so far (ids come in ascending
+/// order, so an equal count loses to the one kept).
+#[inline(always)]
+pub(super) fn offer(best: &mut Best, k: u32, count: u32, id: u32) {
+    if best.len() == k as usize {
+        match best.peek() {
+            Some(Reverse((worst, _))) if count <= *worst => return,
+            _ => {
+                best.pop();
+            }
+        }
+    }
+    best.push(Reverse((count, Reverse(id))));
+}
+
 /// Offers a tile's counts to `best` and clears them. Tiles come in id order, so a later object
 /// equal to the worst kept loses the tie; a run of [`SCAN`] counters none above the worst kept is
 /// skipped whole (a vectorized max).
@@ -597,11 +643,7 @@ fn offer_tile<C: Counter>(counts: &mut [C], tile_start: u32, k: u32, best: &mut 
     let mut base = tile_start;
     for run in counts.chunks_mut(SCAN) {
         // below this, a count cannot enter: 0 while fewer than k are kept
-        let floor = if best.len() == k as usize {
-            best.peek().map_or(0, |Reverse((worst, _))| *worst)
-        } else {
-            0
-        };
+        let floor = floor(best, k);
         let top = run.iter().copied().max().unwrap_or_default().get();
         if top == 0 {
             // nothing counted here: nothing to offer, nothing to clear
@@ -611,18 +653,9 @@ fn offer_tile<C: Counter>(counts: &mut [C], tile_start: u32, k: u32, best: &mut 
         if top > floor {
             for (i, c) in run.iter().enumerate() {
                 let count = c.get();
-                if count == 0 {
-                    continue;
+                if count != 0 {
+                    offer(best, k, count, base + i as u32);
                 }
-                if best.len() == k as usize {
-                    match best.peek() {
-                        Some(Reverse((worst, _))) if count <= *worst => continue,
-                        _ => {
-                            best.pop();
-                        }
-                    }
-                }
-                best.push(Reverse((count, Reverse(base + i as u32))));
             }
         }
         run.fill(C::default());
